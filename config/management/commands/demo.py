@@ -1,0 +1,95 @@
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandParser
+from django.db import connections
+
+from config import embedded
+
+DEMO_USERNAME = "demo"
+
+
+class Command(BaseCommand):
+    help = (
+        "Run the demo: migrate, sync corpus/, create the demo admin user, then serve the site and "
+        "a Celery worker until Ctrl-C, stopping everything this started."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--port", type=int, default=int(os.environ.get("DEMO_PORT", "8000")))
+        parser.add_argument("--corpus", default=str(settings.BASE_DIR / "corpus"))
+
+    def handle(self, *args: object, port: int, corpus: str, **options: object) -> None:
+        call_command("migrate", interactive=False, verbosity=0)
+        self.stdout.write("database migrated")
+        call_command("kb_sync", corpus)
+        password = self._demo_user()
+        connections.close_all()
+
+        python = sys.executable
+        manage = str(settings.BASE_DIR / "manage.py")
+        children = [
+            subprocess.Popen([python, manage, "runserver", f"127.0.0.1:{port}", "--noreload"]),
+            subprocess.Popen(
+                [
+                    python,
+                    "-m",
+                    "celery",
+                    "-A",
+                    "config",
+                    "worker",
+                    "--concurrency",
+                    "1",
+                    "--loglevel",
+                    "INFO",
+                ]
+            ),
+        ]
+        self.stdout.write(
+            f"\nGroundwork is running:\n"
+            f"  help center  http://127.0.0.1:{port}/\n"
+            f"  admin        http://127.0.0.1:{port}/admin/  user {DEMO_USERNAME!r}, "
+            f"password {password!r}\n"
+            f"Press Ctrl-C to stop.\n"
+        )
+        try:
+            while all(child.poll() is None for child in children):
+                time.sleep(0.5)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            self._stop(children)
+
+    def _demo_user(self) -> str:
+        """A fresh password on every run, printed once: the demo never ships a known password."""
+        password = secrets.token_urlsafe(12)
+        user, _ = get_user_model().objects.get_or_create(username=DEMO_USERNAME)
+        user.is_staff = user.is_superuser = True
+        user.set_password(password)
+        user.save()
+        return password
+
+    def _stop(self, children: list[subprocess.Popen[bytes]]) -> None:
+        for child in children:
+            if child.poll() is None:
+                child.send_signal(signal.SIGTERM)
+        for child in children:
+            try:
+                child.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                child.kill()
+        connections.close_all()
+        if "CELERY_BROKER_URL" not in os.environ:
+            embedded.redis_stop(data_dir=settings.DATA_DIR)
+        if "DATABASE_URL" not in os.environ:
+            embedded.postgres_stop(data_dir=settings.DATA_DIR)
+        self.stdout.write("stopped the web server, the worker and the embedded servers")

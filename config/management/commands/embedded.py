@@ -1,0 +1,36 @@
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandParser
+from django.db import connections
+
+from config import embedded
+
+
+class Command(BaseCommand):
+    help = "Start, stop or show the embedded PostgreSQL and Redis kept under the data directory."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("action", choices=["start", "stop", "status"])
+
+    def handle(self, *args: object, action: str, **options: object) -> None:
+        data_dir = settings.DATA_DIR
+        if action == "start":
+            # Settings already started whatever this configuration uses; say where they are.
+            action = "status"
+        if action == "stop":
+            connections.close_all()
+            redis_was_up = embedded.redis_stop(data_dir=data_dir)
+            postgres_was_up = embedded.postgres_stop(data_dir=data_dir)
+            self.stdout.write(
+                f"PostgreSQL: {'stopped' if postgres_was_up else 'was not running'}; "
+                f"Redis: {'stopped' if redis_was_up else 'was not running'}"
+            )
+            return
+        database = settings.DATABASES["default"]
+        self.stdout.write(f"data directory: {data_dir}")
+        self.stdout.write(
+            f"PostgreSQL: {database.get('HOST') or 'localhost'}:{database.get('PORT') or 5432}"
+            f"/{database['NAME']}"
+        )
+        self.stdout.write(f"Celery broker: {settings.CELERY_BROKER_URL}")

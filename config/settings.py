@@ -1,0 +1,179 @@
+"""Settings, read from the environment in this one place.
+
+Defaults run on a laptop with nothing installed: embedded PostgreSQL + pgvector and an embedded
+Redis start by themselves when ``DATABASE_URL`` / ``CELERY_BROKER_URL`` are not set. Production
+(``GROUNDWORK_ENV=production``) refuses the unsafe defaults instead of running with them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import environ
+from django.core.exceptions import ImproperlyConfigured
+
+from config import embedded
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+env = environ.Env()
+
+ENVIRONMENTS = ("development", "test", "production")
+GROUNDWORK_ENV = env.str("GROUNDWORK_ENV", default="development")
+if GROUNDWORK_ENV not in ENVIRONMENTS:
+    raise ImproperlyConfigured(
+        f"GROUNDWORK_ENV must be one of {', '.join(ENVIRONMENTS)} (got {GROUNDWORK_ENV!r})"
+    )
+PRODUCTION = GROUNDWORK_ENV == "production"
+
+_INSECURE_SECRET_KEY = "insecure-development-key-do-not-use-in-production"
+SECRET_KEY = env.str("DJANGO_SECRET_KEY", default=_INSECURE_SECRET_KEY)
+DEBUG = env.bool("DJANGO_DEBUG", default=not PRODUCTION)
+ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
+CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
+
+# The embedded servers' data (PostgreSQL cluster, Redis append-only file).
+DATA_DIR = Path(env.str("GROUNDWORK_DATA_DIR", default=str(BASE_DIR / ".data"))).resolve()
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.postgres",
+    "simple_history",
+    "config.apps.ConfigConfig",
+    "kb",
+    "search",
+    "assistant",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "simple_history.middleware.HistoryRequestMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+ASGI_APPLICATION = "config.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database -------------------------------------------------------------------------------------
+if "DATABASE_URL" in env:
+    DATABASES = {"default": env.db_url("DATABASE_URL")}
+    if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+        raise ImproperlyConfigured("DATABASE_URL must point to PostgreSQL (with pgvector)")
+elif PRODUCTION:
+    raise ImproperlyConfigured(
+        "DATABASE_URL is required in production (PostgreSQL with the pgvector extension)"
+    )
+else:
+    _pg = embedded.postgres_ensure_running(data_dir=DATA_DIR)
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.postgresql",
+            "NAME": _pg.name,
+            "USER": _pg.user,
+            "HOST": str(_pg.socket_dir),
+            "PORT": str(_pg.port),
+        }
+    }
+DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DATABASE_CONN_MAX_AGE", default=60))
+DATABASES["default"].setdefault("CONN_HEALTH_CHECKS", True)
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Celery ---------------------------------------------------------------------------------------
+if "CELERY_BROKER_URL" in env:
+    CELERY_BROKER_URL = env.str("CELERY_BROKER_URL")
+elif PRODUCTION:
+    raise ImproperlyConfigured("CELERY_BROKER_URL is required in production (Redis or RabbitMQ)")
+else:
+    CELERY_BROKER_URL = (
+        f"redis+socket://{embedded.redis_ensure_running(data_dir=DATA_DIR)}?virtual_host=0"
+    )
+CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+
+# --- Embeddings -----------------------------------------------------------------------------------
+EMBEDDING_PROVIDERS = ("local",)
+EMBEDDING_PROVIDER = env.str("EMBEDDING_PROVIDER", default="local")
+if EMBEDDING_PROVIDER not in EMBEDDING_PROVIDERS:
+    raise ImproperlyConfigured(
+        f"EMBEDDING_PROVIDER must be one of {', '.join(EMBEDDING_PROVIDERS)} "
+        f"(got {EMBEDDING_PROVIDER!r})"
+    )
+EMBEDDING_BATCH_SIZE = env.int("EMBEDDING_BATCH_SIZE", default=32)
+if EMBEDDING_BATCH_SIZE < 1:
+    raise ImproperlyConfigured("EMBEDDING_BATCH_SIZE must be a positive integer")
+# onnxruntime threads for the local embedder; 0 lets it pick (all cores).
+LOCAL_EMBEDDER_THREADS = env.int("LOCAL_EMBEDDER_THREADS", default=0)
+
+# --- Auth, i18n, static ---------------------------------------------------------------------------
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = env.str("TIME_ZONE", default="UTC")
+USE_I18N = True
+USE_TZ = True
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = BASE_DIR / "staticfiles"
+
+# --- Logging: one event name plus key/values ------------------------------------------------------
+LOG_LEVEL = env.str("LOG_LEVEL", default="INFO").upper()
+LOG_FORMAT = env.str("LOG_FORMAT", default="json" if PRODUCTION else "console")
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": "WARNING"},
+    "loggers": {
+        "groundwork": {"handlers": ["console"], "level": LOG_LEVEL, "propagate": False},
+        "django": {"handlers": ["console"], "level": "INFO", "propagate": False},
+    },
+}
+
+# --- Production refuses unsafe defaults -----------------------------------------------------------
+if PRODUCTION:
+    if DEBUG:
+        raise ImproperlyConfigured("DJANGO_DEBUG must be off in production")
+    if SECRET_KEY == _INSECURE_SECRET_KEY or len(SECRET_KEY) < 32:
+        raise ImproperlyConfigured(
+            "DJANGO_SECRET_KEY must be set to a random value of at least 32 characters"
+        )
+    if CELERY_TASK_ALWAYS_EAGER:
+        raise ImproperlyConfigured("CELERY_TASK_ALWAYS_EAGER is for tests; turn it off")
+    SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=True)
+    CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=True)

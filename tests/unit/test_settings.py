@@ -1,0 +1,91 @@
+"""Settings come from the environment and production refuses unsafe defaults.
+
+Each case runs in a fresh interpreter, because settings are read once per process.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SAFE_KEY = "k" * 50
+EXTERNAL = {
+    "DATABASE_URL": "postgres://nobody@127.0.0.1:1/none",
+    "CELERY_BROKER_URL": "redis://127.0.0.1:1/0",
+}
+
+
+def _load_settings(**environ: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "GROUNDWORK_"))}
+    env.pop("DATABASE_URL", None)
+    env.pop("CELERY_BROKER_URL", None)
+    env.update(environ)
+    return subprocess.run(
+        [sys.executable, "-c", "import django; django.setup(); print('ok')"],
+        cwd=ROOT,
+        env={**env, "DJANGO_SETTINGS_MODULE": "config.settings"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.mark.parametrize(
+    ("environ", "message"),
+    [
+        ({"DJANGO_SECRET_KEY": SAFE_KEY, "DJANGO_DEBUG": "true"}, "DJANGO_DEBUG must be off"),
+        ({}, "DJANGO_SECRET_KEY must be set"),
+        ({"DJANGO_SECRET_KEY": "short"}, "DJANGO_SECRET_KEY must be set"),
+        (
+            {"DJANGO_SECRET_KEY": SAFE_KEY, "CELERY_TASK_ALWAYS_EAGER": "true"},
+            "CELERY_TASK_ALWAYS_EAGER is for tests",
+        ),
+    ],
+)
+def test_production_refuses_unsafe_settings(environ: dict[str, str], message: str) -> None:
+    result = _load_settings(GROUNDWORK_ENV="production", **EXTERNAL, **environ)
+    assert result.returncode != 0
+    assert message in result.stderr
+
+
+def test_production_requires_external_servers() -> None:
+    result = _load_settings(GROUNDWORK_ENV="production", DJANGO_SECRET_KEY=SAFE_KEY)
+    assert result.returncode != 0
+    assert "DATABASE_URL is required in production" in result.stderr
+
+
+def test_production_starts_with_safe_settings() -> None:
+    result = _load_settings(GROUNDWORK_ENV="production", DJANGO_SECRET_KEY=SAFE_KEY, **EXTERNAL)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("GROUNDWORK_ENV", "staging"),
+        ("EMBEDDING_PROVIDER", "openai"),
+        ("EMBEDDING_BATCH_SIZE", "0"),
+        ("DATABASE_URL", "mysql://root@localhost/db"),
+    ],
+)
+def test_bad_value_fails_at_start_naming_the_variable(name: str, value: str) -> None:
+    result = _load_settings(**{**EXTERNAL, name: value})
+    assert result.returncode != 0
+    assert name in result.stderr
+
+
+def test_manage_py_reports_a_settings_error_in_one_line() -> None:
+    env = {**os.environ, **EXTERNAL, "GROUNDWORK_ENV": "staging"}
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check"], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "error: GROUNDWORK_ENV must be one of development, test, production (got 'staging')"
+    ]
