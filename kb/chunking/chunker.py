@@ -1,0 +1,432 @@
+"""Packing a document's sections into chunks that fit the embedding model's window.
+
+The pipeline: sections by heading (fence- and comment-aware, see `structure`), atomic blocks,
+tiny sections merged forward, blocks packed greedily up to the target with block-level overlap,
+oversized blocks split (see `splitting`), and every chunk measured exactly as the model will read
+it. Block token counts are summed while packing because counting each block once is cheap; the
+sum is only an estimate of what the joined text counts, so each chunk is re-counted once at the
+end and split further if the estimate was wrong. That final count is what makes the budget a
+guarantee rather than a hope.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from kb.chunking.splitting import longest_fitting, split_block, split_text
+from kb.chunking.structure import Block, Section, split_sections
+
+# Bump whenever the chunks produced for the same input can change: it is part of the key that
+# decides whether a document must be re-embedded.
+CHUNKER_VERSION = "1"
+
+# A title longer than this is cut in the embedding prefix. Titles are short in practice; the cap
+# exists so that a pathological title cannot leave no room for the text it is meant to label.
+TITLE_PREFIX_MAX_CHARS = 120
+
+TokenCounter = Callable[[str], int]
+Path = tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ChunkLimits:
+    """Token limits for one embedding model; each limit counts the prefix and the text together."""
+
+    target_tokens: int  # pack blocks up to about this
+    max_tokens: int  # never exceeded
+    overlap_tokens: int  # trailing whole blocks repeated at the start of the next chunk
+    min_section_tokens: int  # smaller sections merge forward into the next one
+
+    def __post_init__(self) -> None:
+        if not 0 < self.target_tokens <= self.max_tokens:
+            raise ValueError(
+                f"ChunkLimits needs 0 < target_tokens <= max_tokens "
+                f"(got target_tokens={self.target_tokens}, max_tokens={self.max_tokens})"
+            )
+        if not 0 <= self.overlap_tokens < self.target_tokens:
+            raise ValueError(
+                f"ChunkLimits needs 0 <= overlap_tokens < target_tokens "
+                f"(got overlap_tokens={self.overlap_tokens}, target_tokens={self.target_tokens})"
+            )
+        if self.min_section_tokens < 0:
+            raise ValueError(f"min_section_tokens must be >= 0 (got {self.min_section_tokens})")
+
+    @classmethod
+    def for_window(cls, window_tokens: int) -> ChunkLimits:
+        """Limits for a model that reads `window_tokens` word pieces, its 2 special tokens included.
+
+        A long window gets the 350/500 defaults: bigger chunks dilute a vector, so there is no
+        point filling a 32k window. A short window is filled to its end (all-MiniLM-L6-v2: 256 →
+        max 254) with the target a fifth below it, and overlap and the small-section threshold
+        shrink with the target so that overlap never dominates a chunk.
+        """
+        if window_tokens < 16:
+            raise ValueError(f"window_tokens must be at least 16 (got {window_tokens})")
+        max_tokens = min(500, window_tokens - 2)
+        target_tokens = min(350, max_tokens * 4 // 5)
+        return cls(
+            target_tokens=target_tokens,
+            max_tokens=max_tokens,
+            overlap_tokens=min(40, target_tokens // 5),
+            min_section_tokens=min(60, target_tokens // 3),
+        )
+
+
+@dataclass(frozen=True)
+class ChunkDraft:
+    ordinal: int  # 0-based within the document
+    heading_path: str  # "Refund Policy > Eligibility"; "" for text before any heading
+    text: str  # Markdown source of the chunk's blocks, comments removed, joined by "\n\n"
+    char_start: int  # offset in the original body where the first block starts
+    char_end: int  # offset in the original body where the last block ends (exclusive)
+    token_count: int  # count_tokens(embedding_text(title, heading_path, text))
+
+
+def embedding_text(title: str, heading_path: str, text: str) -> str:
+    """What gets embedded: `"{title} > {heading_path}\\n\\n{text}"`, or `"{title}\\n\\n{text}"`.
+
+    The label is what lets a chunk saying "within 30 days" land near a question about refunds.
+    A heading path that already starts with the title (a page whose `# Title` repeats its front
+    matter) is not prefixed with it again, and an over-long title is cut at a word boundary.
+    """
+    label = _prefix_title(title)
+    if heading_path:
+        if not label or heading_path == label or heading_path.startswith(f"{label} > "):
+            label = heading_path
+        else:
+            label = f"{label} > {heading_path}"
+    return f"{label}\n\n{text}" if label else text
+
+
+def chunk_markdown(
+    *, title: str, body: str, limits: ChunkLimits, count_tokens: TokenCounter
+) -> list[ChunkDraft]:
+    """Chunks of `body`, each within `limits.max_tokens` as the embedding model will read it.
+
+    `count_tokens(text)` returns how many word pieces the model reads for `text`, without its
+    special tokens. Raises ValueError only when the title leaves no room for any text at all.
+    """
+    sections = split_sections(body)
+    if not any(section.blocks for section in sections):
+        return []
+    return _Chunker(title=title, limits=limits, count_tokens=count_tokens).chunk(sections)
+
+
+def _prefix_title(title: str) -> str:
+    title = " ".join(title.split())
+    if len(title) <= TITLE_PREFIX_MAX_CHARS:
+        return title
+    cut = title.rfind(" ", 0, TITLE_PREFIX_MAX_CHARS + 1)
+    return title[: cut if cut > TITLE_PREFIX_MAX_CHARS // 2 else TITLE_PREFIX_MAX_CHARS]
+
+
+@dataclass(frozen=True)
+class _Item:
+    """A block (or a piece of an oversized one) on its way into a chunk."""
+
+    text: str
+    start: int
+    end: int
+    tokens: int
+    path: Path
+    section: int  # index of the section it came from: overlap never crosses sections
+    is_heading: bool  # a heading kept as text because its section was merged with another
+
+
+@dataclass(frozen=True)
+class _Rendered:
+    heading_path: str
+    text: str
+    start: int
+    end: int
+    tokens: int
+
+
+Group = list[tuple[int, Section]]
+
+
+class _Chunker:
+    def __init__(self, *, title: str, limits: ChunkLimits, count_tokens: TokenCounter) -> None:
+        self._title = title
+        self._limits = limits
+        self._count = count_tokens
+        self._prefixes: dict[Path, tuple[str, int]] = {}
+        self._block_tokens: dict[int, int] = {}
+        if self._text_budget(()) < 1:
+            raise ValueError(
+                f"the title {title[:60]!r} leaves no room for text within "
+                f"max_tokens={limits.max_tokens}"
+            )
+
+    def chunk(self, sections: list[Section]) -> list[ChunkDraft]:
+        groups, tail = self._group(sections)
+        planned: list[list[_Item]] = []
+        for group in groups:
+            planned += self._pack(self._items(group, with_headings=len(group) > 1))
+        if tail:
+            merged = self._merge_backward(planned[-1], tail, sections)
+            if merged is not None and self._render(merged).tokens <= self._limits.max_tokens:
+                planned[-1] = merged
+            else:
+                planned += self._pack(self._items(tail, with_headings=len(tail) > 1))
+        drafts: list[ChunkDraft] = []
+        for items in planned:
+            for rendered in self._emit(items):
+                drafts.append(
+                    ChunkDraft(
+                        ordinal=len(drafts),
+                        heading_path=rendered.heading_path,
+                        text=rendered.text,
+                        char_start=rendered.start,
+                        char_end=rendered.end,
+                        token_count=rendered.tokens,
+                    )
+                )
+        return drafts
+
+    def _group(self, sections: list[Section]) -> tuple[list[Group], Group]:
+        """Sections grouped so that each group reaches `min_section_tokens`, plus a small tail.
+
+        A small section joins the one after it (and so on until the group is big enough),
+        because a two-line section alone makes a chunk with too little to match. A heading with
+        no body before a group starts is only context: its text lives on in the paths below it.
+        The tail is what is left at the end still under the threshold; it merges backward.
+        """
+        groups: list[Group] = []
+        pending: Group = []
+        pending_tokens = 0
+        for number, section in enumerate(sections):
+            if not pending and not section.blocks:
+                continue
+            pending.append((number, section))
+            pending_tokens += sum(self._tokens_of(block) for block in section.blocks)
+            if pending_tokens >= self._limits.min_section_tokens:
+                groups.append(pending)
+                pending, pending_tokens = [], 0
+        if pending and not groups:
+            return [pending], []
+        return groups, pending
+
+    def _merge_backward(
+        self, previous: list[_Item], tail: Group, sections: list[Section]
+    ) -> list[_Item] | None:
+        """The last chunk with the small tail appended, or None if that would lose a heading.
+
+        The merged chunk is labelled with the common ancestor, so the previous chunk's own
+        heading must come along as text. That is only possible when the chunk starts where its
+        section starts; otherwise the tail stays a chunk of its own.
+        """
+        merged = previous + self._items(tail, with_headings=True)
+        if _common_path(merged) == _common_path(previous) or previous[0].is_heading:
+            return merged
+        first = previous[0]
+        section = sections[first.section]
+        if section.heading is None or first.start != section.blocks[0].start:
+            return None
+        heading = self._block_items(section.heading, first.section, section.path, is_heading=True)
+        return heading + merged
+
+    def _items(self, group: Group, *, with_headings: bool) -> list[_Item]:
+        items: list[_Item] = []
+        for number, section in group:
+            if with_headings and section.heading is not None:
+                items += self._block_items(section.heading, number, section.path, is_heading=True)
+            for block in section.blocks:
+                items += self._block_items(block, number, section.path, is_heading=False)
+        return items
+
+    def _block_items(
+        self, block: Block, number: int, path: Path, *, is_heading: bool
+    ) -> list[_Item]:
+        tokens = self._tokens_of(block)
+        max_text = self._text_budget(path)
+        if tokens <= max_text:
+            return [_Item(block.text, block.start, block.end, tokens, path, number, is_heading)]
+        # Pieces aim at the target like any packed chunk; only a prefix that leaves little room
+        # under the target lets them grow towards the maximum.
+        target_text = self._limits.target_tokens - self._prefix_tokens(path)
+        budget = min(max_text, max(target_text, max_text // 2, 1))
+        return [
+            _Item(piece.text, piece.start, piece.end, piece.tokens, path, number, is_heading)
+            for piece in split_block(block, budget, self._count, tokens=tokens)
+        ]
+
+    def _pack(self, items: list[_Item]) -> list[list[_Item]]:
+        """Items packed greedily up to the target, each new chunk opening with overlap."""
+        target = self._limits.target_tokens
+        chunks: list[list[_Item]] = []
+        current: list[_Item] = []
+        current_tokens = 0
+        for item in items:
+            if current and self._estimate(current, current_tokens, item) > target:
+                carried = _trailing_headings(current)
+                closed = current[: len(current) - len(carried)]
+                if closed:
+                    chunks.append(closed)
+                current = carried or self._overlap(closed, item)
+                current_tokens = sum(previous.tokens for previous in current)
+                if (
+                    not carried
+                    and current
+                    and self._estimate(current, current_tokens, item) > target
+                ):
+                    current, current_tokens = [], 0
+            current.append(item)
+            current_tokens += item.tokens
+        if current:
+            chunks.append(current)
+        return chunks
+
+    def _estimate(self, current: list[_Item], current_tokens: int, item: _Item) -> int:
+        path = _common_path([*current, item])
+        return self._prefix_tokens(path) + current_tokens + item.tokens
+
+    def _overlap(self, closed: list[_Item], item: _Item) -> list[_Item]:
+        """The previous chunk's trailing whole blocks worth at most `overlap_tokens`.
+
+        Only blocks from the section the next chunk continues are carried, a block bigger than
+        the allowance is never cut to fit it, and the first block stays behind so that a chunk
+        is never repeated whole.
+        """
+        carried: list[_Item] = []
+        total = 0
+        for previous in reversed(closed[1:]):
+            if previous.section != item.section or previous.is_heading:
+                break
+            if total + previous.tokens > self._limits.overlap_tokens:
+                break
+            carried.insert(0, previous)
+            total += previous.tokens
+        return carried
+
+    def _emit(self, items: list[_Item]) -> list[_Rendered]:
+        """Chunks for `items`, each verified against max_tokens by an exact count.
+
+        When the summed estimate was low (a counter that charges for the joins between blocks,
+        or for the fences added to split code), trailing items move to the next chunk; an item
+        that is too big alone is split again as plain text with a budget reduced by the excess.
+        """
+        emitted: list[_Rendered] = []
+        remaining = items
+        while remaining:
+            take = len(remaining)
+            rendered = self._render(remaining[:take])
+            while rendered.tokens > self._limits.max_tokens and take > 1:
+                take -= 1
+                rendered = self._render(remaining[:take])
+            if rendered.tokens <= self._limits.max_tokens:
+                emitted.append(rendered)
+                remaining = remaining[take:]
+            else:
+                excess = rendered.tokens - self._limits.max_tokens
+                remaining = self._resplit(remaining[0], excess) + remaining[1:]
+        return emitted
+
+    def _resplit(self, item: _Item, excess: int) -> list[_Item]:
+        budget = max(1, min(item.tokens - excess, item.tokens - 1))
+        pieces = split_text(item.text, budget, self._count, tokens=item.tokens)
+        if len(pieces) == 1 and pieces[0][0] == item.text:
+            if len(item.text) < 2:
+                raise ValueError(
+                    f"cannot fit {item.text!r} after its prefix within "
+                    f"max_tokens={self._limits.max_tokens}"
+                )
+            middle = len(item.text) // 2
+            halves = (item.text[:middle], item.text[middle:])
+            pieces = [(half, self._count(half)) for half in halves]
+        return [
+            _Item(text, item.start, item.end, tokens, item.path, item.section, item.is_heading)
+            for text, tokens in pieces
+        ]
+
+    def _render(self, items: list[_Item]) -> _Rendered:
+        items = _without_redundant_headings(items)
+        label = self._label(_common_path(items))
+        text = "\n\n".join(item.text for item in items)
+        tokens = self._count(embedding_text(self._title, label, text))
+        return _Rendered(label, text, items[0].start, items[-1].end, tokens)
+
+    def _tokens_of(self, block: Block) -> int:
+        key = id(block)
+        if key not in self._block_tokens:
+            self._block_tokens[key] = self._count(block.text)
+        return self._block_tokens[key]
+
+    def _prefix_tokens(self, path: Path) -> int:
+        return self._prefix(path)[1]
+
+    def _label(self, path: Path) -> str:
+        return self._prefix(path)[0]
+
+    def _text_budget(self, path: Path) -> int:
+        return self._limits.max_tokens - self._prefix_tokens(path)
+
+    def _prefix(self, path: Path) -> tuple[str, int]:
+        """The heading path as stored and embedded, and the tokens of its embedding prefix.
+
+        The path is shortened if it would crowd out the text: a prefix may use at most half of
+        max_tokens. Outer headings are dropped first, since the innermost heading says most
+        about the text under it; a single heading still too long is cut by characters. Real
+        documents never get here; a runaway heading line does.
+        """
+        if path in self._prefixes:
+            return self._prefixes[path]
+        limit = self._limits.max_tokens // 2
+        parts = [part for part in path if part]
+        label = ""
+        while parts:
+            candidate = " > ".join(parts)
+            if self._count(embedding_text(self._title, candidate, "")) <= limit:
+                label = candidate
+                break
+            if len(parts) == 1:
+                label = self._shorten(parts[0], limit)
+                break
+            parts = parts[1:]
+        # Counted once more even when just counted above: the title alone may be over the limit.
+        prefix = (label, self._count(embedding_text(self._title, label, "")))
+        self._prefixes[path] = prefix
+        return prefix
+
+    def _shorten(self, heading: str, limit: int) -> str:
+        def fits(length: int) -> int | None:
+            tokens = self._count(embedding_text(self._title, heading[:length].rstrip(), ""))
+            return tokens if tokens <= limit else None
+
+        found = longest_fitting(range(1, len(heading) + 1), 0, fits)
+        return heading[: found[0] + 1].rstrip() if found else ""
+
+
+def _common_path(items: Sequence[_Item]) -> Path:
+    """The deepest heading path that every item sits under.
+
+    A chunk that spans merged sections is labelled with their common ancestor rather than the
+    first or the next section's path: a label is a claim about all of the chunk's text, and only
+    the common ancestor is true of all of it. The merged sections' own headings stay in the text.
+    """
+    path = items[0].path
+    for item in items[1:]:
+        if item.path[: len(path)] != path:
+            depth = 0
+            while depth < min(len(path), len(item.path)) and path[depth] == item.path[depth]:
+                depth += 1
+            path = path[:depth]
+    return path
+
+
+def _trailing_headings(items: list[_Item]) -> list[_Item]:
+    """Headings at the end of a chunk, which belong with the text after them."""
+    count = 0
+    while count < len(items) and items[len(items) - 1 - count].is_heading:
+        count += 1
+    return items[len(items) - count :]
+
+
+def _without_redundant_headings(items: list[_Item]) -> list[_Item]:
+    """Items minus leading headings that the chunk's heading path already states."""
+    path = _common_path(items)
+    start = 0
+    while start < len(items) - 1 and items[start].is_heading and items[start].path == path:
+        start += 1
+    return items[start:] if start else items

@@ -1,0 +1,284 @@
+"""Directory sync: make the index match a folder of Markdown files, doing only the work needed.
+
+Idempotent and incremental. The skip key is (content hash, chunker version, embedding model), so
+an unchanged corpus embeds nothing. Embedding runs outside any transaction, in batches that span
+documents; each changed document is then written in one transaction (document row, chunks, index
+state) so a search never sees half of it. A file that cannot be read or parsed is reported and
+its indexed copy is left alone; an empty folder never empties a non-empty index unless asked.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import structlog
+from django.db import transaction
+
+from kb.embedders import Embedder, EmbeddingError
+from kb.models import Document, DocumentIndexState, EmbeddingModel
+from kb.parsing import (
+    MARKDOWN_SUFFIXES,
+    MAX_DOCUMENT_BYTES,
+    DocumentParseError,
+    ParsedDocument,
+    parse_document,
+)
+from kb.services import (
+    DocumentChunks,
+    chunks_embed,
+    chunks_replace,
+    content_hash_of,
+    document_chunk,
+    embedding_model_for_indexing,
+    index_is_current,
+)
+
+log = structlog.get_logger("groundwork.kb")
+
+# Texts embedded together: enough for full, length-sorted batches across documents (padding is
+# wasted work), few enough that progress moves and memory stays flat on big folders.
+INDEX_WINDOW_TEXTS = 256
+
+_METADATA_FIELDS = ("title", "category", "audience", "status", "updated_on", "review_by")
+
+
+class SyncRefused(RuntimeError):
+    """The sync would do something destructive or impossible; nothing was changed."""
+
+
+@dataclass(frozen=True)
+class SyncFailure:
+    path: str
+    message: str
+
+
+@dataclass
+class SyncReport:
+    indexed: list[str] = field(default_factory=list)  # new or changed content, re-embedded
+    updated: list[str] = field(default_factory=list)  # metadata only, no embedding
+    unchanged: int = 0
+    removed: list[str] = field(default_factory=list)
+    failed: list[SyncFailure] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    chunks: int = 0  # chunks written
+    embedded: int = 0  # texts sent to the embedder
+    seconds: float = 0.0
+
+    def summary(self) -> str:
+        return (
+            f"{len(self.indexed)} changed, {len(self.updated)} metadata-only, "
+            f"{self.unchanged} unchanged, {len(self.removed)} removed, {len(self.failed)} failed; "
+            f"{self.chunks} chunks written, {self.embedded} texts embedded in {self.seconds:.2f} s"
+        )
+
+
+# A progress callback receives (documents done, documents to index).
+Progress = Callable[[int, int], None]
+
+
+def corpus_sync(
+    *,
+    directory: Path,
+    embedder: Embedder,
+    allow_prune_all: bool = False,
+    progress: Progress | None = None,
+) -> SyncReport:
+    started = time.perf_counter()
+    if not directory.is_dir():
+        raise SyncRefused(f"{directory} is not a directory")
+    report = SyncReport()
+    embedding_model = embedding_model_for_indexing(embedder=embedder)
+
+    present: set[str] = set()
+    parsed: list[ParsedDocument] = []
+    for relative_path, file_path in _markdown_files(directory):
+        present.add(relative_path)
+        try:
+            parsed.append(parse_document(path=relative_path, raw=_read_limited(file_path)))
+        except DocumentParseError as exc:
+            report.failed.append(SyncFailure(relative_path, str(exc)))
+        except OSError as exc:
+            report.failed.append(SyncFailure(relative_path, f"cannot read: {exc.strerror}"))
+
+    existing = {doc.path: doc for doc in Document.objects.defer("body")}
+    if not present and existing and not allow_prune_all:
+        raise SyncRefused(
+            f"{directory} has no Markdown files but the index holds {len(existing)} documents; "
+            "refusing to remove them all (pass --allow-prune-all if that is what you want)"
+        )
+    states = {
+        state.document_id: state
+        for state in DocumentIndexState.objects.filter(embedding_model=embedding_model)
+    }
+
+    to_index: list[ParsedDocument] = []
+    for document in parsed:
+        current = existing.get(document.path)
+        content_hash = content_hash_of(title=document.title, body=document.body)
+        if current is None or not index_is_current(
+            states.get(current.pk), content_hash=content_hash
+        ):
+            to_index.append(document)
+        elif _metadata_differs(current, document):
+            _document_update_metadata(current, document)
+            report.updated.append(document.path)
+        else:
+            report.unchanged += 1
+
+    _index_documents(to_index, existing, embedder, embedding_model, report, progress)
+    _link_successors(parsed, report)
+    removed = sorted(set(existing) - present)
+    if removed:
+        with transaction.atomic():
+            Document.objects.filter(path__in=removed).delete()
+        report.removed = removed
+
+    report.seconds = time.perf_counter() - started
+    log.info(
+        "corpus_synced",
+        directory=str(directory),
+        indexed=len(report.indexed),
+        updated=len(report.updated),
+        unchanged=report.unchanged,
+        removed=len(report.removed),
+        failed=len(report.failed),
+        chunks=report.chunks,
+        seconds=round(report.seconds, 3),
+    )
+    return report
+
+
+def _markdown_files(directory: Path) -> Iterator[tuple[str, Path]]:
+    """Markdown files under ``directory``, sorted, skipping hidden files and folders."""
+    for file_path in sorted(directory.rglob("*")):
+        relative = file_path.relative_to(directory)
+        if any(part.startswith(".") for part in relative.parts):
+            continue
+        if file_path.suffix.lower() in MARKDOWN_SUFFIXES and file_path.is_file():
+            yield relative.as_posix(), file_path
+
+
+def _read_limited(file_path: Path) -> bytes:
+    # Read one byte past the limit so the parser reports the size without us loading a huge file.
+    with file_path.open("rb") as handle:
+        return handle.read(MAX_DOCUMENT_BYTES + 1)
+
+
+def _metadata_differs(current: Document, document: ParsedDocument) -> bool:
+    return any(getattr(current, name) != getattr(document, name) for name in _METADATA_FIELDS)
+
+
+def _document_update_metadata(current: Document, document: ParsedDocument) -> None:
+    with transaction.atomic():
+        for name in _METADATA_FIELDS:
+            setattr(current, name, getattr(document, name))
+        current.save()
+
+
+def _chunked_windows(
+    to_index: list[ParsedDocument], embedder: Embedder
+) -> Iterator[list[tuple[ParsedDocument, DocumentChunks]]]:
+    """Chunk documents in order and group them until a window holds enough texts to embed."""
+    window: list[tuple[ParsedDocument, DocumentChunks]] = []
+    texts = 0
+    for document in to_index:
+        chunks = document_chunk(title=document.title, body=document.body, embedder=embedder)
+        window.append((document, chunks))
+        texts += len(chunks.drafts)
+        if texts >= INDEX_WINDOW_TEXTS:
+            yield window
+            window, texts = [], 0
+    if window:
+        yield window
+
+
+def _index_documents(
+    to_index: list[ParsedDocument],
+    existing: dict[str, Document],
+    embedder: Embedder,
+    embedding_model: EmbeddingModel,
+    report: SyncReport,
+    progress: Progress | None,
+) -> None:
+    """Embed window N+1 on a worker thread while window N is written to the database.
+
+    onnxruntime and HTTP clients release the GIL, so the writes overlap the embedding instead of
+    adding to it; this keeps sync throughput near the embedder's own.
+    """
+    done = 0
+    if progress and to_index:
+        progress(done, len(to_index))
+
+    def embed(window: list[tuple[ParsedDocument, DocumentChunks]]) -> list[DocumentChunks]:
+        return chunks_embed(documents=[chunks for _, chunks in window], embedder=embedder)
+
+    def write(window: list[tuple[ParsedDocument, DocumentChunks]], pending: Future) -> None:
+        nonlocal done
+        try:
+            embedded = pending.result()
+        except EmbeddingError as exc:
+            # The embedder is down or answered nonsense: keep every indexed copy as it was.
+            report.failed.extend(SyncFailure(d.path, f"embedding failed: {exc}") for d, _ in window)
+        else:
+            for (document, _), chunks in zip(window, embedded, strict=True):
+                report.embedded += len(chunks.drafts)
+                current = existing.get(document.path)
+                with transaction.atomic():
+                    row = _document_upsert(
+                        document, current=current, content_hash=chunks.content_hash
+                    )
+                    report.chunks += chunks_replace(
+                        document=row,
+                        embedding_model=embedding_model,
+                        chunks=chunks,
+                        document_is_new=current is None,
+                    )
+                report.indexed.append(document.path)
+        done += len(window)
+        if progress:
+            progress(done, len(to_index))
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed") as pool:
+        previous: tuple[list[tuple[ParsedDocument, DocumentChunks]], Future] | None = None
+        for window in _chunked_windows(to_index, embedder):
+            pending = pool.submit(embed, window)
+            if previous is not None:
+                write(*previous)
+            previous = (window, pending)
+        if previous is not None:
+            write(*previous)
+
+
+def _document_upsert(
+    document: ParsedDocument, *, current: Document | None, content_hash: str
+) -> Document:
+    """Write the document row from the file; ``current`` is the row this sync read, if any."""
+    row = current or Document(path=document.path)
+    for name in _METADATA_FIELDS:
+        setattr(row, name, getattr(document, name))
+    row.body = document.body
+    row.content_hash = content_hash
+    row.save()
+    return row
+
+
+def _link_successors(parsed: list[ParsedDocument], report: SyncReport) -> None:
+    """Point ``superseded_by`` at successor rows, once every document of this sync exists."""
+    wanted = {document.path: document.superseded_by for document in parsed}
+    ids = dict(Document.objects.values_list("path", "id"))
+    current = dict(Document.objects.filter(path__in=wanted).values_list("path", "superseded_by_id"))
+    for path, successor_path in wanted.items():
+        if path not in ids:
+            continue  # failed to index
+        successor_id = ids.get(successor_path) if successor_path else None
+        if successor_path and successor_id is None:
+            report.warnings.append(f"{path}: superseded_by {successor_path} is not in the index")
+        if current.get(path) != successor_id:
+            with transaction.atomic():
+                document = Document.objects.get(path=path)
+                document.superseded_by_id = successor_id
+                document.save()

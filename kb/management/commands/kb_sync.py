@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from tqdm import tqdm
+
+from kb.embedders import EmbeddingError, get_embedder
+from kb.ingestion import SyncRefused, corpus_sync
+from kb.services import EmbeddingModelMismatch
+
+
+class Command(BaseCommand):
+    help = "Make the index match a folder of Markdown files (only changed files are re-embedded)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("directory", type=Path)
+        parser.add_argument(
+            "--allow-prune-all",
+            action="store_true",
+            help="allow an empty folder to remove every indexed document",
+        )
+        parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    def handle(self, *args: object, directory: Path, **options: object) -> None:
+        bar: tqdm | None = None
+
+        def progress(done: int, total: int) -> None:
+            nonlocal bar
+            if options["no_progress"]:
+                return
+            if bar is None:
+                bar = tqdm(total=total, unit="doc", desc="indexing", file=sys.stderr)
+            bar.update(done - bar.n)
+
+        try:
+            embedder = get_embedder()
+            report = corpus_sync(
+                directory=directory,
+                embedder=embedder,
+                allow_prune_all=bool(options["allow_prune_all"]),
+                progress=progress,
+            )
+        except (SyncRefused, EmbeddingModelMismatch, EmbeddingError) as exc:
+            raise CommandError(str(exc)) from exc
+        finally:
+            if bar is not None:
+                bar.close()
+
+        for warning in report.warnings:
+            self.stderr.write(f"warning: {warning}")
+        for failure in report.failed:
+            self.stderr.write(f"failed: {failure.message}")
+        self.stdout.write(report.summary())
+        if report.failed:
+            raise CommandError(
+                f"{len(report.failed)} file(s) skipped; their indexed copies were left as they were"
+            )

@@ -1,0 +1,190 @@
+"""The content: documents, their chunks, the embedding models, and per-model index state."""
+
+from __future__ import annotations
+
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector, SearchVectorField
+from django.db import models
+from django.db.models import Q
+from pgvector.django import VectorField
+from simple_history.models import HistoricalRecords
+
+
+class EmbeddingModelQuerySet(models.QuerySet["EmbeddingModel"]):
+    def active(self) -> EmbeddingModelQuerySet:
+        return self.filter(state=EmbeddingModel.State.ACTIVE)
+
+
+class EmbeddingModel(models.Model):
+    """One embedding model's vector space. Vectors of different models are never compared."""
+
+    class State(models.TextChoices):
+        BUILDING = "building", "Building"
+        ACTIVE = "active", "Active"
+        RETIRED = "retired", "Retired"
+
+    key = models.CharField(max_length=200, unique=True, help_text="e.g. local/all-MiniLM-L6-v2")
+    provider = models.CharField(max_length=50)
+    model_name = models.CharField(max_length=200)
+    dimensions = models.PositiveIntegerField()
+    max_input_tokens = models.PositiveIntegerField(
+        help_text="Word pieces the model reads per input, special tokens included."
+    )
+    state = models.CharField(max_length=20, choices=State.choices, default=State.BUILDING)
+    created_at = models.DateTimeField(auto_now_add=True)
+    activated_at = models.DateTimeField(null=True, blank=True)
+    retired_at = models.DateTimeField(null=True, blank=True)
+
+    objects = EmbeddingModelQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["state"], condition=Q(state="active"), name="kb_one_active_embedding_model"
+            ),
+            models.CheckConstraint(
+                condition=Q(dimensions__gt=0, dimensions__lte=16000), name="kb_dimensions_in_range"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.key} ({self.state})"
+
+    @property
+    def hnsw_index_name(self) -> str:
+        return f"kb_chunk_embedding_hnsw_m{self.pk}"
+
+
+class DocumentQuerySet(models.QuerySet["Document"]):
+    def published(self) -> DocumentQuerySet:
+        return self.filter(status=Document.Status.PUBLISHED)
+
+    def visible_to(self, *, audiences: tuple[str, ...]) -> DocumentQuerySet:
+        return self.published().filter(audience__in=audiences)
+
+
+class Document(models.Model):
+    """A help-center page. ``path`` is its citation id, e.g. ``policies/refunds.md``."""
+
+    class Audience(models.TextChoices):
+        PUBLIC = "public", "Public"
+        INTERNAL = "internal", "Internal"
+
+    class Status(models.TextChoices):
+        DRAFT = "draft", "Draft"
+        PUBLISHED = "published", "Published"
+        RETIRED = "retired", "Retired"
+
+    path = models.CharField(max_length=500, unique=True)
+    title = models.CharField(max_length=500)
+    category = models.CharField(max_length=200, blank=True, default="")
+    audience = models.CharField(max_length=20, choices=Audience.choices, default=Audience.PUBLIC)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PUBLISHED)
+    superseded_by = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes"
+    )
+    updated_on = models.DateField(
+        null=True,
+        blank=True,
+        help_text="Shown to the model so the newer page wins a contradiction.",
+    )
+    review_by = models.DateField(null=True, blank=True)
+    body = models.TextField(help_text="Markdown.")
+    content_hash = models.CharField(
+        max_length=64, help_text="sha256 of the title and body: what the chunks are built from."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    modified_at = models.DateTimeField(auto_now=True)
+
+    history = HistoricalRecords(excluded_fields=["content_hash", "modified_at"])
+    objects = DocumentQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["path"]
+        indexes = [models.Index(fields=["status", "audience"], name="kb_document_status_audience")]
+
+    def __str__(self) -> str:
+        return self.path
+
+
+class Chunk(models.Model):
+    """A retrievable passage of one document, embedded by one embedding model.
+
+    ``embedding`` is an untyped ``vector`` column shared by every model; each model gets a
+    partial HNSW index on ``embedding::vector(dimensions)`` (see ``kb.services``), so a query
+    must filter on ``embedding_model_id`` and cast to that model's dimension to use it.
+    """
+
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="chunks")
+    embedding_model = models.ForeignKey(
+        EmbeddingModel, on_delete=models.CASCADE, related_name="chunks"
+    )
+    ordinal = models.PositiveIntegerField()
+    heading_path = models.CharField(max_length=1000, blank=True, default="")
+    text = models.TextField()
+    char_start = models.PositiveIntegerField()
+    char_end = models.PositiveIntegerField()
+    token_count = models.PositiveIntegerField()
+    embedding = VectorField()
+    tsv = models.GeneratedField(
+        expression=SearchVector("heading_path", weight="A", config="english")
+        + SearchVector("text", weight="B", config="english"),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
+
+    class Meta:
+        ordering = ["document_id", "ordinal"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["document", "embedding_model", "ordinal"], name="kb_chunk_unique_ordinal"
+            ),
+            models.CheckConstraint(
+                condition=Q(char_end__gte=models.F("char_start")), name="kb_chunk_offsets_ordered"
+            ),
+        ]
+        indexes = [
+            GinIndex(fields=["tsv"], name="kb_chunk_tsv_gin"),
+            models.Index(fields=["embedding_model", "document"], name="kb_chunk_model_document"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.document_id}#{self.ordinal}"
+
+
+class DocumentIndexState(models.Model):
+    """The durable to-do list: where one document stands in one embedding model's index."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        INDEXING = "indexing", "Indexing"
+        INDEXED = "indexed", "Indexed"
+        FAILED = "failed", "Failed"
+
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="index_states")
+    embedding_model = models.ForeignKey(
+        EmbeddingModel, on_delete=models.CASCADE, related_name="index_states"
+    )
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
+    indexed_hash = models.CharField(
+        max_length=64, blank=True, default="", help_text="content_hash of the indexed chunks."
+    )
+    chunker_version = models.CharField(max_length=20, blank=True, default="")
+    chunk_count = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True, default="")
+    attempts = models.PositiveIntegerField(default=0)
+    queued_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    indexed_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["document", "embedding_model"], name="kb_index_state_unique"
+            )
+        ]
+        indexes = [models.Index(fields=["status", "updated_at"], name="kb_index_state_status")]
+
+    def __str__(self) -> str:
+        return f"{self.document_id}@{self.embedding_model_id}: {self.status}"

@@ -1,0 +1,235 @@
+"""kb_sync against real PostgreSQL + pgvector and the real local embedder."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from kb.chunking import embedding_text
+from kb.embedders import EmbeddingError
+from kb.ingestion import SyncRefused, corpus_sync
+from kb.models import Chunk, Document, DocumentIndexState, EmbeddingModel
+from tests.conftest import CORPUS_DIR, CountingEmbedder
+
+pytestmark = pytest.mark.django_db
+
+
+def _page(title: str, text: str, **front: str) -> str:
+    fields = "".join(f"{key}: {value}\n" for key, value in {"title": title, **front}.items())
+    return f"---\n{fields}---\n# {title}\n\n{text}\n"
+
+
+@pytest.fixture
+def small_corpus(tmp_path: Path) -> Path:
+    root = tmp_path / "docs"
+    (root / "policies").mkdir(parents=True)
+    (root / "policies" / "refunds.md").write_text(
+        _page("Refund Policy", "Monthly plans are refundable within 30 days.", updated="2026-09-14")
+    )
+    (root / "policies" / "old-refunds.md").write_text(
+        _page(
+            "Old Refund Policy",
+            "Refunds were possible within 14 days.",
+            status="retired",
+            superseded_by="policies/refunds.md",
+        )
+    )
+    (root / "webhooks.md").write_text("# Webhooks\n\nThe invoice.paid event fires on payment.\n")
+    return root
+
+
+def test_full_corpus_lifecycle(tmp_path: Path, counting_embedder: CountingEmbedder) -> None:
+    # given a copy of the sample help center
+    corpus = tmp_path / "corpus"
+    shutil.copytree(CORPUS_DIR, corpus)
+    files = sorted(p.relative_to(corpus).as_posix() for p in corpus.rglob("*.md"))
+
+    # when it is synced the first time, every document is chunked and embedded
+    first = corpus_sync(directory=corpus, embedder=counting_embedder)
+    assert first.failed == []
+    assert sorted(first.indexed) == files
+    assert Document.objects.count() == len(files)
+    assert Chunk.objects.count() == first.chunks == len(counting_embedder.embedded_texts)
+
+    # when it is synced again unchanged, nothing is embedded or written
+    counting_embedder.embedded_texts.clear()
+    again = corpus_sync(directory=corpus, embedder=counting_embedder)
+    assert counting_embedder.embedded_texts == []
+    assert (again.indexed, again.updated, again.removed, again.unchanged) == (
+        [],
+        [],
+        [],
+        len(files),
+    )
+
+    # when one file is edited, only that file is re-embedded
+    refunds = corpus / "policies" / "refunds.md"
+    untouched_ids = set(
+        Chunk.objects.exclude(document__path="policies/refunds.md").values_list("id", flat=True)
+    )
+    refunds.write_text(refunds.read_text() + "\n## Gift cards\n\nGift cards are never refunded.\n")
+    edited = corpus_sync(directory=corpus, embedder=counting_embedder)
+    assert edited.indexed == ["policies/refunds.md"]
+    refund_chunks = Chunk.objects.filter(document__path="policies/refunds.md")
+    assert len(counting_embedder.embedded_texts) == refund_chunks.count() == edited.chunks
+    assert any("Gift cards are never refunded." in chunk.text for chunk in refund_chunks)
+    assert untouched_ids <= set(Chunk.objects.values_list("id", flat=True))
+
+    # when one file is deleted, its document and chunks are gone
+    (corpus / "policies" / "refunds-2023.md").unlink()
+    deleted = corpus_sync(directory=corpus, embedder=counting_embedder)
+    assert deleted.removed == ["policies/refunds-2023.md"]
+    assert not Document.objects.filter(path="policies/refunds-2023.md").exists()
+    assert not Chunk.objects.filter(document__path="policies/refunds-2023.md").exists()
+
+    # when the folder is emptied, the sync refuses and the index keeps everything
+    for path in corpus.rglob("*.md"):
+        path.unlink()
+    count = Document.objects.count()
+    with pytest.raises(SyncRefused, match="allow-prune-all"):
+        corpus_sync(directory=corpus, embedder=counting_embedder)
+    assert Document.objects.count() == count
+
+
+def test_chunks_carry_vectors_of_the_embedded_text(
+    small_corpus: Path, counting_embedder: CountingEmbedder
+) -> None:
+    corpus_sync(directory=small_corpus, embedder=counting_embedder)
+
+    chunk = Chunk.objects.get(document__path="webhooks.md")
+    expected = counting_embedder.embed_documents(
+        [embedding_text("Webhooks", chunk.heading_path, chunk.text)]
+    )[0]
+    assert np.allclose(np.asarray(chunk.embedding), expected, atol=1e-5)
+    assert chunk.token_count == counting_embedder.count_tokens(
+        embedding_text("Webhooks", chunk.heading_path, chunk.text)
+    )
+    body = Document.objects.get(path="webhooks.md").body
+    assert "invoice.paid" in body[chunk.char_start : chunk.char_end]
+
+
+def test_front_matter_becomes_document_fields(
+    small_corpus: Path, counting_embedder: CountingEmbedder
+) -> None:
+    corpus_sync(directory=small_corpus, embedder=counting_embedder)
+
+    old = Document.objects.get(path="policies/old-refunds.md")
+    assert old.status == Document.Status.RETIRED
+    assert old.superseded_by == Document.objects.get(path="policies/refunds.md")
+    assert str(Document.objects.get(path="policies/refunds.md").updated_on) == "2026-09-14"
+    no_front_matter = Document.objects.get(path="webhooks.md")
+    assert (no_front_matter.title, no_front_matter.status) == ("Webhooks", "published")
+
+
+def test_metadata_change_updates_the_row_without_embedding(
+    small_corpus: Path, counting_embedder: CountingEmbedder
+) -> None:
+    corpus_sync(directory=small_corpus, embedder=counting_embedder)
+    counting_embedder.embedded_texts.clear()
+    page = small_corpus / "policies" / "refunds.md"
+    page.write_text(page.read_text().replace("updated: 2026-09-14", "updated: 2026-10-01"))
+
+    report = corpus_sync(directory=small_corpus, embedder=counting_embedder)
+
+    assert report.updated == ["policies/refunds.md"]
+    assert counting_embedder.embedded_texts == []
+    assert str(Document.objects.get(path="policies/refunds.md").updated_on) == "2026-10-01"
+
+
+def test_unparseable_file_is_reported_and_its_indexed_copy_kept(
+    small_corpus: Path, counting_embedder: CountingEmbedder
+) -> None:
+    corpus_sync(directory=small_corpus, embedder=counting_embedder)
+    before = list(
+        Chunk.objects.filter(document__path="policies/refunds.md").values_list("text", flat=True)
+    )
+    (small_corpus / "policies" / "refunds.md").write_text("---\ntitle: [unclosed\n---\n# Body\n")
+    (small_corpus / "binary.md").write_bytes(b"\x00\x01\x02PNG")
+
+    report = corpus_sync(directory=small_corpus, embedder=counting_embedder)
+
+    failed = {failure.path: failure.message for failure in report.failed}
+    assert set(failed) == {"policies/refunds.md", "binary.md"}
+    assert "policies/refunds.md:2" in failed["policies/refunds.md"]
+    assert report.removed == []
+    after = Chunk.objects.filter(document__path="policies/refunds.md").values_list(
+        "text", flat=True
+    )
+    assert list(after) == before
+
+
+def test_embedder_failure_keeps_the_indexed_copy(
+    small_corpus: Path, counting_embedder: CountingEmbedder
+) -> None:
+    corpus_sync(directory=small_corpus, embedder=counting_embedder)
+    page = small_corpus / "webhooks.md"
+    page.write_text(page.read_text() + "\nA second paragraph.\n")
+    counting_embedder.failure = EmbeddingError("provider unavailable")
+
+    report = corpus_sync(directory=small_corpus, embedder=counting_embedder)
+
+    assert [failure.path for failure in report.failed] == ["webhooks.md"]
+    assert "second paragraph" not in Document.objects.get(path="webhooks.md").body
+    state = DocumentIndexState.objects.get(document__path="webhooks.md")
+    assert state.status == DocumentIndexState.Status.INDEXED
+
+
+def test_empty_folder_prunes_only_when_forced(
+    small_corpus: Path, tmp_path: Path, counting_embedder: CountingEmbedder
+) -> None:
+    corpus_sync(directory=small_corpus, embedder=counting_embedder)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+
+    with pytest.raises(SyncRefused):
+        corpus_sync(directory=empty, embedder=counting_embedder)
+    report = corpus_sync(directory=empty, embedder=counting_embedder, allow_prune_all=True)
+
+    assert len(report.removed) == 3
+    assert not Document.objects.exists() and not Chunk.objects.exists()
+
+
+def test_missing_directory_is_refused(tmp_path: Path, counting_embedder: CountingEmbedder) -> None:
+    with pytest.raises(SyncRefused, match="not a directory"):
+        corpus_sync(directory=tmp_path / "nope", embedder=counting_embedder)
+
+
+def test_first_registered_model_is_active_with_its_hnsw_index(
+    small_corpus: Path, counting_embedder: CountingEmbedder
+) -> None:
+    from django.db import connection
+
+    corpus_sync(directory=small_corpus, embedder=counting_embedder)
+
+    model = EmbeddingModel.objects.get()
+    assert (model.key, model.state, model.dimensions, model.max_input_tokens) == (
+        "local/all-MiniLM-L6-v2",
+        "active",
+        384,
+        256,
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT indexdef FROM pg_indexes WHERE indexname = %s", [model.hnsw_index_name]
+        )
+        (definition,) = cursor.fetchone()
+    assert "hnsw" in definition and "vector(384)" in definition
+    assert f"embedding_model_id = {model.pk}" in definition
+
+
+def test_kb_sync_command_prints_a_summary_and_fails_on_skipped_files(
+    small_corpus: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    call_command("kb_sync", str(small_corpus), "--no-progress")
+    assert "3 changed" in capsys.readouterr().out
+
+    (small_corpus / "bad.md").write_bytes(b"\xff\xfe not utf-8")
+    with pytest.raises(CommandError, match="1 file"):
+        call_command("kb_sync", str(small_corpus), "--no-progress")
+    captured = capsys.readouterr()
+    assert "bad.md" in captured.err and "0 changed" in captured.out

@@ -1,0 +1,94 @@
+"""EXPLAIN proves retrieval's query shapes are served by the per-model HNSW and GIN indexes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+from django.db import connection
+
+from kb.models import Document, EmbeddingModel
+from kb.services import embedding_model_register
+
+pytestmark = pytest.mark.django_db
+
+ROWS_PER_MODEL = 3000
+
+
+class _StubSpace:
+    """Only what registration reads: a second vector space of another dimension."""
+
+    key = "test/eight-dimensions"
+    provider = "test"
+    model_name = "eight-dimensions"
+    dimensions = 8
+    max_input_tokens = 512
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split())
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    def embed_query(self, text: str) -> np.ndarray:
+        raise NotImplementedError
+
+
+def _fill(model: EmbeddingModel, document: Document) -> None:
+    """Random unit-ish vectors and varied text, generated in SQL so the test stays fast."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            INSERT INTO kb_chunk (document_id, embedding_model_id, ordinal, heading_path, text,
+                                  char_start, char_end, token_count, embedding)
+            SELECT %s, %s, g, 'Section ' || g,
+                   'passage ' || g || ' about ' || (ARRAY['refunds','invoices','webhooks',
+                   'taxes','plans'])[1 + g %% 5] || ' code E' || (1000 + g),
+                   0, 10, 10, random_vector.v::vector
+            FROM generate_series(%s, %s) AS g
+            CROSS JOIN LATERAL (
+                SELECT array_agg(random() - 0.5) AS v FROM generate_series(1, %s) WHERE g >= 0
+            ) AS random_vector
+            """,
+            [document.pk, model.pk, 0, ROWS_PER_MODEL - 1, model.dimensions],
+        )
+        cursor.execute("ANALYZE kb_chunk")
+
+
+def _plan(sql: str, params: list[object]) -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN " + sql, params)
+        return "\n".join(row[0] for row in cursor.fetchall())
+
+
+@pytest.fixture
+def two_models(local_embedder) -> tuple[EmbeddingModel, EmbeddingModel]:
+    document = Document.objects.create(path="a.md", title="A", body="x", content_hash="0")
+    local = embedding_model_register(embedder=local_embedder)
+    other = embedding_model_register(embedder=_StubSpace())
+    _fill(local, document)
+    _fill(other, document)
+    return local, other
+
+
+def test_vector_leg_uses_the_models_partial_hnsw_index(two_models) -> None:
+    for model in two_models:
+        query = "[" + ",".join(["0.1"] * model.dimensions) + "]"
+        plan = _plan(
+            f"SELECT id FROM kb_chunk WHERE embedding_model_id = {model.pk} "
+            f"ORDER BY embedding::vector({model.dimensions}) <=> %s::vector({model.dimensions}) "
+            "LIMIT 40",
+            [query],
+        )
+        assert f"Index Scan using {model.hnsw_index_name}" in plan, plan
+
+
+def test_keyword_leg_uses_the_gin_index(two_models) -> None:
+    local, _ = two_models
+    plan = _plan(
+        "SELECT id FROM kb_chunk WHERE embedding_model_id = %s "
+        "AND tsv @@ websearch_to_tsquery('english', %s)",
+        [local.pk, "E1234"],
+    )
+    assert "kb_chunk_tsv_gin" in plan, plan
