@@ -13,7 +13,7 @@ from kb.services import embedding_model_register
 
 pytestmark = pytest.mark.django_db
 
-ROWS_PER_MODEL = 3000
+ROWS_PER_MODEL = 1000
 
 
 class _StubSpace:
@@ -56,8 +56,18 @@ def _fill(model: EmbeddingModel, document: Document) -> None:
         cursor.execute("ANALYZE kb_chunk")
 
 
-def _plan(sql: str, params: list[object]) -> str:
+def _plan(sql: str, params: list[object], *, disable: tuple[str, ...]) -> str:
+    """The plan with the alternatives to an index priced out.
+
+    At test sizes a sequential scan or a sort is as cheap as an index, and the choice then
+    follows cost settings, not the query's shape. Disabled plan types are only penalised, never
+    forbidden: when no index matches the shape (the expression, the cast, the partial
+    predicate) the planner still falls back to them. So an index in this plan proves the shape
+    is served by it; ``make bench`` shows the same indexes chosen unforced at 100k chunks.
+    """
     with connection.cursor() as cursor:
+        for setting in disable:
+            cursor.execute(f"SET LOCAL enable_{setting} = off")
         cursor.execute("EXPLAIN " + sql, params)
         return "\n".join(row[0] for row in cursor.fetchall())
 
@@ -80,6 +90,8 @@ def test_vector_leg_uses_the_models_partial_hnsw_index(two_models) -> None:
             f"ORDER BY embedding::vector({model.dimensions}) <=> %s::vector({model.dimensions}) "
             "LIMIT 40",
             [query],
+            # Only the HNSW index can produce this order without a sort.
+            disable=("seqscan", "bitmapscan", "sort"),
         )
         assert f"Index Scan using {model.hnsw_index_name}" in plan, plan
 
@@ -90,5 +102,6 @@ def test_keyword_leg_uses_the_gin_index(two_models) -> None:
         "SELECT id FROM kb_chunk WHERE embedding_model_id = %s "
         "AND tsv @@ websearch_to_tsquery('english', %s)",
         [local.pk, "E1234"],
+        disable=("seqscan",),
     )
     assert "kb_chunk_tsv_gin" in plan, plan
