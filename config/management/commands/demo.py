@@ -56,9 +56,9 @@ class Command(BaseCommand):
         ]
         self.stdout.write(
             f"\nGroundwork is running:\n"
-            f"  help center  http://127.0.0.1:{port}/\n"
             f"  admin        http://127.0.0.1:{port}/admin/  user {DEMO_USERNAME!r}, "
             f"password {password!r}\n"
+            f"  search lab   http://127.0.0.1:{port}/admin/search-lab/\n"
             f"Press Ctrl-C to stop.\n"
         )
         try:

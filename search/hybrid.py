@@ -1,0 +1,186 @@
+"""The hybrid retrieval SQL: vector leg and keyword leg as CTEs, fused by weighted RRF, one query.
+
+Both legs filter to published documents of the asker's audiences and to one embedding model
+inside the SQL, so nothing the asker may not see is ever fetched. The vector leg orders by
+``embedding::vector(d) <=> query`` with ``embedding_model_id`` as a literal, the exact shape of
+that model's partial HNSW index; pgvector's iterative scan (set per connection, see
+``search.apps``) keeps scanning when the filters reject index candidates.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.db import connection
+
+from kb.models import EmbeddingModel
+from search.keywords import KeywordQuery
+
+RRF_K = 60
+
+
+def rrf_score(ranks: Sequence[int | None], *, weights: Sequence[float] | None = None) -> float:
+    """Reciprocal Rank Fusion of 1-based ranks (None: the leg did not return the item)."""
+    weights = weights or [1.0] * len(ranks)
+    return sum(w / (RRF_K + r) for r, w in zip(ranks, weights, strict=True) if r is not None)
+
+
+@dataclass(frozen=True)
+class FusionWeights:
+    vector: float = 1.0
+    keyword: float = 1.0
+    identifier_bonus: float = 1.0  # added to keyword ts_rank when a pasted identifier matches
+
+
+@dataclass(frozen=True)
+class Candidate:
+    chunk_id: int
+    document_id: int
+    path: str
+    title: str
+    heading_path: str
+    text: str
+    char_start: int
+    char_end: int
+    updated_on: datetime.date | None
+    vector_rank: int | None
+    keyword_rank: int | None
+    fused_score: float
+    similarity: float | None  # cosine similarity to the question, for vector-leg hits
+
+
+@dataclass(frozen=True)
+class HybridRows:
+    candidates: list[Candidate]
+    vector_candidates: int
+    keyword_candidates: int
+
+
+def _tsquery_sql(count: int) -> str:
+    """``plainto_tsquery(%s) || ...`` for ``count`` bound terms; NULL when there are none."""
+    if not count:
+        return "NULL::tsquery"
+    return " || ".join(["plainto_tsquery('english', %s)"] * count)
+
+
+def hybrid_search(
+    *,
+    embedding_model: EmbeddingModel,
+    query_vector: Sequence[float] | None,
+    keywords: KeywordQuery | None,
+    audiences: Sequence[str],
+    leg_depth: int = 40,
+    limit: int = 20,
+    weights: FusionWeights = FusionWeights(),
+) -> HybridRows:
+    """Run the legs that have input (a vector, keyword terms) and fuse them in one statement."""
+    use_vector = query_vector is not None
+    use_keyword = keywords is not None and not keywords.is_empty
+    if not use_vector and not use_keyword:
+        return HybridRows(candidates=[], vector_candidates=0, keyword_candidates=0)
+
+    model_id = int(embedding_model.pk)
+    dims = int(embedding_model.dimensions)
+    params: list[object] = []
+    ctes: list[str] = []
+    visible = (
+        "d.status = 'published' AND d.audience = ANY(%s::text[]) "
+        f"AND c.embedding_model_id = {model_id}"
+    )
+
+    if use_vector:
+        vector_text = "[" + ",".join(f"{float(x):.9g}" for x in query_vector) + "]"
+        ctes.append(
+            f"""vector_hits AS (
+                SELECT c.id, c.embedding::vector({dims}) <=> %s::vector({dims}) AS distance
+                FROM kb_chunk c JOIN kb_document d ON d.id = c.document_id
+                WHERE {visible}
+                ORDER BY c.embedding::vector({dims}) <=> %s::vector({dims})
+                LIMIT {int(leg_depth)}
+            ),
+            vector_leg AS (
+                SELECT id, distance, row_number() OVER (ORDER BY distance, id) AS rank
+                FROM vector_hits
+            )"""
+        )
+        params += [vector_text, list(audiences), vector_text]
+    else:
+        ctes.append(
+            "vector_leg AS (SELECT NULL::bigint AS id, NULL::float8 AS distance, "
+            "NULL::bigint AS rank WHERE false)"
+        )
+
+    if use_keyword:
+        assert keywords is not None
+        any_terms = _tsquery_sql(len(keywords.terms))
+        identifier_terms = _tsquery_sql(len(keywords.identifiers))
+        ctes.append(
+            f"""keyword_query AS (
+                SELECT ({any_terms}) AS any_terms, ({identifier_terms}) AS identifiers
+            ),
+            keyword_hits AS (
+                SELECT c.id,
+                       ts_rank_cd(c.tsv, q.any_terms, 1)
+                       + CASE WHEN q.identifiers IS NOT NULL AND c.tsv @@ q.identifiers
+                              THEN %s ELSE 0 END AS score
+                FROM kb_chunk c JOIN kb_document d ON d.id = c.document_id, keyword_query q
+                WHERE {visible} AND c.tsv @@ q.any_terms
+                ORDER BY score DESC, c.id
+                LIMIT {int(leg_depth)}
+            ),
+            keyword_leg AS (
+                SELECT id, row_number() OVER (ORDER BY score DESC, id) AS rank FROM keyword_hits
+            )"""
+        )
+        params += [*keywords.terms, *keywords.identifiers, weights.identifier_bonus]
+        params += [list(audiences)]
+    else:
+        ctes.append("keyword_leg AS (SELECT NULL::bigint AS id, NULL::bigint AS rank WHERE false)")
+
+    sql = f"""
+        WITH {", ".join(ctes)},
+        fused AS (
+            SELECT COALESCE(v.id, k.id) AS id, v.rank AS vector_rank, k.rank AS keyword_rank,
+                   1 - v.distance AS similarity,
+                   COALESCE(%s / ({RRF_K} + v.rank), 0) + COALESCE(%s / ({RRF_K} + k.rank), 0)
+                       AS fused_score
+            FROM vector_leg v FULL OUTER JOIN keyword_leg k ON k.id = v.id
+        )
+        SELECT c.id, c.document_id, d.path, d.title, c.heading_path, c.text, c.char_start,
+               c.char_end, d.updated_on, f.vector_rank, f.keyword_rank, f.fused_score,
+               f.similarity, (SELECT count(*) FROM vector_leg), (SELECT count(*) FROM keyword_leg)
+        FROM fused f
+        JOIN kb_chunk c ON c.id = f.id
+        JOIN kb_document d ON d.id = c.document_id
+        ORDER BY f.fused_score DESC, f.vector_rank NULLS LAST, f.keyword_rank NULLS LAST
+        LIMIT {int(limit)}
+    """
+    params += [float(weights.vector), float(weights.keyword)]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    candidates = [
+        Candidate(
+            chunk_id=row[0],
+            document_id=row[1],
+            path=row[2],
+            title=row[3],
+            heading_path=row[4],
+            text=row[5],
+            char_start=row[6],
+            char_end=row[7],
+            updated_on=row[8],
+            vector_rank=row[9],
+            keyword_rank=row[10],
+            fused_score=float(row[11]),
+            similarity=None if row[12] is None else float(row[12]),
+        )
+        for row in rows
+    ]
+    vector_count = rows[0][13] if rows else 0
+    keyword_count = rows[0][14] if rows else 0
+    return HybridRows(
+        candidates=candidates, vector_candidates=vector_count, keyword_candidates=keyword_count
+    )

@@ -1,0 +1,65 @@
+"""Turning a customer's question into terms for the keyword leg.
+
+Natural questions contain words no page has, so the leg ORs its terms instead of requiring all.
+Postgres ranking has no IDF: a pasted identifier (``invoice.paid``, ``E4012``, ``X-Acme-Signature``)
+would rank no higher than a common word, so identifiers are kept apart and given a boost.
+
+Terms are always passed to Postgres as bind parameters of ``plainto_tsquery``, which treats its
+input as plain text: tsquery syntax (``!``, ``&``, ``:*``, quotes) and SQL in a question are just
+characters here, never operators.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+# Longer questions are cut: the keyword leg needs the gist, not a pasted log file.
+MAX_QUESTION_CHARS = 1000
+MAX_TERMS = 24
+
+# A word, or several joined by . _ - / : (identifiers, header names, config keys, versions).
+_TOKEN = re.compile(r"\w+(?:[._\-/:]\w+)*_?", re.UNICODE)
+_HAS_DIGIT = re.compile(r"\d")
+_HAS_LETTER = re.compile(r"[^\W\d_]")
+
+
+@dataclass(frozen=True)
+class KeywordQuery:
+    terms: tuple[str, ...]  # every term, ORed
+    identifiers: tuple[str, ...]  # the subset that looks like an identifier
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.terms
+
+
+def is_identifier(token: str) -> bool:
+    """True for tokens a person pastes rather than says: codes, event names, headers, keys."""
+    if re.search(r"\w[._\-/:]\w", token) or token.endswith("_") or "_" in token:
+        return True
+    if _HAS_DIGIT.search(token) and _HAS_LETTER.search(token):
+        return True  # E4012, v2, 2fa
+    return token.isdigit() and len(token) >= 3  # 429, 402
+
+
+def keyword_query(question: str) -> KeywordQuery:
+    text = unicodedata.normalize("NFKC", question[: MAX_QUESTION_CHARS * 2])[:MAX_QUESTION_CHARS]
+    terms: list[str] = []
+    identifiers: list[str] = []
+    seen: set[str] = set()
+    for match in _TOKEN.finditer(text):
+        token = (
+            match.group(0).strip("._-/:") if not match.group(0).endswith("_") else match.group(0)
+        )
+        key = token.lower()
+        if not token or key in seen:
+            continue
+        seen.add(key)
+        terms.append(token)
+        if is_identifier(token):
+            identifiers.append(token)
+        if len(terms) >= MAX_TERMS:
+            break
+    return KeywordQuery(terms=tuple(terms), identifiers=tuple(identifiers))

@@ -1,0 +1,62 @@
+"""What retrieval returns: ranked hits with every leg's evidence, timings and degradation."""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass, field
+
+LEGS = ("vector", "keyword")
+STAGES = ("embed", "keyword", "sql", "rerank")
+
+
+class RetrievalUnavailable(RuntimeError):
+    """Every retrieval leg failed: there is nothing to answer from."""
+
+
+@dataclass(frozen=True)
+class Hit:
+    chunk_id: int
+    document_id: int
+    path: str  # the citation id, e.g. policies/refunds.md
+    title: str
+    heading_path: str
+    text: str
+    char_start: int
+    char_end: int
+    updated_on: datetime.date | None  # lets the answer step prefer the newer of two pages
+    vector_rank: int | None  # 1-based rank in the vector leg, None when the leg missed it
+    keyword_rank: int | None
+    fused_score: float  # weighted Reciprocal Rank Fusion
+    similarity: float | None  # cosine similarity to the question (vector-leg hits only)
+    rerank_score: float | None = None  # set when a reranker ordered the candidates
+
+    @property
+    def section(self) -> str:
+        return self.heading_path or self.title
+
+
+@dataclass
+class RetrievalResult:
+    question: str
+    hits: list[Hit]  # best first, at most `limit`
+    candidates: int  # fused candidates handed to the reranker
+    vector_candidates: int
+    keyword_candidates: int
+    embedding_model: str
+    reranker: str  # "none" when the fused order was kept
+    degraded: bool = False
+    failed_stages: list[str] = field(default_factory=list)  # e.g. ["embed"] or ["rerank"]
+    errors: dict[str, str] = field(default_factory=dict)  # stage -> one-line reason
+    timings_ms: dict[str, float] = field(default_factory=dict)  # stage -> milliseconds
+
+    @property
+    def confidence(self) -> float | None:
+        """How sure retrieval is that something answers: the top rerank score when reranked,
+        else the best cosine similarity among the hits; None when there is nothing to judge by.
+        Compared with the calibrated "no answer" threshold."""
+        if not self.hits:
+            return None
+        if self.hits[0].rerank_score is not None:
+            return self.hits[0].rerank_score
+        similarities = [hit.similarity for hit in self.hits if hit.similarity is not None]
+        return max(similarities) if similarities else None

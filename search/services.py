@@ -1,0 +1,172 @@
+"""Retrieval for one question: embed ‖ keyword terms → hybrid SQL → rerank, degrading per stage.
+
+Losing a leg costs quality, not the answer: embedder down → keyword leg alone; keyword query
+error → vector leg alone; reranker down → fused order. Each failure is recorded on the result
+(``degraded``, the stage, a one-line reason) and timed; only losing every leg is an error.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+import structlog
+from django.db import DatabaseError, transaction
+
+from kb.embedders import Embedder, get_embedder
+from kb.models import EmbeddingModel
+from search.hybrid import FusionWeights, HybridRows, hybrid_search
+from search.keywords import keyword_query
+from search.rerankers import get_reranker
+from search.rerankers.base import Reranker, RerankError
+from search.results import Hit, RetrievalResult, RetrievalUnavailable
+
+log = structlog.get_logger("groundwork.search")
+
+PUBLIC_AUDIENCES = ("public",)
+STAFF_AUDIENCES = ("public", "internal")
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception as one line for people and logs: its type and first line."""
+    lines = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {lines[0] if lines else ''}".strip(" :")
+
+
+def retrieve(
+    *,
+    question: str,
+    audiences: Sequence[str] = PUBLIC_AUDIENCES,
+    limit: int = 5,
+    candidates: int = 20,
+    legs: Sequence[str] = ("vector", "keyword"),
+    rerank: bool = True,
+    embedder: Embedder | None = None,
+    reranker: Reranker | None = None,
+    weights: FusionWeights | None = None,
+) -> RetrievalResult:
+    started = time.perf_counter()
+    timings: dict[str, float] = {}
+    errors: dict[str, str] = {}
+    embedding_model = EmbeddingModel.objects.active().first()
+    if embedding_model is None:
+        raise RetrievalUnavailable("no active embedding model: run kb_sync first")
+
+    query_vector = None
+    if "vector" in legs:
+        stage_started = time.perf_counter()
+        try:
+            embedder = embedder or get_embedder()
+            if embedder.key != embedding_model.key:
+                raise RuntimeError(
+                    f"configured embedder {embedder.key} is not the active model "
+                    f"{embedding_model.key}"
+                )
+            query_vector = embedder.embed_query(question).tolist()
+        except Exception as exc:  # any embedder failure degrades to keyword-only
+            errors["embed"] = one_line(exc)
+        timings["embed"] = (time.perf_counter() - stage_started) * 1000
+
+    keywords = keyword_query(question) if "keyword" in legs else None
+    rows = _run_hybrid(
+        embedding_model=embedding_model,
+        query_vector=query_vector,
+        keywords=keywords,
+        audiences=audiences,
+        limit=candidates,
+        weights=weights or FusionWeights(),
+        errors=errors,
+        timings=timings,
+    )
+    if "embed" in errors and ("keyword" in errors or keywords is None):
+        raise RetrievalUnavailable(
+            f"every retrieval leg failed: {'; '.join(f'{k}: {v}' for k, v in errors.items())}"
+        )
+
+    hits = [Hit(**vars(candidate)) for candidate in rows.candidates]
+    reranker_name = "none"
+    if rerank and hits:
+        stage_started = time.perf_counter()
+        try:
+            reranker = reranker or get_reranker()
+            if reranker is not None:
+                reranker_name = reranker.name
+                scores = reranker.rerank(question=question, passages=[_passage(h) for h in hits])
+                if len(scores) != len(hits):
+                    raise RerankError(f"{len(scores)} scores for {len(hits)} passages")
+                hits = [
+                    Hit(**{**vars(hit), "rerank_score": float(score)})
+                    for hit, score in zip(hits, scores, strict=True)
+                ]
+                hits.sort(key=lambda hit: hit.rerank_score, reverse=True)
+        except Exception as exc:  # a reranker failure keeps the fused order
+            errors["rerank"] = one_line(exc)
+        timings["rerank"] = (time.perf_counter() - stage_started) * 1000
+
+    timings["total"] = (time.perf_counter() - started) * 1000
+    result = RetrievalResult(
+        question=question,
+        hits=hits[:limit],
+        candidates=len(rows.candidates),
+        vector_candidates=rows.vector_candidates,
+        keyword_candidates=rows.keyword_candidates,
+        embedding_model=embedding_model.key,
+        reranker=reranker_name,
+        degraded=bool(errors),
+        failed_stages=list(errors),
+        errors=errors,
+        timings_ms={k: round(v, 2) for k, v in timings.items()},
+    )
+    log.info(
+        "retrieval_done",
+        hits=len(result.hits),
+        degraded=result.degraded,
+        failed=",".join(result.failed_stages),
+        **{f"{k}_ms": v for k, v in result.timings_ms.items()},
+    )
+    return result
+
+
+def _passage(hit: Hit) -> str:
+    return f"{hit.title} > {hit.heading_path}\n\n{hit.text}" if hit.heading_path else hit.text
+
+
+def _run_hybrid(
+    *,
+    embedding_model: EmbeddingModel,
+    query_vector: list[float] | None,
+    keywords,
+    audiences: Sequence[str],
+    limit: int,
+    weights: FusionWeights,
+    errors: dict[str, str],
+    timings: dict[str, float],
+) -> HybridRows:
+    """One statement for both legs; if it fails, retry once without the keyword leg."""
+    stage_started = time.perf_counter()
+    try:
+        with transaction.atomic():
+            return hybrid_search(
+                embedding_model=embedding_model,
+                query_vector=query_vector,
+                keywords=keywords,
+                audiences=audiences,
+                limit=limit,
+                weights=weights,
+            )
+    except DatabaseError as exc:
+        if keywords is None or keywords.is_empty or query_vector is None:
+            errors["keyword" if keywords is not None else "sql"] = one_line(exc)
+            return HybridRows(candidates=[], vector_candidates=0, keyword_candidates=0)
+        errors["keyword"] = one_line(exc)
+        with transaction.atomic():
+            return hybrid_search(
+                embedding_model=embedding_model,
+                query_vector=query_vector,
+                keywords=None,
+                audiences=audiences,
+                limit=limit,
+                weights=weights,
+            )
+    finally:
+        timings["sql"] = (time.perf_counter() - stage_started) * 1000

@@ -1,0 +1,55 @@
+from __future__ import annotations
+
+import pytest
+
+from search.hybrid import rrf_score
+from search.keywords import MAX_TERMS, is_identifier, keyword_query
+
+
+def test_rrf_worked_example_orders_both_legs_first() -> None:
+    # ranks as (vector, keyword): (1, 3), (none, 1), (2, none)
+    scores = [rrf_score([1, 3]), rrf_score([None, 1]), rrf_score([2, None])]
+
+    assert [round(score, 4) for score in scores] == [0.0323, 0.0164, 0.0161]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_rrf_weights_scale_each_leg() -> None:
+    assert rrf_score([1, 1], weights=[1.0, 0.0]) == pytest.approx(1 / 61)
+    assert rrf_score([None, None]) == 0
+
+
+@pytest.mark.parametrize(
+    "token",
+    ["invoice.paid", "E4012", "X-Acme-Signature", "auto_advance", "sk_test_", "429", "v2"],
+)
+def test_pasted_identifiers_are_recognised(token: str) -> None:
+    assert is_identifier(token)
+
+
+@pytest.mark.parametrize("token", ["refund", "annual", "42", "Signature"])
+def test_ordinary_words_are_not_identifiers(token: str) -> None:
+    assert not is_identifier(token)
+
+
+def test_question_becomes_or_terms_with_identifiers_apart() -> None:
+    query = keyword_query("Why did invoice.paid fire twice with E4012?")
+
+    assert query.terms == ("Why", "did", "invoice.paid", "fire", "twice", "with", "E4012")
+    assert query.identifiers == ("invoice.paid", "E4012")
+
+
+@pytest.mark.parametrize(
+    "question", ["", "   ", "!!! & | :* <-> ''", "'; DROP TABLE kb_chunk; --", "\x00\x01"]
+)
+def test_punctuation_and_syntax_give_no_operators(question: str) -> None:
+    query = keyword_query(question)
+
+    assert all(term.replace("_", "").isalnum() or "." in term for term in query.terms)
+    assert "&" not in query.terms and "|" not in query.terms
+
+
+def test_huge_question_is_capped() -> None:
+    query = keyword_query("refund " * 5000 + " ".join(f"word{n}" for n in range(100)))
+
+    assert len(query.terms) <= MAX_TERMS
