@@ -154,7 +154,7 @@ if RERANKER not in RERANKERS:
 if RERANKER == "voyage" and not VOYAGE_API_KEY:
     raise ImproperlyConfigured("RERANKER=voyage needs VOYAGE_API_KEY")
 # Below this retrieval confidence the answer is "not in our docs" (calibrated by search_eval).
-NO_ANSWER_THRESHOLD = env.float("NO_ANSWER_THRESHOLD", default=0.45)
+NO_ANSWER_THRESHOLD = env.float("NO_ANSWER_THRESHOLD", default=0.35)
 # pgvector HNSW search breadth; iterative scans keep going when filters reject candidates.
 HNSW_EF_SEARCH = env.int("HNSW_EF_SEARCH", default=100)
 

@@ -169,3 +169,34 @@ def summarise(name: str, outcomes: Sequence[CaseOutcome], *, k: int) -> Summary:
         no_answer_accuracy=no_answer,
         failed=[o for o in outcomes if not o.passed],
     )
+
+
+@dataclass(frozen=True)
+class ThresholdPoint:
+    threshold: float
+    answerable_kept: float  # share of answerable cases whose confidence clears the threshold
+    unanswerable_refused: float  # share of unanswerable cases below it
+
+
+def threshold_sweep(outcomes: Sequence[CaseOutcome]) -> list[ThresholdPoint]:
+    """How a no-answer threshold trades answered questions for refused ones, at every cut."""
+    answerable = [o.top_score or 0.0 for o in outcomes if o.case.answerable]
+    unanswerable = [o.top_score or 0.0 for o in outcomes if not o.case.answerable]
+    if not answerable or not unanswerable:
+        return []
+    points = []
+    for threshold in sorted({round(score, 2) for score in answerable + unanswerable}):
+        points.append(
+            ThresholdPoint(
+                threshold=threshold,
+                answerable_kept=sum(s >= threshold for s in answerable) / len(answerable),
+                unanswerable_refused=sum(s < threshold for s in unanswerable) / len(unanswerable),
+            )
+        )
+    return points
+
+
+def threshold_for(points: Sequence[ThresholdPoint], *, keep: float = 0.95) -> ThresholdPoint | None:
+    """The highest threshold that still answers at least ``keep`` of the answerable cases."""
+    eligible = [point for point in points if point.answerable_kept >= keep]
+    return max(eligible, key=lambda point: point.threshold) if eligible else None

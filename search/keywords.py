@@ -37,8 +37,12 @@ class KeywordQuery:
 
 def is_identifier(token: str) -> bool:
     """True for tokens a person pastes rather than says: codes, event names, headers, keys."""
-    if re.search(r"\w[._\-/:]\w", token) or token.endswith("_") or "_" in token:
-        return True
+    if "_" in token or re.search(r"[^\W\d_][./:][^\W\d_]", token):
+        return True  # auto_advance, sk_test_, invoice.paid; not 0.00 or 19/20
+    if "-" in token and all(part[:1].isupper() or part[:1].isdigit() for part in token.split("-")):
+        return True  # X-Acme-Signature, Retry-After; not "follow-up", "e-mail" or "intra-EU"
+    if re.fullmatch(r"\d+(st|nd|rd|th|s|k|m|x)", token, re.IGNORECASE):
+        return False  # 15th, 1990s, 10k, 2x: quantities, not identifiers
     if _HAS_DIGIT.search(token) and _HAS_LETTER.search(token):
         return True  # E4012, v2, 2fa
     return token.isdigit() and len(token) >= 3  # 429, 402

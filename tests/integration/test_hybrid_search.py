@@ -8,6 +8,7 @@ import pytest
 
 from kb.ingestion import corpus_sync
 from kb.models import Document
+from search.hybrid import FusionWeights, rrf_score
 from search.rerankers.base import RerankError
 from search.results import RetrievalUnavailable
 from search.services import STAFF_AUDIENCES, retrieve
@@ -76,7 +77,8 @@ def test_pasted_identifier_ranks_its_page_first(help_center: Path, question: str
 
 
 def test_every_hit_carries_its_ranks_and_scores(help_center: Path) -> None:
-    result = retrieve(question="refund for annual plan", rerank=False)
+    equal = FusionWeights(vector=1.0, keyword_plain=1.0)
+    result = retrieve(question="refund for annual plan", rerank=False, weights=equal)
 
     top = result.hits[0]
     assert top.path == "policies/refunds.md"
@@ -85,6 +87,17 @@ def test_every_hit_carries_its_ranks_and_scores(help_center: Path) -> None:
     assert str(top.updated_on) == "2026-09-14"
     assert result.vector_candidates > 0 and result.keyword_candidates > 0
     assert set(result.timings_ms) >= {"embed", "sql", "total"}
+
+
+def test_keyword_leg_speaks_only_for_identifiers(help_center: Path) -> None:
+    plain = retrieve(question="refund for annual plan", rerank=False).hits[0]
+    pasted = retrieve(question="what does E4012 mean", rerank=False).hits[0]
+
+    assert plain.keyword_rank is not None
+    assert plain.fused_score == pytest.approx(1 / (60 + plain.vector_rank))
+    assert pasted.fused_score == pytest.approx(
+        rrf_score([pasted.vector_rank, pasted.keyword_rank], weights=[1.0, 1.5])
+    )
 
 
 def test_retired_document_is_never_retrieved(help_center: Path) -> None:

@@ -15,6 +15,8 @@ from search.evaluation import (
     cases_load,
     outcome_score,
     summarise,
+    threshold_for,
+    threshold_sweep,
 )
 from search.results import RetrievalUnavailable
 from search.services import retrieve
@@ -81,10 +83,22 @@ class Command(BaseCommand):
             last = outcomes
 
         self._print(summaries, k=k, threshold=threshold)
+        self._print_calibration(last)
         if options["output"]:
             with Path(options["output"]).open("w", encoding="utf-8") as handle:
                 for outcome in last:
                     handle.write(json.dumps(outcome.as_json()) + "\n")
+
+    def _print_calibration(self, outcomes: list[CaseOutcome]) -> None:
+        points = threshold_sweep(outcomes)
+        chosen = threshold_for(points)
+        if chosen is None:
+            return
+        self.stdout.write(
+            f"\nno-answer calibration: a threshold of {chosen.threshold:.2f} answers "
+            f"{chosen.answerable_kept:.0%} of answerable cases and refuses "
+            f"{chosen.unanswerable_refused:.0%} of unanswerable ones (NO_ANSWER_THRESHOLD)"
+        )
 
     def _print(self, summaries: list[Summary], *, k: int, threshold: float | None) -> None:
         keys = list(summaries[0].metrics)
