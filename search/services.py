@@ -16,7 +16,7 @@ from django.db import DatabaseError, transaction
 from kb.embedders import Embedder, get_embedder
 from kb.models import EmbeddingModel
 from search.hybrid import FusionWeights, HybridRows, hybrid_search
-from search.keywords import keyword_query
+from search.keywords import KeywordQuery, keyword_query
 from search.rerankers import get_reranker
 from search.rerankers.base import Reranker, RerankError
 from search.results import Hit, RetrievalResult, RetrievalUnavailable
@@ -78,7 +78,9 @@ def retrieve(
         errors=errors,
         timings=timings,
     )
-    if "embed" in errors and ("keyword" in errors or keywords is None):
+    vector_ok = query_vector is not None and "sql" not in errors
+    keyword_ok = keywords is not None and not {"keyword", "sql"} & errors.keys()
+    if not (vector_ok or keyword_ok):
         raise RetrievalUnavailable(
             f"every retrieval leg failed: {'; '.join(f'{k}: {v}' for k, v in errors.items())}"
         )
@@ -135,7 +137,7 @@ def _run_hybrid(
     *,
     embedding_model: EmbeddingModel,
     query_vector: list[float] | None,
-    keywords,
+    keywords: KeywordQuery | None,
     audiences: Sequence[str],
     limit: int,
     weights: FusionWeights,
@@ -143,8 +145,8 @@ def _run_hybrid(
     timings: dict[str, float],
 ) -> HybridRows:
     """One statement for both legs; if it fails, retry once without the keyword leg."""
-    stage_started = time.perf_counter()
-    try:
+
+    def run(keywords: KeywordQuery | None) -> HybridRows:
         with transaction.atomic():
             return hybrid_search(
                 embedding_model=embedding_model,
@@ -154,19 +156,17 @@ def _run_hybrid(
                 limit=limit,
                 weights=weights,
             )
+
+    stage_started = time.perf_counter()
+    try:
+        return run(keywords)
     except DatabaseError as exc:
-        if keywords is None or keywords.is_empty or query_vector is None:
-            errors["keyword" if keywords is not None else "sql"] = one_line(exc)
-            return HybridRows(candidates=[], vector_candidates=0, keyword_candidates=0)
-        errors["keyword"] = one_line(exc)
-        with transaction.atomic():
-            return hybrid_search(
-                embedding_model=embedding_model,
-                query_vector=query_vector,
-                keywords=None,
-                audiences=audiences,
-                limit=limit,
-                weights=weights,
-            )
+        errors["keyword" if keywords is not None else "sql"] = one_line(exc)
+        if keywords is not None and query_vector is not None:
+            try:
+                return run(None)
+            except DatabaseError as retry_exc:
+                errors["sql"] = one_line(retry_exc)
+        return HybridRows(candidates=[], vector_candidates=0, keyword_candidates=0)
     finally:
         timings["sql"] = (time.perf_counter() - stage_started) * 1000

@@ -194,3 +194,12 @@ def test_everything_down_is_a_clear_error(help_center, local_embedder, monkeypat
 
     with pytest.raises(RetrievalUnavailable, match="every retrieval leg failed"):
         retrieve(question="refund", embedder=broken)
+
+
+def test_only_leg_failing_is_a_clear_error(help_center, monkeypatch) -> None:
+    from search import hybrid
+
+    monkeypatch.setattr(hybrid, "_tsquery_sql", lambda count: "to_tsquery('english', '&&&')")
+
+    with pytest.raises(RetrievalUnavailable, match="keyword"):
+        retrieve(question="refund", legs=("keyword",))
