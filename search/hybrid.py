@@ -99,9 +99,10 @@ def hybrid_search(
     dims = int(embedding_model.dimensions)
     params: list[object] = []
     ctes: list[str] = []
+    # Retired and superseded pages are never retrieved: a successor speaks for them.
     visible = (
-        "d.status = 'published' AND d.audience = ANY(%s::text[]) "
-        f"AND c.embedding_model_id = {model_id}"
+        "d.status = 'published' AND d.superseded_by_id IS NULL "
+        f"AND d.audience = ANY(%s::text[]) AND c.embedding_model_id = {model_id}"
     )
 
     if use_vector:

@@ -112,6 +112,13 @@ def test_retiring_takes_effect_without_reindexing(help_center: Path) -> None:
     assert "api/rate-limits.md" not in _paths(retrieve(question="HTTP 429", limit=20))
 
 
+def test_superseded_document_is_never_retrieved_even_if_published(help_center: Path) -> None:
+    successor = Document.objects.get(path="policies/refunds.md")
+    Document.objects.filter(path="api/rate-limits.md").update(superseded_by=successor)
+
+    assert "api/rate-limits.md" not in _paths(retrieve(question="HTTP 429", limit=20))
+
+
 def test_internal_document_is_filtered_in_sql_for_the_public(help_center: Path) -> None:
     question = "goodwill credits up to $200 without approval"
 
