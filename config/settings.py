@@ -8,6 +8,7 @@ Redis start by themselves when ``DATABASE_URL`` / ``CELERY_BROKER_URL`` are not 
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import unquote
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
@@ -83,6 +84,8 @@ TEMPLATES = [
 # --- Database -------------------------------------------------------------------------------------
 if "DATABASE_URL" in env:
     DATABASES = {"default": env.db_url("DATABASE_URL")}
+    # django-environ leaves a percent-encoded unix socket path (postgres://%2Frun%2Fpg/db) as is.
+    DATABASES["default"]["HOST"] = unquote(DATABASES["default"].get("HOST") or "")
     if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
         raise ImproperlyConfigured("DATABASE_URL must point to PostgreSQL (with pgvector)")
 elif PRODUCTION:
@@ -120,6 +123,10 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_SERIALIZER = "json"
+# The durable index state is the to-do list; the sweep re-sends what a lost message left behind.
+CELERY_BEAT_SCHEDULE = {
+    "index-sweep": {"task": "kb.tasks.index_sweep_task", "schedule": 60.0},
+}
 CELERY_ACCEPT_CONTENT = ["json"]
 
 # --- Embeddings -----------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ import structlog
 from django.db import transaction
 
 from kb.embedders import Embedder, EmbeddingError
-from kb.models import Document, DocumentIndexState, EmbeddingModel
+from kb.models import Document, DocumentIndexState, EmbeddingModel, content_hash_of
 from kb.parsing import (
     MARKDOWN_SUFFIXES,
     MAX_DOCUMENT_BYTES,
@@ -31,10 +31,10 @@ from kb.services import (
     DocumentChunks,
     chunks_embed,
     chunks_replace,
-    content_hash_of,
     document_chunk,
     embedding_model_for_indexing,
     index_is_current,
+    indexing_inline,
 )
 
 log = structlog.get_logger("groundwork.kb")
@@ -129,7 +129,8 @@ def corpus_sync(
         else:
             report.unchanged += 1
 
-    _index_documents(to_index, existing, embedder, embedding_model, report, progress)
+    with indexing_inline():
+        _index_documents(to_index, existing, embedder, embedding_model, report, progress)
     _link_successors(parsed, report)
     removed = sorted(set(existing) - present)
     if removed:

@@ -2,17 +2,29 @@
 
 from __future__ import annotations
 
+import hashlib
+from typing import Any
+
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
-from django.db import models
+from django.db import models, transaction
 from django.db.models import Q
 from pgvector.django import VectorField
 from simple_history.models import HistoricalRecords
 
 
+def content_hash_of(*, title: str, body: str) -> str:
+    """Hash of what the chunks are built from: a change here means re-chunk and re-embed."""
+    return hashlib.sha256(f"{title}\x00{body}".encode()).hexdigest()
+
+
 class EmbeddingModelQuerySet(models.QuerySet["EmbeddingModel"]):
     def active(self) -> EmbeddingModelQuerySet:
         return self.filter(state=EmbeddingModel.State.ACTIVE)
+
+    def indexing(self) -> EmbeddingModelQuerySet:
+        """Models whose chunks must follow every edit: the one serving and one being built."""
+        return self.filter(state__in=[EmbeddingModel.State.ACTIVE, EmbeddingModel.State.BUILDING])
 
 
 class EmbeddingModel(models.Model):
@@ -105,6 +117,16 @@ class Document(models.Model):
 
     def __str__(self) -> str:
         return self.path
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        """Keep ``content_hash`` true to the text, and run the save with its post-save work
+        (marking the index state pending, see ``kb.signals``) in one transaction."""
+        self.content_hash = content_hash_of(title=self.title, body=self.body)
+        update_fields = kwargs.get("update_fields")
+        if update_fields is not None and {"title", "body"} & set(update_fields):
+            kwargs["update_fields"] = {*update_fields, "content_hash"}
+        with transaction.atomic():
+            super().save(*args, **kwargs)
 
 
 class Chunk(models.Model):

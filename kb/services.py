@@ -2,29 +2,28 @@
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
+from datetime import timedelta
 
 import numpy as np
 import structlog
 from django.db import connection, transaction
+from django.db.models import F, Q
 from django.utils import timezone
 
 from kb.chunking import CHUNKER_VERSION, ChunkDraft, ChunkLimits, chunk_markdown, embedding_text
-from kb.embedders import Embedder
-from kb.models import Chunk, Document, DocumentIndexState, EmbeddingModel
+from kb.embedders import Embedder, EmbeddingError
+from kb.models import Chunk, Document, DocumentIndexState, EmbeddingModel, content_hash_of
 
 log = structlog.get_logger("groundwork.kb")
 
 
 class EmbeddingModelMismatch(RuntimeError):
     """The configured embedder is not the active embedding model: vectors would not compare."""
-
-
-def content_hash_of(*, title: str, body: str) -> str:
-    """Hash of what the chunks are built from: a change here means re-chunk and re-embed."""
-    return hashlib.sha256(f"{title}\x00{body}".encode()).hexdigest()
 
 
 # --- Embedding models -----------------------------------------------------------------------------
@@ -207,3 +206,169 @@ def index_is_current(state: DocumentIndexState | None, *, content_hash: str) -> 
         and state.indexed_hash == content_hash
         and state.chunker_version == CHUNKER_VERSION
     )
+
+
+# --- Background indexing (saves from admin, imports, the shell) -----------------------------------
+
+# A worker that died mid-task leaves its state "indexing"; after this long the sweep redoes it.
+STALE_INDEXING_AFTER = timedelta(minutes=15)
+MAX_INDEX_ATTEMPTS = 5
+
+
+class IndexingFailed(RuntimeError):
+    """Indexing a document failed; ``transient`` says whether trying again may succeed."""
+
+    def __init__(self, message: str, *, transient: bool) -> None:
+        super().__init__(message)
+        self.transient = transient
+
+
+# Set while code indexes documents itself in the transaction that saves them (kb_sync): a
+# background request would only re-check work that is already done.
+_indexing_inline: ContextVar[bool] = ContextVar("indexing_inline", default=False)
+
+
+@contextmanager
+def indexing_inline() -> Iterator[None]:
+    token = _indexing_inline.set(True)
+    try:
+        yield
+    finally:
+        _indexing_inline.reset(token)
+
+
+def document_index_request(*, document: Document) -> bool:
+    """Mark ``document`` pending for every model that must follow it, in the caller's
+    transaction, and enqueue its indexing once that transaction commits.
+
+    The state row is the durable to-do list: if the broker is down the message is lost, the
+    row is not, and ``index_sweep`` enqueues it again. Returns whether anything was pending.
+    """
+    if _indexing_inline.get():
+        return False
+    now = timezone.now()
+    pending = False
+    for embedding_model in EmbeddingModel.objects.indexing():
+        state = DocumentIndexState.objects.filter(
+            document=document, embedding_model=embedding_model
+        ).first()
+        if index_is_current(state, content_hash=document.content_hash):
+            continue
+        DocumentIndexState.objects.update_or_create(
+            document=document,
+            embedding_model=embedding_model,
+            defaults={"status": DocumentIndexState.Status.PENDING, "queued_at": now},
+        )
+        pending = True
+    if pending:
+        document_id = document.pk
+        transaction.on_commit(lambda: _enqueue_if_pending(document_id))
+    return pending
+
+
+def _enqueue_if_pending(document_id: int) -> None:
+    """Send the task unless the committing code already indexed the document (kb_sync does)."""
+    still_pending = DocumentIndexState.objects.filter(
+        document_id=document_id, status=DocumentIndexState.Status.PENDING
+    ).exists()
+    if still_pending:
+        index_enqueue(document_ids=[document_id])
+
+
+def index_enqueue(*, document_ids: Sequence[int]) -> int:
+    """Publish one indexing task per document; a broker outage is logged, never raised, because
+    the pending rows stay and the sweep retries them. Returns how many were sent."""
+    from kb.tasks import document_index_task
+
+    sent = 0
+    for document_id in document_ids:
+        try:
+            document_index_task.apply_async(
+                args=[document_id],
+                retry=True,
+                retry_policy={"max_retries": 1, "interval_start": 0.2, "interval_step": 0.5},
+            )
+            sent += 1
+        except Exception as exc:  # kombu raises several types when the broker is unreachable
+            log.warning("index_enqueue_failed", document_id=document_id, error=str(exc)[:200])
+            break
+    return sent
+
+
+def document_index(*, document_id: int, embedder: Embedder) -> str:
+    """Bring one document's chunks up to date for the active model. Idempotent and versioned:
+    a duplicate or late message finds the index current and does nothing; a message for a
+    version that was edited again meanwhile leaves the work to the newer message.
+
+    Returns what happened: ``indexed``, ``current``, ``stale`` or ``gone``.
+    """
+    embedding_model = EmbeddingModel.objects.active().first()
+    if embedding_model is None or embedding_model.key != embedder.key:
+        raise IndexingFailed(
+            f"the configured embedder {embedder.key} is not the active embedding model",
+            transient=False,
+        )
+    document = Document.objects.filter(pk=document_id).first()
+    if document is None:
+        return "gone"
+    states = DocumentIndexState.objects.filter(document=document, embedding_model=embedding_model)
+    if index_is_current(states.first(), content_hash=document.content_hash):
+        return "current"
+    states.update(
+        status=DocumentIndexState.Status.INDEXING,
+        started_at=timezone.now(),
+        attempts=F("attempts") + 1,
+    )
+    started = time.perf_counter()
+    try:
+        chunks = chunks_embed(
+            documents=[document_chunk(title=document.title, body=document.body, embedder=embedder)],
+            embedder=embedder,
+        )[0]
+    except EmbeddingError as exc:
+        _index_failed(document, embedding_model, f"embedding failed: {exc}")
+        raise IndexingFailed(str(exc), transient=True) from exc
+    except ValueError as exc:  # the chunker cannot fit this document into the model's window
+        _index_failed(document, embedding_model, f"cannot be chunked: {exc}")
+        raise IndexingFailed(str(exc), transient=False) from exc
+    with transaction.atomic():
+        current = Document.objects.select_for_update().filter(pk=document_id).first()
+        if current is None:
+            return "gone"
+        if current.content_hash != chunks.content_hash:
+            return "stale"
+        count = chunks_replace(document=current, embedding_model=embedding_model, chunks=chunks)
+    log.info(
+        "document_indexed",
+        path=document.path,
+        chunks=count,
+        ms=round((time.perf_counter() - started) * 1000),
+    )
+    return "indexed"
+
+
+def _index_failed(document: Document, embedding_model: EmbeddingModel, error: str) -> None:
+    DocumentIndexState.objects.filter(document=document, embedding_model=embedding_model).update(
+        status=DocumentIndexState.Status.FAILED, error=error[:2000]
+    )
+    log.warning("document_index_failed", path=document.path, error=error[:200])
+
+
+def index_sweep(*, older_than: timedelta = timedelta(minutes=2)) -> int:
+    """Re-enqueue what a lost message or a dead worker left behind: pending or failed rows not
+    touched for ``older_than``, and rows stuck "indexing" past ``STALE_INDEXING_AFTER``."""
+    now = timezone.now()
+    Status = DocumentIndexState.Status
+    due = DocumentIndexState.objects.filter(
+        Q(status=Status.PENDING, updated_at__lt=now - older_than)
+        | Q(status=Status.FAILED, updated_at__lt=now - older_than, attempts__lt=MAX_INDEX_ATTEMPTS)
+        | Q(status=Status.INDEXING, updated_at__lt=now - STALE_INDEXING_AFTER)
+    )
+    document_ids = sorted(set(due.values_list("document_id", flat=True)))
+    if document_ids:
+        # Touch the rows so the next sweep waits for these messages instead of resending them.
+        due.update(queued_at=now, updated_at=now)
+    sent = index_enqueue(document_ids=document_ids)
+    if document_ids:
+        log.info("index_sweep", due=len(document_ids), sent=sent)
+    return sent

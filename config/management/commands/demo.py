@@ -40,6 +40,7 @@ class Command(BaseCommand):
         children = [
             subprocess.Popen([python, manage, "runserver", f"127.0.0.1:{port}", "--noreload"]),
             subprocess.Popen(
+                # --beat runs the periodic index sweep inside the demo's one worker.
                 [
                     python,
                     "-m",
@@ -47,10 +48,13 @@ class Command(BaseCommand):
                     "-A",
                     "config",
                     "worker",
+                    "--beat",
                     "--concurrency",
                     "1",
                     "--loglevel",
                     "INFO",
+                    "--schedule",
+                    str(settings.DATA_DIR / "celerybeat-schedule"),
                 ]
             ),
         ]

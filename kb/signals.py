@@ -1,0 +1,16 @@
+"""Every save of a document, from any code path, asks for it to be indexed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models.signals import post_save
+from django.dispatch import receiver
+
+from kb.models import Document
+from kb.services import document_index_request
+
+
+@receiver(post_save, sender=Document, dispatch_uid="kb_document_index_request")
+def document_saved(sender: type[Document], instance: Document, **kwargs: Any) -> None:
+    document_index_request(document=instance)

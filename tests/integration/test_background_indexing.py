@@ -1,0 +1,211 @@
+"""Saving a document from any code path gets it indexed in the background, idempotently."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from kb import services
+from kb.embedders import EmbeddingError
+from kb.models import Chunk, Document, DocumentIndexState
+from kb.services import IndexingFailed, document_index, embedding_model_register, index_sweep
+from search.services import retrieve
+from tests.conftest import CountingEmbedder
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def active_model(local_embedder):
+    return embedding_model_register(embedder=local_embedder)
+
+
+@pytest.fixture
+def sent(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The document ids handed to the broker, without a broker."""
+    calls: list[int] = []
+    monkeypatch.setattr(
+        services, "index_enqueue", lambda *, document_ids: calls.extend(document_ids) or 0
+    )
+    return calls
+
+
+def _new_document(text: str = "Refunds arrive within ten business days.") -> Document:
+    return Document.objects.create(path="refunds.md", title="Refunds", body=f"# Refunds\n\n{text}")
+
+
+@pytest.mark.django_db
+def test_saving_marks_pending_and_enqueues_on_commit(
+    active_model, sent: list[int], django_capture_on_commit_callbacks
+) -> None:
+    with django_capture_on_commit_callbacks(execute=True):
+        document = _new_document()
+
+    state = DocumentIndexState.objects.get(document=document)
+    assert state.status == DocumentIndexState.Status.PENDING and state.queued_at is not None
+    assert sent == [document.pk]
+
+
+@pytest.mark.django_db
+def test_nothing_is_enqueued_before_commit(active_model, sent: list[int]) -> None:
+    _new_document()
+
+    assert sent == []  # the test transaction never commits
+
+
+@pytest.mark.django_db
+def test_task_indexes_the_saved_version_and_is_idempotent(active_model, local_embedder) -> None:
+    document = _new_document()
+
+    assert document_index(document_id=document.pk, embedder=local_embedder) == "indexed"
+    assert document_index(document_id=document.pk, embedder=local_embedder) == "current"
+    state = DocumentIndexState.objects.get(document=document)
+    assert (state.status, state.indexed_hash, state.attempts) == (
+        "indexed",
+        document.content_hash,
+        1,
+    )
+    assert "ten business days" in Chunk.objects.get(document=document).text
+
+
+@pytest.mark.django_db
+def test_a_message_for_an_overtaken_version_leaves_the_work_to_the_newer_one(
+    active_model, local_embedder
+) -> None:
+    document = _new_document()
+
+    class EditWhileEmbedding(CountingEmbedder):
+        def embed_documents(self, texts):
+            edited = Document.objects.get(pk=document.pk)
+            edited.body = "# Refunds\n\nNow 30 days."
+            edited.save()
+            return super().embed_documents(texts)
+
+    outcome = document_index(document_id=document.pk, embedder=EditWhileEmbedding(local_embedder))
+
+    assert outcome == "stale"
+    assert not Chunk.objects.filter(document=document).exists()
+
+
+@pytest.mark.django_db
+def test_editing_again_reindexes_only_the_latest(active_model, local_embedder) -> None:
+    document = _new_document()
+    document_index(document_id=document.pk, embedder=local_embedder)
+    document.body = "# Refunds\n\nRefunds now arrive within three business days."
+    document.save()
+
+    assert DocumentIndexState.objects.get(document=document).status == "pending"
+    assert document_index(document_id=document.pk, embedder=local_embedder) == "indexed"
+    assert "three business days" in Chunk.objects.get(document=document).text
+
+
+@pytest.mark.django_db
+def test_embedding_failure_is_recorded_on_the_document(active_model, local_embedder) -> None:
+    document = _new_document()
+    broken = CountingEmbedder(local_embedder)
+    broken.failure = EmbeddingError("provider returned 503")
+
+    with pytest.raises(IndexingFailed) as raised:
+        document_index(document_id=document.pk, embedder=broken)
+
+    assert raised.value.transient
+    state = DocumentIndexState.objects.get(document=document)
+    assert state.status == "failed" and "503" in state.error and state.attempts == 1
+
+
+@pytest.mark.django_db
+def test_sweep_resends_old_pending_and_failed_but_not_fresh_ones(
+    active_model, sent: list[int]
+) -> None:
+    old = _new_document()
+    fresh = Document.objects.create(path="fresh.md", title="Fresh", body="# Fresh\n\nNew.")
+    long_ago = timezone.now() - timedelta(minutes=10)
+    DocumentIndexState.objects.filter(document=old).update(updated_at=long_ago)
+
+    index_sweep()
+
+    assert sent == [old.pk]
+    assert fresh.pk not in sent
+
+
+@pytest.fixture
+def worker(transactional_db) -> Iterator[subprocess.Popen[str]]:
+    """A real Celery worker process on the real broker, using the test database."""
+    database = connection.settings_dict
+    host = quote(str(database["HOST"]), safe="")
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"postgres://{database['USER']}@{host}:{database['PORT']}/{database['NAME']}",
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool", "solo",
+         "--loglevel", "WARNING", "--without-mingle", "--without-gossip"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )  # fmt: skip
+    try:
+        yield process
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def _wait_for(predicate, *, seconds: float = 90.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.25)
+    return False
+
+
+def test_a_saved_document_is_searchable_after_the_worker_runs(
+    transactional_db, local_embedder, worker
+) -> None:
+    embedding_model_register(embedder=local_embedder)
+    document = Document.objects.create(
+        path="policies/pets.md",
+        title="Pet Policy",
+        body="# Pet Policy\n\nDogs and cats may visit the office on Fridays.",
+    )
+
+    indexed = _wait_for(
+        lambda: DocumentIndexState.objects.filter(document=document, status="indexed").exists()
+    )
+
+    assert indexed, worker.stdout and worker.stdout.read(2000)
+    assert retrieve(question="can I bring my dog to work?").hits[0].path == "policies/pets.md"
+
+
+@pytest.mark.django_db
+def test_kb_sync_indexes_inline_without_background_requests(
+    active_model,
+    local_embedder,
+    sent: list[int],
+    tmp_path: Path,
+    django_capture_on_commit_callbacks,
+) -> None:
+    from kb.ingestion import corpus_sync
+
+    (tmp_path / "a.md").write_text("# A\n\nAlpha text.\n")
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        corpus_sync(directory=tmp_path, embedder=local_embedder)
+
+    assert sent == [] and callbacks == []
+    assert DocumentIndexState.objects.get().status == "indexed"
