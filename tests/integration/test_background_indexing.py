@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 from urllib.parse import quote
@@ -138,8 +139,8 @@ def test_sweep_resends_old_pending_and_failed_but_not_fresh_ones(
     assert fresh.pk not in sent
 
 
-@pytest.fixture
-def worker(transactional_db) -> Iterator[subprocess.Popen[str]]:
+@contextmanager
+def _worker_process() -> Iterator[subprocess.Popen[str]]:
     """A real Celery worker process on the real broker, using the test database."""
     database = connection.settings_dict
     host = quote(str(database["HOST"]), safe="")
@@ -164,6 +165,12 @@ def worker(transactional_db) -> Iterator[subprocess.Popen[str]]:
             process.wait(timeout=20)
         except subprocess.TimeoutExpired:
             process.kill()
+
+
+@pytest.fixture
+def worker(transactional_db) -> Iterator[subprocess.Popen[str]]:
+    with _worker_process() as process:
+        yield process
 
 
 def _wait_for(predicate, *, seconds: float = 90.0) -> bool:
@@ -209,3 +216,38 @@ def test_kb_sync_indexes_inline_without_background_requests(
 
     assert sent == [] and callbacks == []
     assert DocumentIndexState.objects.get().status == "indexed"
+
+
+def test_a_save_made_while_the_broker_is_down_is_indexed_after_it_returns(
+    transactional_db, local_embedder, django_capture_on_commit_callbacks
+) -> None:
+    from django.conf import settings
+
+    from config import embedded
+
+    if "CELERY_BROKER_URL" in os.environ:
+        pytest.skip("needs the embedded broker, which this test stops and restarts")
+    embedding_model_register(embedder=local_embedder)
+
+    # given the broker is down while a doc writer saves
+    embedded.redis_stop(data_dir=settings.DATA_DIR)
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            document = Document.objects.create(
+                path="policies/parking.md",
+                title="Parking",
+                body="# Parking\n\nVisitors park free in bay C for up to two hours.",
+            )
+        # then the save stands and the to-do row says pending
+        assert DocumentIndexState.objects.get(document=document).status == "pending"
+    finally:
+        embedded.redis_ensure_running(data_dir=settings.DATA_DIR)
+
+    # when the broker is back, a worker runs and the sweep comes round
+    with _worker_process() as worker:
+        assert index_sweep(older_than=timedelta(0)) == 1
+        indexed = _wait_for(
+            lambda: DocumentIndexState.objects.filter(document=document, status="indexed").exists()
+        )
+        assert indexed, worker.stdout and worker.stdout.read(2000)
+    assert retrieve(question="where can visitors park?").hits[0].path == "policies/parking.md"
