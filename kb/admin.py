@@ -1,11 +1,44 @@
 from __future__ import annotations
 
+from typing import Any
+
+from django import forms
 from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.utils import timezone
 from simple_history.admin import SimpleHistoryAdmin
 
 from kb.models import Chunk, Document, DocumentIndexState, EmbeddingModel
+from kb.services import document_restore, document_retire
+
+RETIRE_PERMISSION = "kb.retire_document"
+
+
+class NeedsReviewFilter(admin.SimpleListFilter):
+    title = "review"
+    parameter_name = "review"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
+        return [("due", "Needs review (past review-by date)")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Document]) -> QuerySet[Document]:
+        if self.value() == "due":
+            return queryset.filter(review_by__lt=timezone.localdate()).exclude(status="retired")
+        return queryset
+
+
+class IndexFailedFilter(admin.SimpleListFilter):
+    title = "index"
+    parameter_name = "index"
+
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
+        return [(status, label) for status, label in DocumentIndexState.Status.choices]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Document]) -> QuerySet[Document]:
+        if self.value():
+            return queryset.filter(index_states__status=self.value()).distinct()
+        return queryset
 
 
 class DocumentIndexStateInline(admin.TabularInline):
@@ -31,7 +64,8 @@ class DocumentAdmin(SimpleHistoryAdmin):
         "review_by",
         "index_status",
     )
-    list_filter = ("status", "audience", "category")
+    list_filter = ("status", "audience", "category", NeedsReviewFilter, IndexFailedFilter)
+    actions = ("retire_documents", "restore_documents")
     search_fields = ("title", "path", "body")
     readonly_fields = ("content_hash", "created_at", "modified_at")
     autocomplete_fields = ("superseded_by",)
@@ -39,6 +73,41 @@ class DocumentAdmin(SimpleHistoryAdmin):
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Document]:
         return super().get_queryset(request).prefetch_related("index_states")
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Document | None = None) -> tuple:
+        fields = tuple(super().get_readonly_fields(request, obj))
+        if not request.user.has_perm(RETIRE_PERMISSION):
+            fields += ("superseded_by",)
+        return fields
+
+    def get_form(self, request: HttpRequest, obj: Document | None = None, **kwargs: Any):
+        form = super().get_form(request, obj, **kwargs)
+        if not request.user.has_perm(RETIRE_PERMISSION) and "status" in form.base_fields:
+            # Doc writers draft and publish; retiring is a steward's decision.
+            allowed = [c for c in Document.Status.choices if c[0] != Document.Status.RETIRED]
+            if obj is not None and obj.status == Document.Status.RETIRED:
+                allowed = [(Document.Status.RETIRED, "Retired")]
+            form.base_fields["status"] = forms.ChoiceField(
+                choices=allowed, initial=form.base_fields["status"].initial
+            )
+        return form
+
+    def has_retire_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm(RETIRE_PERMISSION)
+
+    @admin.action(description="Retire selected documents", permissions=["retire"])
+    def retire_documents(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
+        for document in queryset:
+            document_retire(document=document)
+        self.message_user(
+            request, f"Retired {queryset.count()} document(s): they are no longer retrieved."
+        )
+
+    @admin.action(description="Restore selected documents (un-retire)", permissions=["retire"])
+    def restore_documents(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
+        for document in queryset:
+            document_restore(document=document)
+        self.message_user(request, f"Restored {queryset.count()} document(s).")
 
     @admin.display(description="index")
     def index_status(self, document: Document) -> str:

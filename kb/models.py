@@ -50,6 +50,7 @@ class EmbeddingModel(models.Model):
     objects = EmbeddingModelQuerySet.as_manager()
 
     class Meta:
+        permissions = [("manage_embedding_models", "Can register, activate and drop models")]
         constraints = [
             models.UniqueConstraint(
                 fields=["state"], condition=Q(state="active"), name="kb_one_active_embedding_model"
@@ -114,6 +115,7 @@ class Document(models.Model):
     class Meta:
         ordering = ["path"]
         indexes = [models.Index(fields=["status", "audience"], name="kb_document_status_audience")]
+        permissions = [("retire_document", "Can retire, supersede and restore documents")]
 
     def __str__(self) -> str:
         return self.path

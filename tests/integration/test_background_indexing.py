@@ -16,10 +16,10 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from kb import services
 from kb.embedders import EmbeddingError
 from kb.models import Chunk, Document, DocumentIndexState
 from kb.services import IndexingFailed, document_index, embedding_model_register, index_sweep
+from kb.services import indexing as services
 from search.services import retrieve
 from tests.conftest import CountingEmbedder
 

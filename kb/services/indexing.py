@@ -1,4 +1,4 @@
-"""Writes to the knowledge base: embedding models, documents, and their chunks."""
+"""Indexing: embedding models, chunking and embedding, chunk replacement, background indexing."""
 
 from __future__ import annotations
 
@@ -54,20 +54,20 @@ def embedding_model_register(*, embedder: Embedder) -> EmbeddingModel:
             model.state = EmbeddingModel.State.ACTIVE
             model.activated_at = timezone.now()
             model.save(update_fields=["state", "activated_at"])
-        if created or not _hnsw_index_exists(model):
-            _hnsw_index_create(model)
+        if created or not hnsw_index_exists(model):
+            hnsw_index_create(model)
     if created:
         log.info("embedding_model_registered", key=model.key, state=model.state)
     return model
 
 
-def _hnsw_index_exists(model: EmbeddingModel) -> bool:
+def hnsw_index_exists(model: EmbeddingModel) -> bool:
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1 FROM pg_indexes WHERE indexname = %s", [model.hnsw_index_name])
         return cursor.fetchone() is not None
 
 
-def _hnsw_index_create(model: EmbeddingModel) -> None:
+def hnsw_index_create(model: EmbeddingModel) -> None:
     # Identifiers and the dimension are integers we control, never user input.
     with connection.cursor() as cursor:
         cursor.execute(
