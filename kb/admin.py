@@ -3,16 +3,30 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
+from django.urls import path
 from django.utils import timezone
 from simple_history.admin import SimpleHistoryAdmin
 
+from kb.embedders import EmbeddingError, get_embedder
+from kb.ingestion import documents_import
 from kb.models import Chunk, Document, DocumentIndexState, EmbeddingModel
-from kb.services import document_restore, document_retire
+from kb.services import EmbeddingModelMismatch, document_restore, document_retire
+from kb.uploads import UploadRejected, upload_sources
 
 RETIRE_PERMISSION = "kb.retire_document"
+
+
+class DocumentImportForm(forms.Form):
+    file = forms.FileField(
+        help_text="A Markdown file (.md) or a .zip of them; paths inside the zip become "
+        "document paths. Unchanged files are skipped; nothing is ever deleted by an import."
+    )
 
 
 class NeedsReviewFilter(admin.SimpleListFilter):
@@ -91,6 +105,40 @@ class DocumentAdmin(SimpleHistoryAdmin):
                 choices=allowed, initial=form.base_fields["status"].initial
             )
         return form
+
+    def get_urls(self) -> list:
+        upload = self.admin_site.admin_view(self.import_view)
+        return [path("import/", upload, name="kb_document_import"), *super().get_urls()]
+
+    def import_view(self, request: HttpRequest) -> HttpResponse:
+        """Upload a .md file or a .zip of them: the same parsing and skip rules as kb_sync;
+        changed documents are saved and indexed in the background, errors listed per file."""
+        if not self.has_add_permission(request):
+            raise PermissionDenied
+        form = DocumentImportForm(request.POST or None, request.FILES or None)
+        if request.method == "POST" and form.is_valid():
+            upload = form.cleaned_data["file"]
+            try:
+                report = documents_import(
+                    sources=upload_sources(filename=upload.name, data=upload.read()),
+                    embedder=get_embedder(),
+                    origin=upload.name,
+                    index_inline=False,
+                )
+            except (UploadRejected, EmbeddingModelMismatch, EmbeddingError) as exc:
+                form.add_error("file", str(exc))
+            else:
+                for failure in report.failed:
+                    messages.error(request, f"Skipped {failure.message}")
+                messages.info(request, report.summary())
+                return redirect("admin:kb_document_changelist")
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Import Markdown",
+            "form": form,
+            "opts": self.model._meta,
+        }
+        return TemplateResponse(request, "admin/kb/document/import.html", context)
 
     def has_retire_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm(RETIRE_PERMISSION)

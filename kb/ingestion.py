@@ -9,8 +9,9 @@ its indexed copy is left alone; an empty folder never empties a non-empty index 
 
 from __future__ import annotations
 
+import functools
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,6 +60,7 @@ class SyncFailure:
 @dataclass
 class SyncReport:
     indexed: list[str] = field(default_factory=list)  # new or changed content, re-embedded
+    queued: list[str] = field(default_factory=list)  # new or changed, left to the background
     updated: list[str] = field(default_factory=list)  # metadata only, no embedding
     unchanged: int = 0
     removed: list[str] = field(default_factory=list)
@@ -69,8 +71,9 @@ class SyncReport:
     seconds: float = 0.0
 
     def summary(self) -> str:
+        queued = f", {len(self.queued)} queued for indexing" if self.queued else ""
         return (
-            f"{len(self.indexed)} changed, {len(self.updated)} metadata-only, "
+            f"{len(self.indexed)} changed{queued}, {len(self.updated)} metadata-only, "
             f"{self.unchanged} unchanged, {len(self.removed)} removed, {len(self.failed)} failed; "
             f"{self.chunks} chunks written, {self.embedded} texts embedded in {self.seconds:.2f} s"
         )
@@ -80,6 +83,10 @@ class SyncReport:
 Progress = Callable[[int, int], None]
 
 
+# A source file: its document path, and a reader returning at most MAX_DOCUMENT_BYTES + 1 bytes.
+Source = tuple[str, Callable[[], bytes]]
+
+
 def corpus_sync(
     *,
     directory: Path,
@@ -87,27 +94,58 @@ def corpus_sync(
     allow_prune_all: bool = False,
     progress: Progress | None = None,
 ) -> SyncReport:
-    started = time.perf_counter()
+    """Make the index match ``directory``: documents whose file is gone are removed."""
     if not directory.is_dir():
         raise SyncRefused(f"{directory} is not a directory")
+    sources = [
+        (relative_path, functools.partial(_read_limited, file_path))
+        for relative_path, file_path in _markdown_files(directory)
+    ]
+    return documents_import(
+        sources=sources,
+        embedder=embedder,
+        origin=str(directory),
+        prune=True,
+        allow_prune_all=allow_prune_all,
+        progress=progress,
+    )
+
+
+def documents_import(
+    *,
+    sources: Sequence[Source],
+    embedder: Embedder,
+    origin: str,
+    prune: bool = False,
+    allow_prune_all: bool = False,
+    index_inline: bool = True,
+    progress: Progress | None = None,
+) -> SyncReport:
+    """Create or update a document per source, skipping unchanged ones.
+
+    With ``index_inline`` the changed documents are chunked and embedded here (kb_sync);
+    without it they are only saved, and the save's indexing request does the rest in the
+    background (uploads in admin, where a request must not wait on embedding).
+    """
+    started = time.perf_counter()
     report = SyncReport()
     embedding_model = embedding_model_for_indexing(embedder=embedder)
 
     present: set[str] = set()
     parsed: list[ParsedDocument] = []
-    for relative_path, file_path in _markdown_files(directory):
+    for relative_path, read in sources:
         present.add(relative_path)
         try:
-            parsed.append(parse_document(path=relative_path, raw=_read_limited(file_path)))
+            parsed.append(parse_document(path=relative_path, raw=read()))
         except DocumentParseError as exc:
             report.failed.append(SyncFailure(relative_path, str(exc)))
         except OSError as exc:
-            report.failed.append(SyncFailure(relative_path, f"cannot read: {exc.strerror}"))
+            report.failed.append(SyncFailure(relative_path, f"{relative_path}: cannot read: {exc}"))
 
     existing = {doc.path: doc for doc in Document.objects.defer("body")}
-    if not present and existing and not allow_prune_all:
+    if prune and not present and existing and not allow_prune_all:
         raise SyncRefused(
-            f"{directory} has no Markdown files but the index holds {len(existing)} documents; "
+            f"{origin} has no Markdown files but the index holds {len(existing)} documents; "
             "refusing to remove them all (pass --allow-prune-all if that is what you want)"
         )
     states = {
@@ -119,9 +157,7 @@ def corpus_sync(
     for document in parsed:
         current = existing.get(document.path)
         content_hash = content_hash_of(title=document.title, body=document.body)
-        if current is None or not index_is_current(
-            states.get(current.pk), content_hash=content_hash
-        ):
+        if _needs_write(current, content_hash, states, index_inline=index_inline):
             to_index.append(document)
         elif _metadata_differs(current, document):
             _document_update_metadata(current, document)
@@ -129,10 +165,20 @@ def corpus_sync(
         else:
             report.unchanged += 1
 
-    with indexing_inline():
-        _index_documents(to_index, existing, embedder, embedding_model, report, progress)
+    if index_inline:
+        with indexing_inline():
+            _index_documents(to_index, existing, embedder, embedding_model, report, progress)
+    else:
+        for document in to_index:
+            with transaction.atomic():
+                _document_upsert(
+                    document,
+                    current=existing.get(document.path),
+                    content_hash=content_hash_of(title=document.title, body=document.body),
+                )
+            report.queued.append(document.path)
     _link_successors(parsed, report)
-    removed = sorted(set(existing) - present)
+    removed = sorted(set(existing) - present) if prune else []
     if removed:
         with transaction.atomic():
             Document.objects.filter(path__in=removed).delete()
@@ -140,9 +186,10 @@ def corpus_sync(
 
     report.seconds = time.perf_counter() - started
     log.info(
-        "corpus_synced",
-        directory=str(directory),
+        "documents_imported",
+        origin=origin,
         indexed=len(report.indexed),
+        queued=len(report.queued),
         updated=len(report.updated),
         unchanged=report.unchanged,
         removed=len(report.removed),
@@ -151,6 +198,23 @@ def corpus_sync(
         seconds=round(report.seconds, 3),
     )
     return report
+
+
+def _needs_write(
+    current: Document | None,
+    content_hash: str,
+    states: dict[int, DocumentIndexState],
+    *,
+    index_inline: bool,
+) -> bool:
+    """Whether the document's text must be written. Indexing inline, that is until its chunks
+    are current; otherwise saving is the whole job, and an unchanged text is already indexed
+    or queued by its earlier save."""
+    if current is None:
+        return True
+    if index_inline:
+        return not index_is_current(states.get(current.pk), content_hash=content_hash)
+    return current.content_hash != content_hash
 
 
 def _markdown_files(directory: Path) -> Iterator[tuple[str, Path]]:

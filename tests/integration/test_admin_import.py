@@ -1,0 +1,115 @@
+"""Bulk import in admin: a .md or a .zip, per-file errors, indexing left to the background."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+
+import pytest
+from django.contrib.auth.models import Group, User
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+
+from kb.models import Document, DocumentIndexState
+from kb.services import embedding_model_register
+from kb.services import indexing as indexing_services
+from kb.uploads import MAX_ZIP_ENTRIES, UploadRejected, upload_sources
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def writer_client(local_embedder, monkeypatch: pytest.MonkeyPatch) -> Client:
+    embedding_model_register(embedder=local_embedder)
+    monkeypatch.setattr(indexing_services, "index_enqueue", lambda *, document_ids: 0)
+    user = User.objects.create_user(username="writer", password="pw-for-tests", is_staff=True)
+    user.groups.add(Group.objects.get(name="Doc writers"))
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def _zip(files: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def _upload(client: Client, name: str, data: bytes):
+    return client.post(
+        "/admin/kb/document/import/", {"file": SimpleUploadedFile(name, data)}, follow=True
+    )
+
+
+def test_markdown_file_upload_creates_a_pending_document(writer_client: Client) -> None:
+    response = _upload(writer_client, "parking.md", b"# Parking\n\nVisitors use bay C.\n")
+
+    assert response.status_code == 200
+    document = Document.objects.get(path="parking.md")
+    assert document.title == "Parking"
+    assert DocumentIndexState.objects.get(document=document).status == "pending"
+    assert "1 queued for indexing" in response.content.decode()
+
+
+def test_zip_upload_imports_good_files_and_lists_each_bad_one(writer_client: Client) -> None:
+    archive = _zip(
+        {
+            "policies/a.md": b"# A\n\nAlpha.\n",
+            "policies/b.md": b"---\ntitle: [broken\n---\n# B\n",
+            "notes.txt": b"ignored",
+            "__MACOSX/policies/._a.md": b"\x00\x01",
+            "bin.md": b"\x00\x01\x02",
+        }
+    )
+
+    page = _upload(writer_client, "docs.zip", archive).content.decode()
+
+    assert list(Document.objects.values_list("path", flat=True)) == ["policies/a.md"]
+    assert "Skipped policies/b.md:2" in page and "Skipped bin.md" in page
+
+
+def test_reimporting_an_unchanged_file_changes_nothing(writer_client: Client) -> None:
+    _upload(writer_client, "a.md", b"# A\n\nAlpha.\n")
+    page = _upload(writer_client, "a.md", b"# A\n\nAlpha.\n").content.decode()
+
+    assert "1 unchanged" in page
+    assert Document.objects.get(path="a.md").history.count() == 1
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "message"),
+    [
+        ("notes.pdf", b"%PDF-1.4", "upload a Markdown file"),
+        ("docs.zip", b"not a zip", "not a readable zip"),
+        ("empty.zip", _zip({"readme.txt": b"x"}), "no Markdown files"),
+    ],
+)
+def test_unreadable_uploads_are_refused_with_a_reason(
+    writer_client: Client, name: str, data: bytes, message: str
+) -> None:
+    page = _upload(writer_client, name, data).content.decode()
+
+    assert message in page
+    assert not Document.objects.exists()
+
+
+def test_zip_entries_cannot_escape_the_corpus(writer_client: Client) -> None:
+    page = _upload(writer_client, "evil.zip", _zip({"../../etc/x.md": b"# X\n"})).content.decode()
+
+    assert "invalid document path" in page
+    assert not Document.objects.exists()
+
+
+def test_zip_with_too_many_entries_is_refused_before_reading() -> None:
+    archive = _zip({f"d/{n}.md": b"# T\n" for n in range(MAX_ZIP_ENTRIES + 1)})
+
+    with pytest.raises(UploadRejected, match="entries"):
+        upload_sources(filename="big.zip", data=archive)
+
+
+def test_anonymous_cannot_import() -> None:
+    response = Client().post("/admin/kb/document/import/", {})
+
+    assert response.status_code == 302 and "/admin/login/" in response["Location"]
