@@ -251,3 +251,25 @@ def test_a_save_made_while_the_broker_is_down_is_indexed_after_it_returns(
         )
         assert indexed, worker.stdout and worker.stdout.read(2000)
     assert retrieve(question="where can visitors park?").hits[0].path == "policies/parking.md"
+
+
+def test_two_rapid_edits_end_with_the_index_matching_the_second(
+    transactional_db, local_embedder, worker
+) -> None:
+    embedding_model_register(embedder=local_embedder)
+    document = Document.objects.create(
+        path="policies/lunch.md", title="Lunch", body="# Lunch\n\nLunch is served at noon."
+    )
+    document.body = "# Lunch\n\nLunch is served at one o'clock in the atrium."
+    document.save()
+
+    settled = _wait_for(
+        lambda: DocumentIndexState.objects.filter(
+            document=document, status="indexed", indexed_hash=document.content_hash
+        ).exists()
+    )
+
+    assert settled, worker.stdout and worker.stdout.read(2000)
+    texts = list(Chunk.objects.filter(document=document).values_list("text", flat=True))
+    assert texts and all("one o'clock" in text for text in texts)
+    assert not any("noon" in text for text in texts)
