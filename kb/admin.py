@@ -6,17 +6,26 @@ from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import path
 from django.utils import timezone
+from django.utils.safestring import mark_safe
 from simple_history.admin import SimpleHistoryAdmin
 
 from kb.embedders import EmbeddingError, get_embedder
 from kb.ingestion import documents_import
 from kb.models import Chunk, Document, DocumentIndexState, EmbeddingModel
-from kb.services import EmbeddingModelMismatch, document_restore, document_retire
+from kb.parsing import MAX_DOCUMENT_BYTES
+from kb.rendering import markdown_to_html
+from kb.services import (
+    EmbeddingModelMismatch,
+    chunk_limits_for,
+    document_chunk,
+    document_restore,
+    document_retire,
+)
 from kb.uploads import UploadRejected, upload_sources
 
 RETIRE_PERMISSION = "kb.retire_document"
@@ -106,9 +115,45 @@ class DocumentAdmin(SimpleHistoryAdmin):
             )
         return form
 
+    class Media:
+        js = ("kb/document_preview.js",)
+        css = {"all": ("kb/document_preview.css",)}
+
     def get_urls(self) -> list:
         upload = self.admin_site.admin_view(self.import_view)
-        return [path("import/", upload, name="kb_document_import"), *super().get_urls()]
+        preview = self.admin_site.admin_view(self.preview_view)
+        return [
+            path("import/", upload, name="kb_document_import"),
+            path("preview/", preview, name="kb_document_preview"),
+            *super().get_urls(),
+        ]
+
+    def preview_view(self, request: HttpRequest) -> HttpResponse:
+        """The rendered page and the chunks it will produce, for the text being edited."""
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        if not (self.has_add_permission(request) or self.has_change_permission(request)):
+            raise PermissionDenied
+        title = request.POST.get("title", "").strip() or "Untitled"
+        body = request.POST.get("body", "")
+        if len(body.encode()) > MAX_DOCUMENT_BYTES:
+            return HttpResponse(
+                f"<p class='errornote'>The text is over {MAX_DOCUMENT_BYTES:,} bytes.</p>"
+            )
+        embedder = get_embedder()
+        try:
+            chunks = document_chunk(title=title, body=body, embedder=embedder).drafts
+        except ValueError as exc:
+            chunks, error = [], str(exc)
+        else:
+            error = ""
+        context = {
+            "html": mark_safe(markdown_to_html(body)),  # sanitised by nh3 in markdown_to_html
+            "chunks": chunks,
+            "error": error,
+            "max_tokens": chunk_limits_for(embedder).max_tokens,
+        }
+        return TemplateResponse(request, "admin/kb/document/preview.html", context)
 
     def import_view(self, request: HttpRequest) -> HttpResponse:
         """Upload a .md file or a .zip of them: the same parsing and skip rules as kb_sync;

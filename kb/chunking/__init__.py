@@ -14,5 +14,13 @@ from kb.chunking.chunker import (
     chunk_markdown,
     embedding_text,
 )
+from kb.chunking.lines import without_comments
 
-__all__ = ["CHUNKER_VERSION", "ChunkDraft", "ChunkLimits", "chunk_markdown", "embedding_text"]
+__all__ = [
+    "CHUNKER_VERSION",
+    "ChunkDraft",
+    "ChunkLimits",
+    "chunk_markdown",
+    "embedding_text",
+    "without_comments",
+]
