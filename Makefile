@@ -32,7 +32,8 @@ test: install
 	exit $$rc
 
 bench: install
-	@rc=0; $(BENCH_ENV) $(PY) manage.py kb_bench $(BENCH_ARGS) || rc=$$?; \
+	@rc=0; $(BENCH_ENV) $(PY) manage.py kb_bench || rc=$$?; \
+	$(BENCH_ENV) $(PY) manage.py search_bench || rc=$$?; \
 	$(BENCH_ENV) $(PY) manage.py embedded stop >/dev/null 2>&1 || true; exit $$rc
 
 lint: install

@@ -16,7 +16,7 @@ import statistics
 import struct
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,11 +25,12 @@ import numpy as np
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection, connections
+from django.db.backends.utils import CursorWrapper
 
 from kb.embedders import Embedder, get_embedder
 from kb.models import EmbeddingModel
 from kb.parsing import parse_document
-from kb.services import _hnsw_index_create, document_chunk, embedding_model_register
+from kb.services import document_chunk, embedding_model_register, hnsw_index_create
 from search.hybrid import hybrid_search
 from search.keywords import keyword_query
 from search.services import PUBLIC_AUDIENCES, retrieve
@@ -42,10 +43,11 @@ BATCH_ROWS = 10_000
 CHUNKS_PER_DOCUMENT = 10
 CANDIDATES = 20  # what retrieve() asks hybrid_search for
 GIN_INDEX = "kb_chunk_tsv_gin"
-# Enough for the 100k-chunk HNSW graph to fit in memory while it is built; with the 64MB default
-# pgvector spills to disk halfway and the build takes several times longer.
+# Enough for the 100k-chunk HNSW graph to fit in memory while it is built: with the 64MB default
+# it does not, and the build took 65 s instead of 22 s here.
 BUILD_MAINTENANCE_WORK_MEM = "1GB"
-# Noise norm relative to the mixture's norm: real neighbours sit at cosine ~0.6-0.9, not 0.99.
+# Noise norm relative to the mixture's norm. Measured: a question's best synthetic chunk sits at
+# median cosine 0.57 (0.56 against the real corpus), a chunk's nearest neighbour at 0.81.
 NOISE_RATIO = 0.45
 DATABASE_NAME = "test_groundwork_search_bench"
 
@@ -58,6 +60,7 @@ class SeedChunk:
     title: str
     heading_path: str
     sentences: list[str]
+    embedding_text: str  # exactly what kb_sync embeds for this chunk
 
 
 class Command(BaseCommand):
@@ -70,7 +73,13 @@ class Command(BaseCommand):
         parser.add_argument("--corpus", type=Path, default=settings.BASE_DIR / "corpus")
 
     def handle(
-        self, *args: object, chunks: int, questions: int, keep: bool, corpus: Path, **options
+        self,
+        *args: object,
+        chunks: int,
+        questions: int,
+        keep: bool,
+        corpus: Path,
+        **options: object,
     ) -> None:
         if chunks < 1000:
             raise CommandError("--chunks must be at least 1000")
@@ -85,9 +94,7 @@ class Command(BaseCommand):
         seeds = _seed_chunks(corpus, embedder)
         self._step(f"embedding {len(seeds)} sample-corpus chunks (the vectors' building blocks)")
         started = time.perf_counter()
-        seed_vectors = embedder.embed_documents(
-            [f"{s.title} > {s.heading_path}\n\n{' '.join(s.sentences)}" for s in seeds]
-        )
+        seed_vectors = embedder.embed_documents([seed.embedding_text for seed in seeds])
         self._done(started)
         identifiers = _corpus_identifiers(seeds)
         asked = _questions(corpus / "eval.jsonl", WARM_UP + questions)
@@ -116,7 +123,10 @@ class Command(BaseCommand):
             report["retrieval"] = self._time_retrieval(asked)
         finally:
             if keep:
-                self.stdout.write(f"kept database {DATABASE_NAME} (--keep): drop it with dropdb")
+                self.stdout.write(
+                    f"kept database {DATABASE_NAME} (--keep); the next run replaces it, "
+                    f"or: DROP DATABASE {DATABASE_NAME}"
+                )
             else:
                 creation.destroy_test_db(old_name, verbosity=0)
             connection.settings_dict["TEST"]["NAME"] = old_test_name
@@ -172,7 +182,7 @@ class Command(BaseCommand):
             started = time.perf_counter()
             with self._index_build_progress():
                 # The production statement, so the index is exactly what kb.services creates.
-                _hnsw_index_create(model)
+                hnsw_index_create(model)
             hnsw_seconds = self._done(started)
             cursor.execute("RESET maintenance_work_mem")
             if _index_definition(model.hnsw_index_name) != hnsw_definition:
@@ -191,7 +201,7 @@ class Command(BaseCommand):
             hnsw_size, gin_size, table_size = cursor.fetchone()
         self.stdout.write(
             f"  sizes: kb_chunk {table_size}, HNSW {hnsw_size}, GIN {gin_size}; "
-            f"loading took {time.perf_counter() - loading:.1f} s"
+            f"load, index builds and vacuum took {time.perf_counter() - loading:.1f} s"
         )
         return {"documents": documents, "gin_s": gin_seconds, "hnsw_s": hnsw_seconds}
 
@@ -286,6 +296,7 @@ class Command(BaseCommand):
             "hnsw": sum(model.hnsw_index_name in plan for _, _, plan in plans),
             "gin": sum(GIN_INDEX in plan for _, _, plan in plans),
             "jit": sum("JIT:" in plan for _, _, plan in plans),
+            "seq_scan": sum("Seq Scan on kb_chunk" in plan for _, _, plan in plans),
         }
         shown = [("median", plans[len(plans) // 2]), ("slowest", plans[-1])]
         for label, (ms, question, plan) in shown:
@@ -362,8 +373,18 @@ class Command(BaseCommand):
         rows = [
             ("HNSW index build", f"{build['hnsw_s']:.1f} s", "-", "info"),
             ("GIN index build", f"{build['gin_s']:.1f} s", "-", "info"),
-            ("hybrid SQL p50", f"{sql_p[50]:.1f} ms", "< 15 ms", verdict(sql_p[50] < 15)),
-            ("hybrid SQL p95", f"{sql_p[95]:.1f} ms", "< 40 ms", verdict(sql_p[95] < 40)),
+            (
+                "hybrid SQL p50",
+                f"{sql_p[50]:.1f} ms",
+                f"< {SQL_P50_TARGET_MS:.0f} ms",
+                verdict(sql_p[50] < SQL_P50_TARGET_MS),
+            ),
+            (
+                "hybrid SQL p95",
+                f"{sql_p[95]:.1f} ms",
+                f"< {SQL_P95_TARGET_MS:.0f} ms",
+                verdict(sql_p[95] < SQL_P95_TARGET_MS),
+            ),
             ("hybrid SQL p99", f"{sql_p[99]:.1f} ms", "-", "info"),
             *(
                 (f"  {kind} ({count}) p50 / p95", f"{p[50]:.1f} / {p[95]:.1f}", "ms", "info")
@@ -392,9 +413,15 @@ class Command(BaseCommand):
                 used(explain["gin"]),
             ),
             (
+                "  plans reading kb_chunk by seq scan",
+                f"{explain['seq_scan']}/{explain['plans']}",
+                "-",
+                "info",
+            ),
+            (
                 "retrieval p50",
                 f"{retrieval_p[50]:.1f} ms",
-                "< 250 ms",
+                f"< {RETRIEVAL_P50_TARGET_MS:.0f} ms",
                 verdict(retrieval_p[50] < RETRIEVAL_P50_TARGET_MS),
             ),
             ("retrieval p95", f"{retrieval_p[95]:.1f} ms", "-", "info"),
@@ -451,7 +478,7 @@ def _seed_chunks(corpus: Path, embedder: Embedder) -> list[SeedChunk]:
     for path in sorted(corpus.rglob("*.md")):
         document = parse_document(path=path.relative_to(corpus).as_posix(), raw=path.read_bytes())
         chunked = document_chunk(title=document.title, body=document.body, embedder=embedder)
-        for draft in chunked.drafts:
+        for draft, embedding_text in zip(chunked.drafts, chunked.embedding_texts(), strict=True):
             sentences = [
                 " ".join(part.split())
                 for part in re.split(r"(?<=[.!?])\s+|\n+", draft.text)
@@ -464,6 +491,7 @@ def _seed_chunks(corpus: Path, embedder: Embedder) -> list[SeedChunk]:
                         title=document.title,
                         heading_path=draft.heading_path,
                         sentences=sentences,
+                        embedding_text=embedding_text,
                     )
                 )
     if not seeds:
@@ -489,7 +517,7 @@ def _questions(path: Path, count: int) -> list[str]:
     return [questions[number % len(questions)] for number in range(count)]
 
 
-def _documents_insert(cursor, seeds: list[SeedChunk], count: int) -> int:
+def _documents_insert(cursor: CursorWrapper, seeds: list[SeedChunk], count: int) -> int:
     """``count`` documents in one statement; returns the first id (ids are consecutive)."""
     cursor.execute(
         """
@@ -516,7 +544,7 @@ def _documents_insert(cursor, seeds: list[SeedChunk], count: int) -> int:
     return cursor.fetchone()[0]
 
 
-def _seeds_load(cursor, seeds: list[SeedChunk]) -> None:
+def _seeds_load(cursor: CursorWrapper, seeds: list[SeedChunk]) -> None:
     numbers, ordinals, sentences = [], [], []
     for number, seed in enumerate(seeds):
         for ordinal, sentence in enumerate(seed.sentences):
@@ -541,7 +569,12 @@ def _seeds_load(cursor, seeds: list[SeedChunk]) -> None:
 
 
 def _vectors_copy(
-    cursor, vectors: np.ndarray, seed_a: np.ndarray, seed_b: np.ndarray, *, first_row: int
+    cursor: CursorWrapper,
+    vectors: np.ndarray,
+    seed_a: np.ndarray,
+    seed_b: np.ndarray,
+    *,
+    first_row: int,
 ) -> None:
     """One batch of vectors into ``bench_vector`` by binary COPY, packed by numpy.
 
@@ -581,12 +614,22 @@ def _vectors_copy(
 
 
 def _chunks_insert(
-    cursor, model: EmbeddingModel, identifiers: list[str], *, first_document: int, batch: int
+    cursor: CursorWrapper,
+    model: EmbeddingModel,
+    identifiers: list[str],
+    *,
+    first_document: int,
+    batch: int,
 ) -> None:
     """The batch in ``bench_vector`` as chunks: 3-5 sentences of the main seed, 1-2 of the
-    second, and in some chunks an error code (E1234) or a real identifier of the corpus."""
+    second, and in some chunks an error code (E1234) or a real identifier of the corpus.
+
+    Each seed sentence and heading recurs in hundreds of chunks, so every term is at least that
+    common; error codes are redrawn per chunk so that, as in a real help center, a pasted code
+    matches a handful of chunks rather than thousands.
+    """
     cursor.execute(
-        f"""
+        rf"""
         WITH drafted AS MATERIALIZED (
             SELECT v.row_number, v.embedding, a.heading_path,
                    concat_ws(' ',
@@ -614,9 +657,14 @@ def _chunks_insert(
         INSERT INTO kb_chunk (document_id, embedding_model_id, ordinal, heading_path, text,
                               char_start, char_end, token_count, embedding)
         SELECT %s + row_number / {CHUNKS_PER_DOCUMENT}, {int(model.pk)},
-               row_number %% {CHUNKS_PER_DOCUMENT}, heading_path, text,
+               row_number %% {CHUNKS_PER_DOCUMENT},
+               regexp_replace(heading_path, '\mE[0-9]{{4}}\M', drawn.code, 'g'),
+               regexp_replace(text, '\mE[0-9]{{4}}\M', drawn.code, 'g'),
                0, length(text), length(text) / 4, embedding
         FROM drafted
+        CROSS JOIN LATERAL (
+            SELECT 'E' || (1000 + floor(random() * 9000))::int AS code WHERE row_number >= 0
+        ) AS drawn
         """,
         [identifiers, len(identifiers), first_document],
     )
@@ -653,7 +701,9 @@ class _StatementCapture:
     def __init__(self) -> None:
         self.statements: list[tuple[str, object]] = []
 
-    def __call__(self, execute, sql, params, many, context):
+    def __call__(
+        self, execute: Callable, sql: str, params: object, many: bool, context: dict
+    ) -> object:
         self.statements.append((sql, params))
         return execute(sql, params, many, context)
 
