@@ -127,7 +127,9 @@ class Document(models.Model):
         update_fields = kwargs.get("update_fields")
         if update_fields is not None and {"title", "body"} & set(update_fields):
             kwargs["update_fields"] = {*update_fields, "content_hash"}
-        with transaction.atomic():
+        # savepoint=False: inside a caller's transaction this adds no round trips; outside one
+        # it still makes the save and its post-save work a single transaction.
+        with transaction.atomic(savepoint=False):
             super().save(*args, **kwargs)
 
 
