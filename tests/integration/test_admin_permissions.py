@@ -116,3 +116,16 @@ def test_steward_retire_hides_the_document_at_once_and_restore_brings_it_back(
     assert retrieve(question=question).hits[0].path == "parking.md"
     indexed.refresh_from_db()
     assert (indexed.status, indexed.superseded_by) == ("published", None)
+
+
+def test_history_shows_what_changed_and_offers_a_revert(steward: User, indexed) -> None:
+    indexed.body = indexed.body.replace("bay C", "bay D")
+    indexed.save()
+    client = _client(steward)
+
+    history = client.get(f"/admin/kb/document/{indexed.pk}/history/").content.decode()
+    first = indexed.history.earliest()
+    revert = client.get(f"/admin/kb/document/{indexed.pk}/history/{first.history_id}/")
+
+    assert "bay C" in history and "bay D" in history  # the changed field, before and after
+    assert revert.status_code == 200 and "Revert" in revert.content.decode()
