@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from django.db import connection
 
-from kb.models import EmbeddingModel
+from kb.models import EmbeddingModel, vector_literal
 from search.keywords import KeywordQuery
 
 RRF_K = 60
@@ -113,7 +113,7 @@ def hybrid_search(
     )
 
     if use_vector:
-        vector_text = "[" + ",".join(f"{float(x):.9g}" for x in query_vector) + "]"
+        vector_text = vector_literal(query_vector)
         ctes.append(
             f"""vector_hits AS (
                 SELECT c.id, c.embedding::vector({dims}) <=> %s::vector({dims}) AS distance
@@ -135,7 +135,6 @@ def hybrid_search(
         )
 
     if use_keyword:
-        assert keywords is not None
         any_terms = _tsquery_sql(len(keywords.terms))
         # Beside the vector leg, the keyword leg speaks for the pasted identifiers: candidates
         # must contain one (rare terms, so the GIN index stays selective), ranked by all terms.

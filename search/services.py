@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import structlog
 from django.db import DatabaseError, transaction
 
+from kb.chunking import embedding_text
 from kb.embedders import Embedder, get_embedder
 from kb.models import EmbeddingModel
 from search.hybrid import FusionWeights, HybridRows, hybrid_search
@@ -93,7 +94,10 @@ def retrieve(
             reranker = reranker or get_reranker()
             if reranker is not None:
                 reranker_name = reranker.name
-                scores = reranker.rerank(question=question, passages=[_passage(h) for h in hits])
+                scores = reranker.rerank(
+                    question=question,
+                    passages=[embedding_text(h.title, h.heading_path, h.text) for h in hits],
+                )
                 if len(scores) != len(hits):
                     raise RerankError(f"{len(scores)} scores for {len(hits)} passages")
                 hits = [
@@ -127,10 +131,6 @@ def retrieve(
         **{f"{k}_ms": v for k, v in result.timings_ms.items()},
     )
     return result
-
-
-def _passage(hit: Hit) -> str:
-    return f"{hit.title} > {hit.heading_path}\n\n{hit.text}" if hit.heading_path else hit.text
 
 
 def _run_hybrid(

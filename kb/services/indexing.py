@@ -17,7 +17,14 @@ from django.utils import timezone
 
 from kb.chunking import CHUNKER_VERSION, ChunkDraft, ChunkLimits, chunk_markdown, embedding_text
 from kb.embedders import Embedder, EmbeddingError
-from kb.models import Chunk, Document, DocumentIndexState, EmbeddingModel, content_hash_of
+from kb.models import (
+    Chunk,
+    Document,
+    DocumentIndexState,
+    EmbeddingModel,
+    content_hash_of,
+    vector_literal,
+)
 
 log = structlog.get_logger("groundwork.kb")
 
@@ -158,12 +165,6 @@ def chunks_replace(
 
 
 _CHUNK_ROW = "(%s, %s, %s, %s, %s, %s, %s, %s, %s::vector)"
-_VECTOR_FORMAT = "[{}]"
-
-
-def _vector_literal(vector: np.ndarray) -> str:
-    # 9 significant digits round-trip a float32 exactly; pgvector's own formatting writes 17.
-    return _VECTOR_FORMAT.format(",".join(format(x, ".9g") for x in vector.tolist()))
 
 
 def _chunks_insert_and_mark_indexed(
@@ -186,7 +187,7 @@ def _chunks_insert_and_mark_indexed(
             draft.char_start,
             draft.char_end,
             draft.token_count,
-            _vector_literal(vector),
+            vector_literal(vector),
         ]
     insert_chunks = ""
     if chunks.drafts:
