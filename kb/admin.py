@@ -204,7 +204,7 @@ class DocumentAdmin(SimpleHistoryAdmin):
 
     @admin.display(description="index")
     def index_status(self, document: Document) -> str:
-        states = [state for state in document.index_states.all()]
+        states = list(document.index_states.all())
         if not states:
             return "not indexed"
         return ", ".join(

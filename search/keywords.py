@@ -54,11 +54,11 @@ def keyword_query(question: str) -> KeywordQuery:
     identifiers: list[str] = []
     seen: set[str] = set()
     for match in _TOKEN.finditer(text):
-        token = (
-            match.group(0).strip("._-/:") if not match.group(0).endswith("_") else match.group(0)
-        )
+        # The pattern starts and ends a token on a word character (or a trailing "_" of a
+        # pasted prefix like sk_test_), so edge punctuation never reaches a term.
+        token = match.group(0)
         key = token.lower()
-        if not token or key in seen:
+        if key in seen:
             continue
         seen.add(key)
         terms.append(token)

@@ -182,15 +182,28 @@ def _split_code(
         block.text, start, end, content_budget, count_tokens, _CODE_CUTS, _trim_code,
         _estimate_without(tokens, fence_tokens),
     )  # fmt: skip
+    return _wrapped_pieces(block, spans, opener + "\n", "\n" + closer, fence_tokens)
+
+
+def _wrapped_pieces(
+    block: Block,
+    spans: list[tuple[int, int, int]],
+    prefix: str,
+    suffix: str,
+    wrapper_tokens: int,
+) -> list[Piece]:
+    """Each span of `block` as a piece of its own between `prefix` and `suffix` (a re-opened
+    fence, a repeated table header). The first and last pieces claim the block's edges in the
+    source, which the wrapper they repeat came from."""
     pieces = []
-    for number, (piece_start, piece_end, piece_tokens) in enumerate(spans):
-        text = f"{opener}\n{block.text[piece_start:piece_end]}\n{closer}"
-        source_start, source_end = block.source_span(piece_start, piece_end)
+    for number, (start, end, span_tokens) in enumerate(spans):
+        source_start, source_end = block.source_span(start, end)
         if number == 0:
             source_start = block.start
         if number == len(spans) - 1:
             source_end = block.end
-        pieces.append(Piece(text, source_start, source_end, piece_tokens + fence_tokens))
+        text = f"{prefix}{block.text[start:end]}{suffix}"
+        pieces.append(Piece(text, source_start, source_end, span_tokens + wrapper_tokens))
     return pieces
 
 
@@ -209,14 +222,7 @@ def _split_table(
                 block.text, rows_start, len(block.text), row_budget, count_tokens, _ROW_CUTS,
                 _trim_prose, _estimate_without(tokens, header_tokens),
             )  # fmt: skip
-            pieces = []
-            for number, (start, end, piece_tokens) in enumerate(spans):
-                text = f"{header}\n{block.text[start:end]}"
-                source_start, source_end = block.source_span(start, end)
-                if number == 0:
-                    source_start = block.start
-                pieces.append(Piece(text, source_start, source_end, piece_tokens + header_tokens))
-            return pieces
+            return _wrapped_pieces(block, spans, header + "\n", "", header_tokens)
     return _split_plain(block, budget, count_tokens, _ROW_CUTS, _trim_prose)
 
 
