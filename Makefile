@@ -25,7 +25,9 @@ browser:
 	@if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then \
 	  echo "installing Debian's chromium for the end-to-end tests"; \
 	  SUDO=$$([ "$$(id -u)" -eq 0 ] || echo sudo); \
-	  $$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver >/dev/null \
+	  APT="$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get"; \
+	  $$APT install -y -q chromium chromium-driver >/dev/null \
+	    || { $$APT update -q >/dev/null && $$APT install -y -q chromium chromium-driver >/dev/null; } \
 	    || { echo "error: could not install chromium (apt-get install chromium chromium-driver)"; exit 1; }; \
 	fi
 
