@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import structlog
 
-from search.rerankers import voyage
+from kb import voyage as kb_voyage
 from search.rerankers.base import Reranker, RerankError
 from search.rerankers.voyage import VoyageReranker
 from tests.support.voyage_stub import VoyageStub
@@ -53,7 +53,7 @@ def make_reranker(stub: VoyageStub) -> MakeReranker:
 def logged_events(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[dict[str, Any]]]:
     with structlog.testing.capture_logs() as events:
         # Loggers are cached on first use; a fresh one picks up the capturing configuration.
-        monkeypatch.setattr(voyage, "log", structlog.get_logger("groundwork.search"))
+        monkeypatch.setattr(kb_voyage, "log", structlog.get_logger("groundwork.voyage"))
         yield events
 
 
