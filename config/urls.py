@@ -5,5 +5,6 @@ from django.urls import include, path
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("docs/", include("kb.urls")),
     path("", include("search.urls")),
 ]

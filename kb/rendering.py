@@ -1,20 +1,264 @@
-"""Markdown to safe HTML, for previews in admin and (later) the public document pages.
+"""Markdown to safe HTML: the admin preview and the public document pages.
 
 markdown-it-py with raw HTML off turns any HTML in a document into text; nh3 then removes
 whatever unsafe markup could still come out (javascript: links, event attributes). HTML
 comments never reach the output, so the hidden instructions some pages carry are not shown.
+
+The document pages also need to know where each rendered block came from, so that a citation
+(character offsets of a chunk in ``Document.body``) can highlight the blocks it quotes. Comments
+are removed line by line (``scan_lines`` keeps one line per source line), so markdown-it's
+``token.map`` line ranges over the visible text are line ranges of the original body too.
 """
 
 from __future__ import annotations
 
-import nh3
-from markdown_it import MarkdownIt
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
-from kb.chunking import without_comments
+import nh3
+from django.utils.html import escape
+from django.utils.text import slugify
+from markdown_it import MarkdownIt
+from markdown_it.renderer import RendererHTML
+from markdown_it.token import Token
+from markdown_it.utils import EnvType, OptionsDict
+
+from kb.chunking.lines import SourceLine, scan_lines
 
 _markdown = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
 
+_URL_SCHEMES = {"http", "https", "mailto"}
+
+CITED_CLASS = "cited-passage"
+CITED_ID = "passage"
+# Ids the page around the document uses: a heading slug must never take one of them.
+RESERVED_IDS = frozenset({CITED_ID, "main", "top", "content", "on-this-page", "document-title"})
+
+# Blocks a citation can mark. A block inside one that is already marked is left alone: the
+# outer one carries the highlight, and nested highlights would only stack borders.
+_CITABLE_OPENERS = {
+    "paragraph_open",
+    "heading_open",
+    "list_item_open",
+    "table_open",
+    "blockquote_open",
+}
+_CITABLE_LEAVES = {"fence", "code_block"}
+_HEADING_TAGS = {"h1", "h2", "h3", "h4", "h5", "h6"}
+_BLOCK_TAGS = {"p", "li", "table", "pre", "blockquote"}
+
+# What the document pages add to markdown-it's output; everything else is nh3's default.
+_PAGE_ATTRIBUTES = {tag: set(allowed) for tag, allowed in nh3.ALLOWED_ATTRIBUTES.items()}
+for _tag in _HEADING_TAGS | _BLOCK_TAGS:
+    _PAGE_ATTRIBUTES.setdefault(_tag, set()).add("id")
+_PAGE_ATTRIBUTES.setdefault("span", set()).add("aria-hidden")
+_PAGE_CLASSES = {
+    **{tag: {CITED_CLASS} for tag in _HEADING_TAGS | _BLOCK_TAGS},
+    "a": {"heading-anchor"},
+    "span": {"visually-hidden"},
+    "caption": {"visually-hidden"},
+}
+
+_CITED_LABEL = '<span class="visually-hidden">Cited passage: </span>'
+
 
 def markdown_to_html(body: str) -> str:
-    html = _markdown.render(without_comments(body))
-    return nh3.clean(html, url_schemes={"http", "https", "mailto"})
+    """The body as safe HTML with no ids: it is shown inside admin pages that have their own."""
+    html = _markdown.render(_visible_text(scan_lines(body)))
+    return nh3.clean(html, url_schemes=_URL_SCHEMES)
+
+
+@dataclass(frozen=True)
+class Heading:
+    level: int
+    text: str
+    anchor: str  # the heading's id on the page
+
+
+@dataclass(frozen=True)
+class RenderedDocument:
+    html: str  # sanitised
+    headings: tuple[Heading, ...]
+    cited: bool  # whether any block was marked as the cited passage
+
+
+def document_render(
+    *, body: str, cited_range: tuple[int, int] | None = None, title: str = ""
+) -> RenderedDocument:
+    """A document body as a page: heading anchors, and the cited blocks marked.
+
+    Every block whose source overlaps ``cited_range`` (``[start, end)`` offsets into ``body``)
+    gets the ``cited-passage`` class; the first also gets ``id="passage"`` and a label for
+    screen readers. A first ``# heading`` equal to ``title`` is left out: the page shows the
+    title itself, and two identical ``<h1>`` would say the same thing twice.
+    """
+    lines = scan_lines(body)
+    tokens = _markdown.parse(_visible_text(lines))
+    tokens = _without_title_heading(tokens, title=title)
+    headings = _anchor_headings(tokens)
+    cited = False
+    if cited_range is not None:
+        cited = _mark_cited(tokens, lines=lines, body=body, cited_range=cited_range)
+    html = _markdown.renderer.render(tokens, _markdown.options, {})
+    cleaned = nh3.clean(
+        html,
+        url_schemes=_URL_SCHEMES,
+        attributes=_PAGE_ATTRIBUTES,
+        allowed_classes=_PAGE_CLASSES,
+    )
+    return RenderedDocument(html=cleaned, headings=tuple(headings), cited=cited)
+
+
+def _visible_text(lines: list[SourceLine]) -> str:
+    # markdown-it also breaks lines at a lone "\r"; scan_lines does not, and the two must agree
+    # on line numbers for token.map to point at the right source lines.
+    return "\n".join(line.text.replace("\r", " ") for line in lines)
+
+
+def _without_title_heading(tokens: list[Token], *, title: str) -> list[Token]:
+    if (
+        title
+        and len(tokens) >= 3
+        and tokens[0].type == "heading_open"
+        and tokens[0].tag == "h1"
+        and _plain_text(tokens[1]).strip().casefold() == title.strip().casefold()
+    ):
+        return tokens[3:]
+    return tokens
+
+
+def _plain_text(inline: Token) -> str:
+    return "".join(
+        child.content for child in inline.children or () if child.type in {"text", "code_inline"}
+    )
+
+
+def _anchor_headings(tokens: list[Token]) -> list[Heading]:
+    """Give every heading a unique id and a link to itself (shown on hover and focus)."""
+    used: set[str] = set(RESERVED_IDS)
+    headings: list[Heading] = []
+    for index, token in enumerate(tokens):
+        if token.type != "heading_open":
+            continue
+        inline = tokens[index + 1]
+        text = " ".join(_plain_text(inline).split())
+        anchor = _unique(slugify(text, allow_unicode=True) or "section", used)
+        token.attrSet("id", anchor)
+        link = (
+            f' <a class="heading-anchor" href="#{anchor}"><span aria-hidden="true">#</span>'
+            f'<span class="visually-hidden">Link to this section</span></a>'
+        )
+        inline.children = [*(inline.children or []), _raw_inline(link)]
+        headings.append(Heading(level=int(token.tag[1]), text=text, anchor=anchor))
+    return headings
+
+
+def _unique(slug: str, used: set[str]) -> str:
+    candidate, suffix = slug, 1
+    while candidate in used:
+        candidate = f"{slug}-{suffix}"
+        suffix += 1
+    used.add(candidate)
+    return candidate
+
+
+def _mark_cited(
+    tokens: list[Token], *, lines: list[SourceLine], body: str, cited_range: tuple[int, int]
+) -> bool:
+    start, end = cited_range
+    line_ends = _line_ends(lines, body)
+    marked_depth: int | None = None  # nesting level of the marked block we are inside of
+    first: int | None = None
+    depth = 0
+    for index, token in enumerate(tokens):
+        if token.nesting == -1:
+            depth -= 1
+            if marked_depth is not None and depth == marked_depth:
+                marked_depth = None
+            continue
+        citable = token.type in _CITABLE_OPENERS or token.type in _CITABLE_LEAVES
+        if citable and marked_depth is None and token.map and not token.hidden:
+            block_start, block_end = _source_span(token.map, lines, line_ends)
+            if block_start < end and start < block_end:
+                token.attrJoin("class", CITED_CLASS)
+                if first is None:
+                    first = index
+                    token.attrSet("id", CITED_ID)
+                if token.nesting == 1:
+                    marked_depth = depth
+        if token.nesting == 1:
+            depth += 1
+    if first is None:
+        return False
+    _label(tokens, first)
+    return True
+
+
+def _line_ends(lines: list[SourceLine], body: str) -> list[int]:
+    """Offset just past each line's last character (its terminator excluded)."""
+    ends = [following.start - 1 for following in lines[1:]] + [len(body)]
+    return [
+        end - 1 if end > line.start and body[end - 1] == "\r" else end
+        for line, end in zip(lines, ends, strict=True)
+    ]
+
+
+def _source_span(
+    line_range: Iterable[int], lines: list[SourceLine], line_ends: list[int]
+) -> tuple[int, int]:
+    """Offsets in the body of a block's lines, without the blank lines markdown-it counts after
+    a list item."""
+    first, after_last = list(line_range)
+    last = min(after_last, len(lines)) - 1
+    while last > first and not lines[last].text.strip():
+        last -= 1
+    return lines[first].start, line_ends[last]
+
+
+def _label(tokens: list[Token], index: int) -> None:
+    """Tell screen readers where the cited passage starts, inside the marked block."""
+    block = tokens[index]
+    if block.type in {"paragraph_open", "heading_open"}:
+        inline = tokens[index + 1]
+        inline.children = [_raw_inline(_CITED_LABEL), *(inline.children or [])]
+    elif block.type == "table_open":
+        caption = '<caption class="visually-hidden">Cited passage</caption>'
+        tokens.insert(index + 1, _raw_block(caption))
+    elif block.type in {"list_item_open", "blockquote_open"}:
+        tokens.insert(index + 1, _raw_block(_CITED_LABEL))
+    else:  # a code block: the label goes before its code, inside the marked <pre>
+        block.meta["cited_label"] = True
+
+
+def _raw_inline(html: str) -> Token:
+    return Token(type="html_inline", tag="", nesting=0, content=html)
+
+
+def _raw_block(html: str) -> Token:
+    return Token(type="html_block", tag="", nesting=0, content=html)
+
+
+_PRE_OPEN = re.compile(r"^<pre((?: [^>]*)?)><code")
+
+
+def _code_with_block_attributes(
+    self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
+    """Fenced and indented code both carry the citation marks on ``<pre>``, the box a reader
+    sees; markdown-it puts a fence's attributes on ``<code>`` instead."""
+    token = tokens[idx]
+    marks = [(name, token.attrs.pop(name)) for name in ("id", "class") if name in token.attrs]
+    html = _DEFAULT_RULES[token.type](tokens, idx, options, env)
+    for name, value in marks:
+        token.attrs[name] = value
+    if not marks:
+        return html
+    attributes = "".join(f' {name}="{escape(value)}"' for name, value in marks)
+    label = _CITED_LABEL if token.meta.get("cited_label") else ""
+    return _PRE_OPEN.sub(lambda match: f"<pre{attributes}>{label}<code", html, count=1)
+
+
+_DEFAULT_RULES = {name: _markdown.renderer.rules[name] for name in _CITABLE_LEAVES}
+for _name in _CITABLE_LEAVES:
+    _markdown.add_render_rule(_name, _code_with_block_attributes)
