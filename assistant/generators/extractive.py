@@ -1,0 +1,362 @@
+"""The offline answerer: quotes the sentences of the retrieved passages that best answer the
+question, each with its [n] citation, under a label that says they are quotes.
+
+It writes nothing of its own beyond the label, so it cannot state what the help center does not
+say. Sentences are scored against the question by meaning (the local embedder, one batched call)
+and by shared terms (which catch identifiers and numbers an embedding blurs). Lines that
+`assistant.injection` flagged as instruction-like are never quoted.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import structlog
+from django.conf import settings
+
+from assistant.generators.base import (
+    GenerationDone,
+    GenerationEvent,
+    Prompt,
+    Source,
+    TextDelta,
+)
+from assistant.injection import is_flagged
+from assistant.prompting import NOT_COVERED_SENTENCE
+from kb.embedders import Embedder, get_embedder
+
+log = structlog.get_logger("groundwork.assistant")
+
+QUOTED_LABEL = "From our help center:"
+MAX_QUOTES = 3
+MAX_SOURCES = 4  # the passages read for sentences: retrieval already put the best first
+# Scores are cosine similarity plus term-overlap bonuses; calibrated on corpus/eval.jsonl.
+TERM_WEIGHT = 0.35
+SECTION_TERM_WEIGHT = 0.1
+RELEVANCE_FLOOR = 0.3  # below this the best sentence is not about the question
+EXTRA_QUOTE_MARGIN = 0.08  # further quotes must score this close to the best one
+DUPLICATE_SIMILARITY = 0.9
+MIN_SENTENCE_WORDS = 4
+FOLLOW_UP_MAX_WORDS = 6
+
+TABLE_ROW_MARK = "\x00row\x00"  # never in Markdown text: keeps a row out of sentence splitting
+VERSION_WORDS = re.compile(
+    r"\(.*?\)|\b(?:19|20)\d\d\b|\b(?:legacy|old|older|archived?|previous|deprecated)\b|[^\w\s]"
+)
+FENCE = re.compile(r"^\s*(```|~~~)")
+HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
+LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+QUOTE_PREFIX = re.compile(r"^\s*(?:>\s?)+")
+TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
+TABLE_DELIMITER = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
+IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
+LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
+EMPHASIS = re.compile(r"\*\*|__")
+HTML_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
+# A sentence ends at . ! or ? followed by space and a capital, digit, quote or markup opener.
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'`(\[*_])")
+ABBREVIATION = re.compile(r"\b(?:e\.g|i\.e|etc|vs|approx|incl|no|Mr|Ms|Dr)\.$", re.IGNORECASE)
+WORD = re.compile(r"[a-z0-9][a-z0-9._-]*[a-z0-9]|[a-z0-9]")
+_STOPWORDS_TEXT = """
+    a about after again all am an and any are as at be been before being but by can could did
+    do does doing don for from get got had has have having he her here how i if in into is it its
+    just me more most my no not now of off on once only or other our out over own same she should
+    so some such than that the their them then there these they this those through to too u under
+    until up us very was we were what when where which while who why will with would you your
+    yours ur im pls please hi hello thanks"""
+STOPWORDS = frozenset(_STOPWORDS_TEXT.split())
+
+
+@dataclass(frozen=True)
+class _Sentence:
+    source: Source
+    position: int  # order within its source
+    text: str  # as quoted: Markdown links and emphasis removed
+
+
+class ExtractiveGenerator:
+    """Quotes one to three sentences of the sources; says so when none is about the question."""
+
+    name = "extractive"
+    quoted = True
+
+    def __init__(self, *, embedder: Embedder | None = None) -> None:
+        self._embedder = embedder
+
+    def stream(self, *, question: str, prompt: Prompt) -> Iterator[GenerationEvent]:
+        started = time.monotonic()
+        query = _with_follow_up_context(question, prompt)
+        sentences = [
+            sentence for source in prompt.sources[:MAX_SOURCES] for sentence in _sentences(source)
+        ]
+        chosen, older = self._choose(
+            query=query, sentences=sentences, newer=_newer_versions(prompt.sources)
+        )
+        log.info(
+            "extractive_answered",
+            candidates=len(sentences),
+            quoted=len(chosen),
+            sources=sorted({sentence.source.number for sentence in chosen}),
+            older_pages=[source.number for source, _ in older],
+            ms=round((time.monotonic() - started) * 1000),
+        )
+        if not chosen:
+            yield TextDelta(not_covered_answer())
+            yield GenerationDone.for_stop_reason("end_turn")
+            return
+        yield TextDelta(f"{QUOTED_LABEL}\n\n")
+        pieces = [f"“{sentence.text}” [{sentence.source.number}]" for sentence in chosen]
+        pieces.extend(_older_page_note(old, new) for old, new in older)
+        for index, piece in enumerate(pieces):
+            yield TextDelta(piece if index == len(pieces) - 1 else f"{piece}\n\n")
+        yield GenerationDone.for_stop_reason("end_turn")
+
+    def _choose(
+        self, *, query: str, sentences: list[_Sentence], newer: dict[int, Source]
+    ) -> tuple[list[_Sentence], list[tuple[Source, Source]]]:
+        """The sentences to quote, and the older pages (with their newer versions) that were
+        passed over although they spoke to the question."""
+        if not sentences:
+            return [], []
+        scores, vectors = self.scores(query=query, sentences=sentences)
+        # Without vectors only shared terms count: ask for half the question's terms.
+        floor = RELEVANCE_FLOOR if vectors is not None else TERM_WEIGHT / 2
+        order = [int(index) for index in np.argsort(-scores, kind="stable")]
+        # An older version of a page among the sources is never quoted: the newer page wins.
+        current = [index for index in order if sentences[index].source.number not in newer]
+        if not current or scores[current[0]] < floor:
+            return [], []
+        best = scores[current[0]]
+        picked = [current[0]]
+        for index in current[1:]:
+            if len(picked) == MAX_QUOTES or scores[index] < best - EXTRA_QUOTE_MARGIN:
+                break
+            if vectors is not None and any(
+                float(vectors[index] @ vectors[other]) > DUPLICATE_SIMILARITY for other in picked
+            ):
+                continue
+            if any(sentences[index].text == sentences[other].text for other in picked):
+                continue  # overlapping chunks repeat their boundary blocks
+            picked.append(index)
+        # Read in the order the sources and pages give them, not in score order.
+        picked.sort(key=lambda index: (sentences[index].source.number, sentences[index].position))
+        chosen = [sentences[index] for index in picked]
+        # One note per older page, citing the newer version's passage that was quoted, if any.
+        quoted_by_path = {sentence.source.path: sentence.source for sentence in chosen}
+        older: dict[str, tuple[Source, Source]] = {}
+        for index in order:
+            source = sentences[index].source
+            if source.number in newer and scores[index] >= best - EXTRA_QUOTE_MARGIN:
+                latest = newer[source.number]
+                latest = quoted_by_path.get(latest.path, latest)
+                older.setdefault(source.path, (source, latest))
+        return chosen, list(older.values())
+
+    def scores(
+        self, *, query: str, sentences: Sequence[_Sentence]
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """Each sentence's score for ``query`` and its unit vector (None without an embedder)."""
+        query_terms = terms(query)
+        overlap = np.array([_overlap(query_terms, terms(s.text)) for s in sentences])
+        section_overlap = np.array(
+            [_overlap(query_terms, terms(s.source.section)) for s in sentences]
+        )
+        similarity, vectors = self._similarities(query, sentences)
+        return similarity + TERM_WEIGHT * overlap + SECTION_TERM_WEIGHT * section_overlap, vectors
+
+    def _similarities(
+        self, query: str, sentences: Sequence[_Sentence]
+    ) -> tuple[np.ndarray, np.ndarray | None]:
+        """Cosine similarity of each sentence (labelled with its section) to the query.
+
+        One batched call with the query first: the local model encodes queries and passages the
+        same way. Without an embedder the term overlap alone decides, which still quotes the
+        sentence that names what was asked; the answer must not fail over a ranking aid.
+        """
+        texts = [query, *(f"{s.source.section}: {s.text}" for s in sentences)]
+        try:
+            embedder = self._embedder or get_embedder()
+            vectors = np.asarray(embedder.embed_documents(texts), dtype=np.float32)
+        except Exception as exc:  # the embedder is an aid here, not a dependency
+            log.warning("extractive_embedder_failed", error=f"{type(exc).__name__}: {exc}")
+            return np.zeros(len(sentences), dtype=np.float32), None
+        return vectors[1:] @ vectors[0], vectors[1:]
+
+
+def _newer_versions(sources: Sequence[Source]) -> dict[int, Source]:
+    """Source number -> a newer source that is another version of the same page.
+
+    Versions are recognised by title: "Refund Policy (2023)" and "Refund Policy" name one page
+    once years, parentheses and words like "legacy" are set aside.
+    """
+    newer: dict[int, Source] = {}
+    for source in sources:
+        for other in sources:
+            if (
+                other.path != source.path
+                and source.updated_on is not None
+                and other.updated_on is not None
+                and other.updated_on > source.updated_on
+                and _page_name(other.title) == _page_name(source.title)
+            ):
+                latest = newer.get(source.number)
+                if latest is None or str(latest.updated_on) < str(other.updated_on):
+                    newer[source.number] = other
+    return newer
+
+
+def _page_name(title: str) -> str:
+    return " ".join(VERSION_WORDS.sub(" ", title.casefold()).split())
+
+
+def _older_page_note(older: Source, newer: Source) -> str:
+    return (
+        f"Note: the older page “{older.title}” (updated {older.updated_on}) also covers this "
+        f"[{older.number}]; where they differ, the newer “{newer.title}” "
+        f"(updated {newer.updated_on}) applies [{newer.number}]."
+    )
+
+
+def not_covered_answer() -> str:
+    return (
+        f"{NOT_COVERED_SENTENCE} I couldn't find an answer to your question in our help center. "
+        f"You can contact our support team and they will help: {settings.SUPPORT_CONTACT_URL}"
+    )
+
+
+def terms(text: str) -> set[str]:
+    """Content words, crudely stemmed (a five-letter prefix: "refunds"/"refunded" → "refun")."""
+    words = WORD.findall(text.lower())
+    return {word[:5] if word.isalpha() else word for word in words if word not in STOPWORDS}
+
+
+def _overlap(query_terms: set[str], sentence_terms: set[str]) -> float:
+    if not query_terms:
+        return 0.0
+    return len(query_terms & sentence_terms) / len(query_terms)
+
+
+def _with_follow_up_context(question: str, prompt: Prompt) -> str:
+    """A short follow-up ("and for annual plans?") scored together with the previous question."""
+    if len(question.split()) > FOLLOW_UP_MAX_WORDS:
+        return question
+    earlier = [m["content"] for m in prompt.messages[:-1] if m.get("role") == "user"]
+    return f"{earlier[-1]} {question}" if earlier else question
+
+
+def _sentences(source: Source) -> list[_Sentence]:
+    units = _units(source.text)
+    found: list[_Sentence] = []
+    for unit in units:
+        # A table row is one statement, whatever punctuation its cells hold.
+        pieces = [unit[len(TABLE_ROW_MARK) :]] if unit.startswith(TABLE_ROW_MARK) else None
+        for piece in pieces or _split_sentences(unit):
+            text = _clean(piece)
+            if len(text.split()) >= MIN_SENTENCE_WORDS:
+                found.append(_Sentence(source=source, position=len(found), text=text))
+    return found
+
+
+def _units(text: str) -> list[str]:
+    """Paragraphs, list items and table rows of a passage; code, headings and flagged lines out.
+
+    A list item is read with the sentence that introduces it ("If you've lost both your device
+    and your recovery codes: contact support…"): alone, either half says little.
+    """
+    units: list[str] = []
+    paragraph: list[str] = []
+    table_header: list[str] | None = None
+    lead_in: str | None = None  # the "...:" sentence before the current list
+    in_list = False
+    in_fence = False
+
+    def flush() -> None:
+        if paragraph:
+            units.append(" ".join(paragraph))
+            paragraph.clear()
+
+    def start_list() -> str | None:
+        """The lead-in of a list that starts now, taken off the paragraph it ended."""
+        if (
+            in_list
+            or not units
+            or not units[-1].endswith(":")
+            or units[-1].startswith(TABLE_ROW_MARK)
+        ):
+            return lead_in if in_list else None
+        *before, last = _split_sentences(units.pop())
+        if before:
+            units.append(" ".join(before))
+        return last
+
+    for raw in text.split("\n"):
+        if FENCE.match(raw):
+            flush()
+            in_fence = not in_fence
+            in_list, lead_in = False, None
+            continue
+        line = QUOTE_PREFIX.sub("", raw).strip()
+        if in_fence or not line or is_flagged(line):
+            flush()
+            table_header = None
+            continue
+        if HEADING.match(line):
+            flush()
+            table_header, in_list, lead_in = None, False, None
+            continue
+        if TABLE_ROW.match(line):
+            flush()
+            in_list, lead_in = False, None
+            cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+            if TABLE_DELIMITER.match(line):
+                continue
+            if table_header is None:
+                table_header = cells
+            else:
+                units.append(_table_row(table_header, cells))
+            continue
+        table_header = None
+        if LIST_ITEM.match(line):
+            flush()
+            lead_in = start_list()
+            in_list = True
+            item = LIST_ITEM.sub("", line)
+            paragraph.append(f"{lead_in} {item}" if lead_in else item)
+            continue
+        if in_list and not paragraph and raw[:1] not in (" ", "\t"):
+            in_list, lead_in = False, None  # an unindented paragraph after a blank line
+        paragraph.append(line)
+    flush()
+    return units
+
+
+def _table_row(header: Sequence[str], cells: Sequence[str]) -> str:
+    """A row as one statement naming its columns: "Charge type: Annual plan charge; Window: …"."""
+    described = [
+        f"{name}: {cell}" if name else cell
+        for name, cell in zip(header, cells, strict=False)
+        if cell and cell not in {"—", "-"}
+    ]
+    return TABLE_ROW_MARK + "; ".join(described)
+
+
+def _split_sentences(unit: str) -> list[str]:
+    pieces: list[str] = []
+    for piece in SENTENCE_END.split(unit):
+        if pieces and ABBREVIATION.search(pieces[-1]):
+            pieces[-1] = f"{pieces[-1]} {piece}"
+        else:
+            pieces.append(piece)
+    return pieces
+
+
+def _clean(text: str) -> str:
+    text = IMAGE.sub("", text)
+    text = LINK.sub(r"\1", text)
+    text = HTML_BREAK.sub(" ", text)
+    text = EMPHASIS.sub("", text)
+    return " ".join(text.split())
