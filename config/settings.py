@@ -155,12 +155,12 @@ CELERY_BEAT_SCHEDULE = {
 CELERY_ACCEPT_CONTENT = ["json"]
 
 # --- Embeddings -----------------------------------------------------------------------------------
-EMBEDDING_PROVIDERS = ("local",)
-EMBEDDING_PROVIDER = env.str("EMBEDDING_PROVIDER", default="local")
-if EMBEDDING_PROVIDER not in EMBEDDING_PROVIDERS:
+# The model a fresh database starts with; later models are added with `manage.py kb_models`.
+EMBEDDING_MODEL = env.str("EMBEDDING_MODEL", default="local/all-MiniLM-L6-v2")
+if EMBEDDING_MODEL != "local/all-MiniLM-L6-v2" and not EMBEDDING_MODEL.startswith("voyage/"):
     raise ImproperlyConfigured(
-        f"EMBEDDING_PROVIDER must be one of {', '.join(EMBEDDING_PROVIDERS)} "
-        f"(got {EMBEDDING_PROVIDER!r})"
+        "EMBEDDING_MODEL must be local/all-MiniLM-L6-v2 or voyage/<model> "
+        f"(got {EMBEDDING_MODEL!r})"
     )
 EMBEDDING_BATCH_SIZE = env.int("EMBEDDING_BATCH_SIZE", default=32)
 if EMBEDDING_BATCH_SIZE < 1:
@@ -171,6 +171,8 @@ LOCAL_EMBEDDER_THREADS = env.int("LOCAL_EMBEDDER_THREADS", default=0)
 # --- Voyage (embeddings and rerank in production) -------------------------------------------------
 VOYAGE_API_KEY = env.str("VOYAGE_API_KEY", default="")
 VOYAGE_BASE_URL = env.str("VOYAGE_BASE_URL", default="") or None
+if EMBEDDING_MODEL.startswith("voyage/") and not VOYAGE_API_KEY:
+    raise ImproperlyConfigured(f"EMBEDDING_MODEL={EMBEDDING_MODEL} needs VOYAGE_API_KEY")
 VOYAGE_RERANK_MODEL = env.str("VOYAGE_RERANK_MODEL", default="rerank-2.5")
 VOYAGE_TIMEOUT = env.float("VOYAGE_TIMEOUT", default=10.0)
 VOYAGE_MAX_RETRIES = env.int("VOYAGE_MAX_RETRIES", default=3)

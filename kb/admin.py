@@ -14,7 +14,7 @@ from django.utils import timezone
 from django.utils.safestring import mark_safe
 from simple_history.admin import SimpleHistoryAdmin
 
-from kb.embedders import EmbeddingError, get_embedder
+from kb.embedders import EmbeddingError, active_embedder
 from kb.ingestion import documents_import
 from kb.models import Chunk, Document, DocumentIndexState, EmbeddingModel
 from kb.parsing import MAX_DOCUMENT_BYTES
@@ -140,7 +140,7 @@ class DocumentAdmin(SimpleHistoryAdmin):
             return HttpResponse(
                 f"<p class='errornote'>The text is over {MAX_DOCUMENT_BYTES:,} bytes.</p>"
             )
-        embedder = get_embedder()
+        embedder = active_embedder()
         try:
             chunks = document_chunk(title=title, body=body, embedder=embedder).drafts
         except ValueError as exc:
@@ -166,7 +166,7 @@ class DocumentAdmin(SimpleHistoryAdmin):
             try:
                 report = documents_import(
                     sources=upload_sources(filename=upload.name, data=upload.read()),
-                    embedder=get_embedder(),
+                    embedder=active_embedder(),
                     origin=upload.name,
                     index_inline=False,
                 )

@@ -167,7 +167,7 @@ def documents_import(
             report.unchanged += 1
 
     if index_inline:
-        with indexing_inline():
+        with indexing_inline(embedding_model):
             _index_documents(to_index, existing, embedder, embedding_model, report, progress)
     else:
         for document in to_index:

@@ -14,7 +14,7 @@ import structlog
 from django.db import DatabaseError, transaction
 
 from kb.chunking import embedding_text
-from kb.embedders import Embedder, get_embedder
+from kb.embedders import Embedder, embedder_for
 from kb.models import EmbeddingModel
 from search.hybrid import FusionWeights, HybridRows, hybrid_search
 from search.keywords import KeywordQuery, keyword_query
@@ -57,7 +57,8 @@ def retrieve(
     if "vector" in legs:
         stage_started = time.perf_counter()
         try:
-            embedder = embedder or get_embedder()
+            # The active model's own embedder: its vectors are the only ones this query compares.
+            embedder = embedder or embedder_for(embedding_model.key)
             if embedder.key != embedding_model.key:
                 raise RuntimeError(
                     f"configured embedder {embedder.key} is not the active model "

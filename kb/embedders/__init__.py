@@ -1,4 +1,10 @@
-"""Embedders, one module per provider; the configured one is built once per process here."""
+"""Embedders, one module per provider, built here and only here, once per process and model.
+
+An embedding model's key (``local/all-MiniLM-L6-v2``, ``voyage/voyage-3.5``) names both its
+vector space in the database and the embedder that produces it: ``embedder_for`` turns one into
+the other, so indexing a model that is being built and querying the active one never need an
+``if provider == ...`` anywhere else.
+"""
 
 from __future__ import annotations
 
@@ -8,17 +14,47 @@ from django.conf import settings
 
 from kb.embedders.base import Embedder, EmbeddingError
 
-__all__ = ["Embedder", "EmbeddingError", "get_embedder"]
+__all__ = ["Embedder", "EmbeddingError", "active_embedder", "embedder_for", "get_embedder"]
+
+LOCAL_MODEL_KEY = "local/all-MiniLM-L6-v2"
 
 
 @functools.cache
-def get_embedder() -> Embedder:
-    """The embedder named by ``settings.EMBEDDING_PROVIDER``, loaded once per process."""
-    provider = settings.EMBEDDING_PROVIDER
-    if provider == "local":
+def embedder_for(key: str) -> Embedder:
+    """The embedder for an embedding model key, loaded once per process."""
+    provider, _, model = key.partition("/")
+    if key == LOCAL_MODEL_KEY:
         from kb.embedders.local import LocalMiniLMEmbedder
 
         return LocalMiniLMEmbedder(
             batch_size=settings.EMBEDDING_BATCH_SIZE, threads=settings.LOCAL_EMBEDDER_THREADS
         )
-    raise EmbeddingError(f"unknown embedding provider {provider!r}")
+    if provider == "voyage" and model:
+        if not settings.VOYAGE_API_KEY:
+            raise EmbeddingError(f"{key} needs VOYAGE_API_KEY")
+        from kb.embedders.voyage import VoyageEmbedder
+        from kb.voyage import VoyageAPI
+
+        api = VoyageAPI(
+            api_key=settings.VOYAGE_API_KEY,
+            base_url=settings.VOYAGE_BASE_URL,
+            timeout=settings.VOYAGE_TIMEOUT,
+            max_retries=settings.VOYAGE_MAX_RETRIES,
+            # Indexing can wait longer than a customer; a query keeps the tighter bound.
+            total_timeout=max(settings.VOYAGE_TOTAL_TIMEOUT, 60.0),
+        )
+        return VoyageEmbedder(api=api, model=model)
+    raise EmbeddingError(f"no embedder for model {key!r}: use {LOCAL_MODEL_KEY} or voyage/<model>")
+
+
+def get_embedder() -> Embedder:
+    """The embedder of ``settings.EMBEDDING_MODEL``: the model a fresh database starts with."""
+    return embedder_for(settings.EMBEDDING_MODEL)
+
+
+def active_embedder() -> Embedder:
+    """The embedder of the active embedding model (the configured one before any is active)."""
+    from kb.models import EmbeddingModel
+
+    active = EmbeddingModel.objects.active().values_list("key", flat=True).first()
+    return embedder_for(active) if active else get_embedder()

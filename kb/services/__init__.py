@@ -2,6 +2,17 @@
 models; ``documents`` holds the staff actions on a document's lifecycle."""
 
 from kb.services.documents import DocumentActionError, document_restore, document_retire
+from kb.services.embedding_models import (
+    BuildReport,
+    Coverage,
+    EmbeddingModelError,
+    embedding_model_activate,
+    embedding_model_add,
+    embedding_model_build,
+    embedding_model_coverage,
+    embedding_model_drop,
+    embedding_model_for_key,
+)
 from kb.services.indexing import (
     DocumentChunks,
     EmbeddingModelMismatch,
@@ -15,6 +26,7 @@ from kb.services.indexing import (
     embedding_model_for_indexing,
     embedding_model_register,
     hnsw_index_create,
+    hnsw_index_exists,
     index_enqueue,
     index_is_current,
     index_sweep,
@@ -22,8 +34,11 @@ from kb.services.indexing import (
 )
 
 __all__ = [
+    "BuildReport",
+    "Coverage",
     "DocumentActionError",
     "DocumentChunks",
+    "EmbeddingModelError",
     "EmbeddingModelMismatch",
     "IndexingFailed",
     "chunk_limits_for",
@@ -34,9 +49,16 @@ __all__ = [
     "document_index_request",
     "document_restore",
     "document_retire",
+    "embedding_model_activate",
+    "embedding_model_add",
+    "embedding_model_build",
+    "embedding_model_coverage",
+    "embedding_model_drop",
     "embedding_model_for_indexing",
+    "embedding_model_for_key",
     "embedding_model_register",
     "hnsw_index_create",
+    "hnsw_index_exists",
     "index_enqueue",
     "index_is_current",
     "index_sweep",

@@ -77,6 +77,9 @@ def hnsw_index_exists(model: EmbeddingModel) -> bool:
 def hnsw_index_create(model: EmbeddingModel) -> None:
     # Identifiers and the dimension are integers we control, never user input.
     with connection.cursor() as cursor:
+        # CREATE INDEX refuses to run while deferred foreign-key checks on kb_chunk are queued
+        # in this transaction (chunks written earlier in it); run those checks now.
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
         cursor.execute(
             f"CREATE INDEX IF NOT EXISTS {model.hnsw_index_name} ON kb_chunk "
             f"USING hnsw ((embedding::vector({int(model.dimensions)})) vector_cosine_ops) "
@@ -240,14 +243,15 @@ class IndexingFailed(RuntimeError):
         self.transient = transient
 
 
-# Set while code indexes documents itself in the transaction that saves them (kb_sync): a
-# background request would only re-check work that is already done.
-_indexing_inline: ContextVar[bool] = ContextVar("indexing_inline", default=False)
+# Set while code indexes documents into one model itself, in the transaction that saves them
+# (kb_sync): a background request for that model would only re-check work that is already done.
+# Other models being built still get their request.
+_indexing_inline: ContextVar[int | None] = ContextVar("indexing_inline", default=None)
 
 
 @contextmanager
-def indexing_inline() -> Iterator[None]:
-    token = _indexing_inline.set(True)
+def indexing_inline(embedding_model: EmbeddingModel) -> Iterator[None]:
+    token = _indexing_inline.set(embedding_model.pk)
     try:
         yield
     finally:
@@ -261,11 +265,9 @@ def document_index_request(*, document: Document) -> bool:
     The state row is the durable to-do list: if the broker is down the message is lost, the
     row is not, and ``index_sweep`` enqueues it again. Returns whether anything was pending.
     """
-    if _indexing_inline.get():
-        return False
     now = timezone.now()
     pending = False
-    for embedding_model in EmbeddingModel.objects.indexing():
+    for embedding_model in EmbeddingModel.objects.indexing().exclude(pk=_indexing_inline.get()):
         state = DocumentIndexState.objects.filter(
             document=document, embedding_model=embedding_model
         ).first()
@@ -313,16 +315,17 @@ def index_enqueue(*, document_ids: Sequence[int]) -> int:
 
 
 def document_index(*, document_id: int, embedder: Embedder) -> str:
-    """Bring one document's chunks up to date for the active model. Idempotent and versioned:
-    a duplicate or late message finds the index current and does nothing; a message for a
-    version that was edited again meanwhile leaves the work to the newer message.
+    """Bring one document's chunks up to date for ``embedder``'s model, which must be active or
+    being built. Idempotent and versioned: a duplicate or late message finds the index current
+    and does nothing; a message for a version that was edited again meanwhile leaves the work
+    to the newer message.
 
     Returns what happened: ``indexed``, ``current``, ``stale`` or ``gone``.
     """
-    embedding_model = EmbeddingModel.objects.active().first()
-    if embedding_model is None or embedding_model.key != embedder.key:
+    embedding_model = EmbeddingModel.objects.indexing().filter(key=embedder.key).first()
+    if embedding_model is None:
         raise IndexingFailed(
-            f"the configured embedder {embedder.key} is not the active embedding model",
+            f"{embedder.key} is neither the active embedding model nor one being built",
             transient=False,
         )
     document = Document.objects.filter(pk=document_id).first()

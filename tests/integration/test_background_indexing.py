@@ -4,16 +4,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
-from urllib.parse import quote
 
 import pytest
-from django.db import connection
 from django.utils import timezone
 
 from kb.embedders import EmbeddingError
@@ -22,6 +18,7 @@ from kb.services import IndexingFailed, document_index, embedding_model_register
 from kb.services import indexing as services
 from search.services import retrieve
 from tests.conftest import CountingEmbedder
+from tests.support.celery_worker import worker_process as _worker_process
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -137,34 +134,6 @@ def test_sweep_resends_old_pending_and_failed_but_not_fresh_ones(
 
     assert sent == [old.pk]
     assert fresh.pk not in sent
-
-
-@contextmanager
-def _worker_process() -> Iterator[subprocess.Popen[str]]:
-    """A real Celery worker process on the real broker, using the test database."""
-    database = connection.settings_dict
-    host = quote(str(database["HOST"]), safe="")
-    env = {
-        **os.environ,
-        "DATABASE_URL": f"postgres://{database['USER']}@{host}:{database['PORT']}/{database['NAME']}",
-    }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool", "solo",
-         "--loglevel", "WARNING", "--without-mingle", "--without-gossip"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )  # fmt: skip
-    try:
-        yield process
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
 
 
 @pytest.fixture

@@ -212,7 +212,7 @@ def test_a_failing_embedder_degrades_to_the_keyword_leg(
 ) -> None:
     # given the embedding service is down when a question is asked
     counting_embedder.failure = EmbeddingError("embedding service unreachable")
-    monkeypatch.setattr("search.services.get_embedder", lambda: counting_embedder)
+    monkeypatch.setattr("search.services.embedder_for", lambda key: counting_embedder)
 
     # when staff search
     status, body = _search(staff, q="refundable within 30 days")

@@ -69,7 +69,9 @@ def test_production_starts_with_safe_settings() -> None:
     ("name", "value"),
     [
         ("GROUNDWORK_ENV", "staging"),
-        ("EMBEDDING_PROVIDER", "openai"),
+        ("EMBEDDING_MODEL", "openai/text-embedding-3-small"),
+        ("EMBEDDING_MODEL", "voyage/voyage-3.5"),  # without VOYAGE_API_KEY
+        ("GENERATOR", "anthropic"),  # without ANTHROPIC_API_KEY
         ("EMBEDDING_BATCH_SIZE", "0"),
         ("DATABASE_URL", "mysql://root@localhost/db"),
     ],

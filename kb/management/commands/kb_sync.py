@@ -6,7 +6,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from kb.embedders import EmbeddingError, get_embedder
+from kb.embedders import EmbeddingError, active_embedder
 from kb.ingestion import SyncRefused, corpus_sync
 from kb.services import EmbeddingModelMismatch
 
@@ -35,7 +35,7 @@ class Command(BaseCommand):
             bar.update(done - bar.n)
 
         try:
-            embedder = get_embedder()
+            embedder = active_embedder()
             report = corpus_sync(
                 directory=directory,
                 embedder=embedder,

@@ -1,0 +1,259 @@
+"""Embedding model versions: build in the background, switch atomically, never serve a mix."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.db import close_old_connections, connection
+
+from kb.embedders import embedder_for
+from kb.ingestion import corpus_sync
+from kb.models import Chunk, Document, DocumentIndexState, EmbeddingModel
+from kb.services import (
+    EmbeddingModelError,
+    embedding_model_activate,
+    embedding_model_add,
+    embedding_model_build,
+    embedding_model_coverage,
+    embedding_model_drop,
+    hnsw_index_exists,
+)
+from kb.services import embedding_models as lifecycle
+from kb.tasks import document_index_task
+from search.services import retrieve
+from tests.support.celery_worker import worker_process
+from tests.support.voyage_stub import VoyageStub
+
+LOCAL = "local/all-MiniLM-L6-v2"
+VOYAGE = "voyage/voyage-3.5"
+API_KEY = "test-voyage-key"
+
+PAGES = {
+    "refunds.md": "# Refunds\n\nAnnual plans get a prorated refund within 60 days.\n",
+    "limits.md": "# Rate limits\n\nToo many requests return HTTP 429 with Retry-After.\n",
+    "trial.md": "# Free trial\n\nThe trial lasts 14 days and needs no credit card.\n",
+}
+
+
+@pytest.fixture
+def voyage(settings) -> Iterator[VoyageStub]:
+    with VoyageStub(api_key=API_KEY) as stub:
+        settings.VOYAGE_API_KEY = API_KEY
+        settings.VOYAGE_BASE_URL = stub.base_url
+        settings.VOYAGE_TOTAL_TIMEOUT = 5.0
+        embedder_for.cache_clear()
+        yield stub
+    embedder_for.cache_clear()
+
+
+@pytest.fixture
+def corpus(tmp_path: Path, local_embedder) -> Path:
+    for name, text in PAGES.items():
+        (tmp_path / name).write_text(text)
+    corpus_sync(directory=tmp_path, embedder=local_embedder)
+    return tmp_path
+
+
+@pytest.fixture
+def builds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Build tasks handed to the broker, without a broker."""
+    sent: list[int] = []
+    monkeypatch.setattr(lifecycle, "_enqueue_build", sent.append)
+    return sent
+
+
+def _models_of(result) -> set[str]:
+    chunk_ids = [hit.chunk_id for hit in result.hits]
+    return set(
+        Chunk.objects.filter(pk__in=chunk_ids).values_list("embedding_model__key", flat=True)
+    )
+
+
+@pytest.mark.django_db
+def test_a_new_model_builds_while_search_keeps_using_the_active_one(
+    corpus, voyage, builds, django_capture_on_commit_callbacks
+) -> None:
+    # given
+    with django_capture_on_commit_callbacks(execute=True):
+        model = embedding_model_add(embedder=embedder_for(VOYAGE))
+
+    # then: it is building, every document waits for it, and its build was sent
+    assert model.state == EmbeddingModel.State.BUILDING
+    assert builds == [model.pk]
+    assert embedding_model_coverage(model=model).pending == len(PAGES)
+    assert hnsw_index_exists(model)
+    result = retrieve(question="how long is the trial?")
+    assert result.embedding_model == LOCAL and _models_of(result) == {LOCAL}
+
+    # when the build runs
+    report = embedding_model_build(model_id=model.pk)
+
+    # then search still uses the active model until the switch
+    assert report.indexed == len(PAGES) and embedding_model_coverage(model=model).complete
+    assert retrieve(question="how long is the trial?").embedding_model == LOCAL
+    voyage_requests = [r for r in voyage.requests if r.path.endswith("/embeddings")]
+    assert {r.body["input_type"] for r in voyage_requests} == {"document"}
+
+
+@pytest.mark.django_db
+def test_activation_is_refused_until_every_document_is_covered(corpus, voyage, builds) -> None:
+    model = embedding_model_add(embedder=embedder_for(VOYAGE))
+
+    with pytest.raises(EmbeddingModelError, match=r"not ready: 0/3 documents"):
+        embedding_model_activate(model=model)
+
+    assert EmbeddingModel.objects.active().get().key == LOCAL
+
+
+@pytest.mark.django_db
+def test_switching_retires_the_old_model_and_keeps_its_chunks_until_dropped(
+    corpus, voyage, builds
+) -> None:
+    # given a fully built second model
+    model = embedding_model_add(embedder=embedder_for(VOYAGE))
+    embedding_model_build(model_id=model.pk)
+    old = EmbeddingModel.objects.get(key=LOCAL)
+    old_chunks = old.chunks.count()
+
+    # when
+    embedding_model_activate(model=model)
+
+    # then search uses the new model with query-side encoding, and the old one only retires
+    result = retrieve(question="how long is the trial?")
+    assert result.embedding_model == VOYAGE and _models_of(result) == {VOYAGE}
+    assert voyage.requests[-1].body["input_type"] == "query"
+    old.refresh_from_db()
+    assert old.state == EmbeddingModel.State.RETIRED and old.chunks.count() == old_chunks
+
+    # and dropping it deletes its chunks, its states and its HNSW index
+    assert embedding_model_drop(model=old) == old_chunks
+    assert not EmbeddingModel.objects.filter(key=LOCAL).exists()
+    assert not Chunk.objects.exclude(embedding_model=model).exists()
+    assert not hnsw_index_exists(old)
+
+
+@pytest.mark.django_db
+def test_the_active_model_cannot_be_dropped(corpus) -> None:
+    with pytest.raises(EmbeddingModelError, match="is the active model"):
+        embedding_model_drop(model=EmbeddingModel.objects.get(key=LOCAL))
+    assert Chunk.objects.exists()
+
+
+@pytest.mark.django_db
+def test_an_edit_during_a_build_is_indexed_into_both_models(corpus, voyage, builds) -> None:
+    # given a model being built
+    model = embedding_model_add(embedder=embedder_for(VOYAGE))
+    embedding_model_build(model_id=model.pk)
+
+    # when a writer edits a page, and its task runs
+    document = Document.objects.get(path="trial.md")
+    document.body = "# Free trial\n\nThe trial now lasts 30 days.\n"
+    document.save()
+    states = DocumentIndexState.objects.filter(document=document)
+    assert set(states.values_list("status", flat=True)) == {"pending"}
+    document_index_task(document.pk)
+
+    # then both models hold the new text
+    for key in (LOCAL, VOYAGE):
+        texts = Chunk.objects.filter(document=document, embedding_model__key=key)
+        assert [c.text for c in texts] == ["The trial now lasts 30 days."], key
+    assert embedding_model_coverage(model=model).complete
+
+
+@pytest.mark.django_db
+def test_a_build_is_idempotent_and_resumes_where_it_stopped(corpus, voyage, builds) -> None:
+    model = embedding_model_add(embedder=embedder_for(VOYAGE))
+    first = embedding_model_build(model_id=model.pk, batch_documents=1)
+    requests = len(voyage.requests)
+
+    again = embedding_model_build(model_id=model.pk)
+
+    assert first.indexed == 3 and again.indexed == 0
+    assert len(voyage.requests) == requests
+
+
+@pytest.mark.django_db
+def test_a_failing_provider_leaves_the_build_pending_and_search_untouched(
+    corpus, voyage, builds
+) -> None:
+    model = embedding_model_add(embedder=embedder_for(VOYAGE))
+    voyage.fail_next(status=500, times=10)
+
+    with pytest.raises(Exception, match="Voyage embed failed"):
+        embedding_model_build(model_id=model.pk)
+
+    assert embedding_model_coverage(model=model).pending == len(PAGES)
+    assert retrieve(question="trial length").embedding_model == LOCAL
+
+
+@pytest.mark.django_db
+def test_kb_models_command_lists_adds_activates_and_drops(corpus, voyage, builds) -> None:
+    out = StringIO()
+    call_command("kb_models", "add", VOYAGE, "--wait", "--no-progress", stdout=out)
+    assert "3 documents indexed" in out.getvalue()
+
+    call_command("kb_models", "activate", VOYAGE, stdout=out)
+    call_command("kb_models", "list", stdout=(listing := StringIO()))
+    lines = listing.getvalue().splitlines()
+    assert any(line.startswith(VOYAGE) and " active " in line and "3/3" in line for line in lines)
+    assert any(line.startswith(LOCAL) and " retired " in line for line in lines)
+
+    with pytest.raises(CommandError, match="run again with --yes"):
+        call_command("kb_models", "drop", LOCAL)
+    assert EmbeddingModel.objects.filter(key=LOCAL).exists()
+    call_command("kb_models", "drop", LOCAL, "--yes", stdout=out)
+    assert not EmbeddingModel.objects.filter(key=LOCAL).exists()
+
+    with pytest.raises(CommandError, match="no embedding model 'voyage/nope'"):
+        call_command("kb_models", "activate", "voyage/nope")
+    with pytest.raises(CommandError, match="no embedder for model"):
+        call_command("kb_models", "add", "openai/text-embedding-3-small")
+
+
+def test_a_model_switch_never_returns_chunks_of_two_models_in_one_search(
+    transactional_db, corpus, voyage
+) -> None:
+    """A real worker builds the new model from the real broker while searches run, then the
+    switch happens under them: every search sees exactly one model, the one it reports."""
+    seen: list[tuple[str, set[str]]] = []
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def search_continuously() -> None:
+        try:
+            while not stop.is_set():
+                result = retrieve(question="how long does the free trial last?", limit=5)
+                seen.append((result.embedding_model, _models_of(result)))
+        except BaseException as exc:  # reported by the main thread
+            errors.append(exc)
+        finally:
+            close_old_connections()
+            connection.close()
+
+    searcher = threading.Thread(target=search_continuously)
+    extra_env = {"VOYAGE_API_KEY": API_KEY, "VOYAGE_BASE_URL": voyage.base_url}
+    with worker_process(extra_env) as worker:
+        searcher.start()
+        try:
+            model = embedding_model_add(embedder=embedder_for(VOYAGE))
+            deadline = time.monotonic() + 90
+            while not embedding_model_coverage(model=model).complete:
+                assert time.monotonic() < deadline, worker.stdout and worker.stdout.read(2000)
+                time.sleep(0.2)
+            embedding_model_activate(model=model)
+            time.sleep(1.0)
+        finally:
+            stop.set()
+            searcher.join(timeout=30)
+
+    assert not errors, errors
+    served = [reported for reported, _ in seen]
+    assert LOCAL in served and VOYAGE in served
+    assert served.index(VOYAGE) > served.index(LOCAL)
+    assert all(models == {reported} for reported, models in seen), seen[:5]

@@ -1,0 +1,47 @@
+"""A real Celery worker process on the real broker, using the test database."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import quote
+
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@contextmanager
+def worker_process(
+    extra_env: Mapping[str, str] | None = None,
+) -> Iterator[subprocess.Popen[str]]:
+    """Start ``celery worker`` (solo pool) pointed at the test database; stop it afterwards.
+    Needs ``transactional_db``: the worker only sees committed rows."""
+    database = connection.settings_dict
+    host = quote(str(database["HOST"]), safe="")
+    env = {
+        **os.environ,
+        "DATABASE_URL": f"postgres://{database['USER']}@{host}:{database['PORT']}/{database['NAME']}",
+        **(extra_env or {}),
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool", "solo",
+         "--loglevel", "WARNING", "--without-mingle", "--without-gossip"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )  # fmt: skip
+    try:
+        yield process
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
