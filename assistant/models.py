@@ -1,0 +1,115 @@
+"""Conversations on the chat page, every answer with the evidence it was built from, and feedback.
+
+A ``Message`` keeps what the customer saw (the checked answer and its numbered sources) next to
+what produced it (the retrieval snapshot: chunk ids, ranks, scores, confidence, degradation and
+timings), so an answer can be explained later even after the documents it cited have changed.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.db import models
+from django.db.models import Q
+
+
+class Conversation(models.Model):
+    """One chat thread. ``client_key_hash`` ties it to the browser session that started it (a
+    keyed hash of a random per-session token, so the table holds nothing that identifies anyone)."""
+
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    client_key_hash = models.CharField(max_length=64, db_index=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return str(self.public_id)
+
+
+class Message(models.Model):
+    """One question and its answer, created ``pending`` when asked and completed by the pipeline."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        ANSWERED = "answered", "Answered"
+        NOT_IN_DOCS = "not_in_docs", "Not in our docs"
+        FLAGGED = "flagged", "Flagged"
+        FAILED = "failed", "Failed"
+
+    # Statuses the content-gaps view reads as "the docs did not serve this question".
+    UNANSWERED = (Status.NOT_IN_DOCS, Status.FLAGGED, Status.FAILED)
+
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.CASCADE, related_name="messages"
+    )
+    question = models.TextField()
+    retrieval_query = models.TextField(
+        blank=True,
+        default="",
+        help_text="What was searched: the question, or for a short follow-up the question it "
+        "follows plus the follow-up.",
+    )
+    answer = models.TextField(blank=True, default="", help_text="The answer as shown.")
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
+    citations = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="The cited sources by number: chunk id, path, section, offsets, updated_on.",
+    )
+    generator = models.CharField(max_length=200, blank=True, default="")
+    quoted = models.BooleanField(
+        default=False, help_text="The answer quotes passages (the offline extractive answerer)."
+    )
+    cached = models.BooleanField(default=False)
+    degraded = models.BooleanField(default=False)
+    snapshot = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Retrieval and generation evidence: hits with ranks and scores, confidence, "
+        "failed stages, timings per stage.",
+    )
+    answering_started_at = models.DateTimeField(null=True, blank=True)
+    answered_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        indexes = [models.Index(fields=["status", "created_at"], name="assistant_msg_status")]
+
+    def __str__(self) -> str:
+        return self.question[:80]
+
+    @property
+    def is_pending(self) -> bool:
+        return self.status == self.Status.PENDING
+
+
+class Feedback(models.Model):
+    """A thumbs up or down on one answer; one per message per client, changeable."""
+
+    class Vote(models.TextChoices):
+        UP = "up", "Helpful"
+        DOWN = "down", "Not helpful"
+
+    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="feedback")
+    client_key_hash = models.CharField(max_length=64)
+    vote = models.CharField(max_length=4, choices=Vote.choices)
+    comment = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["message", "client_key_hash"], name="assistant_one_feedback_per_client"
+            ),
+            models.CheckConstraint(
+                condition=Q(vote__in=["up", "down"]), name="assistant_feedback_vote_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.vote} on {self.message_id}"

@@ -1,0 +1,57 @@
+"""Writes of the assistant: conversations, questions, the answer pipeline, the answer cache and
+feedback. Views, the benchmark and tests import from here."""
+
+from __future__ import annotations
+
+from assistant.services.answer_cache import answer_cache_key, index_version
+from assistant.services.answering import (
+    GENERATION_FAILED_ANSWER,
+    NOT_IN_DOCS_ANSWER,
+    RETRIEVAL_FAILED_ANSWER,
+    AnswerDelta,
+    AnswerEvent,
+    AnswerReady,
+    answer_complete,
+    answer_stream,
+    cited_sources,
+)
+from assistant.services.conversations import (
+    FeedbackRejected,
+    client_key_hash,
+    conversation_for_client,
+    conversation_start,
+    feedback_record,
+    message_ask,
+)
+from assistant.services.questions import (
+    QuestionRejected,
+    is_follow_up,
+    question_cache_text,
+    question_normalise,
+    retrieval_query_for,
+)
+
+__all__ = [
+    "GENERATION_FAILED_ANSWER",
+    "NOT_IN_DOCS_ANSWER",
+    "RETRIEVAL_FAILED_ANSWER",
+    "AnswerDelta",
+    "AnswerEvent",
+    "AnswerReady",
+    "FeedbackRejected",
+    "QuestionRejected",
+    "answer_cache_key",
+    "answer_complete",
+    "answer_stream",
+    "cited_sources",
+    "client_key_hash",
+    "conversation_for_client",
+    "conversation_start",
+    "feedback_record",
+    "index_version",
+    "is_follow_up",
+    "message_ask",
+    "question_cache_text",
+    "question_normalise",
+    "retrieval_query_for",
+]

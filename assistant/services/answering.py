@@ -1,0 +1,512 @@
+"""The answer pipeline for one pending message: the same code serves the streaming chat, the page
+without JavaScript and the latency benchmark.
+
+question → retrieval query (a follow-up is searched with the question it follows) → cache (first
+questions only) → ``retrieve`` → below the no-answer threshold: "not in our docs", without asking
+the generator → prompt → generator stream (deltas go out as they come) → citation check → the
+message is stored with what the customer saw and the evidence behind it.
+
+Every failure ends in a stored message a customer can read: retrieval or generation down is an
+apology with a way to reach support, never a traceback.
+"""
+
+from __future__ import annotations
+
+import datetime
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+from django.conf import settings
+from django.db.models import Q
+from django.utils import timezone
+
+from assistant.citations import CitationCheck, check_citations, says_not_covered
+from assistant.generators import (
+    GenerationDone,
+    GenerationError,
+    Generator,
+    Source,
+    TextDelta,
+    Turn,
+    get_generator,
+)
+from assistant.models import Message
+from assistant.prompting import build_prompt
+from assistant.services.answer_cache import (
+    answer_cache_get,
+    answer_cache_key,
+    answer_cache_put,
+    index_version,
+)
+from assistant.services.questions import retrieval_query_for
+from search.results import RetrievalResult, RetrievalUnavailable
+from search.services import PUBLIC_AUDIENCES, one_line, retrieve
+
+log = structlog.get_logger("groundwork.assistant")
+
+NOT_IN_DOCS_ANSWER = (
+    "I couldn't find an answer to that in our help center. Our support team can help you "
+    "with it directly."
+)
+RETRIEVAL_FAILED_ANSWER = (
+    "Sorry, we can't answer right now: our help-center search is unavailable. Please try again "
+    "in a minute, or contact our support team."
+)
+GENERATION_FAILED_ANSWER = (
+    "Sorry, something went wrong while writing your answer. Please try again in a minute, or "
+    "contact our support team."
+)
+STILL_WORKING_ANSWER = (
+    "This answer is taking longer than usual. Please reload the page in a moment to see it."
+)
+
+# Earlier exchanges given to the generator with a follow-up: enough for "and for annual plans?".
+MAX_HISTORY_TURNS = 3
+HISTORY_STATUSES = (Message.Status.ANSWERED, Message.Status.FLAGGED, Message.Status.NOT_IN_DOCS)
+# A stream that claimed a message and then died leaves it pending; after this long another
+# reader (a reconnect, a reload) may answer it again.
+CLAIM_STALE_AFTER = datetime.timedelta(minutes=3)
+# How long a second reader of a message being answered elsewhere waits for it.
+WAIT_FOR_OTHER_READER_SECONDS = 90.0
+WAIT_POLL_SECONDS = 0.25
+
+
+@dataclass(frozen=True)
+class AnswerDelta:
+    """Answer text as it is produced (unchecked: the final message replaces it)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class AnswerReady:
+    """The stored message: checked answer, status, cited sources, snapshot."""
+
+    message: Message
+
+
+AnswerEvent = AnswerDelta | AnswerReady
+
+
+def answer_stream(
+    *,
+    message: Message,
+    audiences: Sequence[str] = PUBLIC_AUDIENCES,
+    generator: Generator | None = None,
+) -> Iterator[AnswerEvent]:
+    """Answer a pending message: ``AnswerDelta`` events while the answer is written, then one
+    ``AnswerReady``. A message that is already answered yields only its ``AnswerReady`` (a
+    reconnecting reader gets the final answer again instead of a second one).
+
+    If the reader goes away mid-answer the answer is still finished and stored, so a reload
+    shows it and the evidence is kept."""
+    events = _answer_events(message=message, audiences=tuple(audiences), generator=generator)
+    try:
+        # Not ``yield from``: that would close ``events`` too when the reader closes this one.
+        for event in events:  # noqa: UP028
+            yield event
+    except GeneratorExit:
+        for _ in events:
+            pass
+        raise
+
+
+def answer_complete(
+    *,
+    message: Message,
+    audiences: Sequence[str] = PUBLIC_AUDIENCES,
+    generator: Generator | None = None,
+) -> Message:
+    """The whole answer at once (the page without JavaScript)."""
+    for event in answer_stream(message=message, audiences=audiences, generator=generator):
+        if isinstance(event, AnswerReady):
+            return event.message
+    raise AssertionError("answer_stream ended without AnswerReady")  # pragma: no cover
+
+
+def _answer_events(
+    *, message: Message, audiences: tuple[str, ...], generator: Generator | None
+) -> Iterator[AnswerEvent]:
+    if not _claim(message):
+        yield AnswerReady(_wait_for_other_reader(message))
+        return
+    started = time.perf_counter()
+    timings: dict[str, float] = {}
+    history, anchors = _conversation_context(message)
+    query = retrieval_query_for(question=message.question, earlier_questions=anchors)
+    message.retrieval_query = query
+    snapshot: dict[str, Any] = {
+        "retrieval_query": query,
+        "audiences": list(audiences),
+        "history_turns": len(history),
+        "threshold": settings.NO_ANSWER_THRESHOLD,
+        "cached": False,
+    }
+
+    try:
+        generator = generator or get_generator()
+    except Exception as exc:  # a misconfigured provider is an outage, not a crash
+        log.exception("generator_unavailable", error=one_line(exc))
+        yield from _finish_failed(
+            message, snapshot, timings, started, GENERATION_FAILED_ANSWER, "generator", exc
+        )
+        return
+
+    cache_key = None
+    if not history and query == message.question:
+        lookup_started = time.perf_counter()
+        cache_key = answer_cache_key(
+            question=message.question,
+            audiences=audiences,
+            generator=generator.name,
+            version=index_version(),  # read before retrieval: never file new text under it
+        )
+        cached = answer_cache_get(key=cache_key)
+        timings["cache_lookup"] = _ms_since(lookup_started)
+        if cached is not None:
+            yield from _finish_from_cache(message, cached, snapshot, timings, started)
+            return
+
+    retrieval_started = time.perf_counter()
+    try:
+        result = retrieve(question=query, audiences=audiences)
+    except RetrievalUnavailable as exc:
+        log.warning("answer_retrieval_unavailable", error=str(exc)[:300])
+        yield from _finish_failed(
+            message, snapshot, timings, started, RETRIEVAL_FAILED_ANSWER, "retrieval", exc
+        )
+        return
+    except Exception as exc:  # anything else in retrieval: same apology, traceback in the log
+        log.exception("answer_retrieval_failed", error=one_line(exc))
+        yield from _finish_failed(
+            message, snapshot, timings, started, RETRIEVAL_FAILED_ANSWER, "retrieval", exc
+        )
+        return
+    timings["retrieval"] = _ms_since(retrieval_started)
+    timings.update({f"retrieval_{stage}": ms for stage, ms in result.timings_ms.items()})
+    snapshot.update(_retrieval_snapshot(result))
+    message.degraded = result.degraded
+    message.generator = generator.name
+    message.quoted = generator.quoted
+
+    confidence = result.confidence
+    if confidence is None or confidence < settings.NO_ANSWER_THRESHOLD:
+        # Nothing retrieved is about the question: say so, without asking the generator.
+        message.answer = NOT_IN_DOCS_ANSWER
+        message.status = Message.Status.NOT_IN_DOCS
+        message.citations = []
+        snapshot["not_in_docs_reason"] = "below threshold"
+        yield AnswerDelta(message.answer)
+        _finish(message, snapshot, timings, started, cache_key=cache_key)
+        yield AnswerReady(message)
+        return
+
+    prompt_started = time.perf_counter()
+    prompt = build_prompt(question=message.question, hits=result.hits, history=history)
+    timings["prompt"] = _ms_since(prompt_started)
+    snapshot["prompt_sources"] = len(prompt.sources)
+    snapshot["neutralised"] = prompt.neutralised
+    numbers = {source.chunk_id: source.number for source in prompt.sources}
+    for hit in snapshot["hits"]:
+        hit["source_number"] = numbers.get(hit["chunk_id"])
+
+    generation_started = time.perf_counter()
+    parts: list[str] = []
+    done: GenerationDone | None = None
+    try:
+        for event in generator.stream(question=message.question, prompt=prompt):
+            if isinstance(event, TextDelta):
+                if not event.text:
+                    continue
+                if not parts:
+                    timings["generation_first_delta"] = _ms_since(generation_started)
+                parts.append(event.text)
+                yield AnswerDelta(event.text)
+            elif isinstance(event, GenerationDone):
+                done = event
+    except GenerationError as exc:
+        log.warning("answer_generation_failed", generator=generator.name, error=str(exc)[:300])
+        yield from _finish_failed(
+            message, snapshot, timings, started, GENERATION_FAILED_ANSWER, "generation", exc
+        )
+        return
+    except Exception as exc:  # a provider bug must not reach the customer as a traceback
+        log.exception("answer_generation_crashed", generator=generator.name, error=one_line(exc))
+        yield from _finish_failed(
+            message, snapshot, timings, started, GENERATION_FAILED_ANSWER, "generation", exc
+        )
+        return
+    timings["generation"] = _ms_since(generation_started)
+
+    check = check_citations(
+        answer="".join(parts), sources=prompt.sources, question=message.question
+    )
+    snapshot["generation"] = {
+        "stop_reason": done.stop_reason if done else "missing",
+        "truncated": bool(done and done.truncated),
+        "refused": bool(done and done.refused),
+        "removed_citations": check.removed,
+        "cited": check.cited,
+        "flag": check.flag,
+    }
+    _apply_check(message, check, done, prompt.sources, generator=generator, snapshot=snapshot)
+    _finish(message, snapshot, timings, started, cache_key=cache_key)
+    yield AnswerReady(message)
+
+
+def _apply_check(
+    message: Message,
+    check: CitationCheck,
+    done: GenerationDone | None,
+    sources: Sequence[Source],
+    *,
+    generator: Generator,
+    snapshot: dict[str, Any],
+) -> None:
+    """Status and shown text from the citation check and how generation stopped."""
+    if not check.cited and check.text.strip() and says_not_covered(check.text):
+        # The generator read the sources and found no answer in them.
+        message.status = Message.Status.NOT_IN_DOCS
+        # A quoting answerer writes nothing of its own, so its refusal reads like ours.
+        message.answer = NOT_IN_DOCS_ANSWER if generator.quoted else check.text
+        message.citations = []
+        snapshot["not_in_docs_reason"] = "generator found no answer in the sources"
+        return
+    flags = [check.flag] if check.flag else []
+    if done is None:
+        flags.append("generation ended without a stop reason")
+    elif done.refused:
+        flags.append("the model refused")
+    elif done.truncated:
+        flags.append("the answer was cut off at the length limit")
+    message.status = Message.Status.FLAGGED if flags else Message.Status.ANSWERED
+    message.answer = check.text
+    message.citations = cited_sources(sources=sources, cited=check.cited)
+    if flags:
+        snapshot["flags"] = flags
+
+
+def cited_sources(*, sources: Sequence[Source], cited: Sequence[int]) -> list[dict[str, Any]]:
+    """The sources the answer cites, by number, as stored and shown.
+
+    A source is marked ``older`` when another cited source from a different document was
+    updated later: the generator was told to prefer the later page when they disagree, and the
+    reader should see which page is the older one. (Whether the two really disagree is the
+    generator's call; the notice only states the dates.)"""
+    wanted = set(cited)
+    shown = sorted((s for s in sources if s.number in wanted), key=lambda s: s.number)
+    entries = []
+    for source in shown:
+        newer = [
+            other
+            for other in shown
+            if other.document_id != source.document_id
+            and other.updated_on is not None
+            and source.updated_on is not None
+            and other.updated_on > source.updated_on
+        ]
+        newest = max(newer, key=lambda other: other.updated_on) if newer else None
+        entries.append(
+            {
+                "number": source.number,
+                "chunk_id": source.chunk_id,
+                "document_id": source.document_id,
+                "path": source.path,
+                "title": source.title,
+                "section": source.section,
+                "char_start": source.char_start,
+                "char_end": source.char_end,
+                "updated_on": source.updated_on.isoformat() if source.updated_on else None,
+                "older": newest is not None,
+                "newer_number": newest.number if newest else None,
+            }
+        )
+    return entries
+
+
+def _claim(message: Message) -> bool:
+    """Take the message for answering; False when another reader is answering it (or it is
+    answered already)."""
+    now = timezone.now()
+    claimed = (
+        Message.objects.filter(pk=message.pk, status=Message.Status.PENDING)
+        .filter(
+            Q(answering_started_at__isnull=True)
+            | Q(answering_started_at__lt=now - CLAIM_STALE_AFTER)
+        )
+        .update(answering_started_at=now)
+    )
+    if claimed:
+        message.answering_started_at = now
+    return bool(claimed)
+
+
+def _wait_for_other_reader(message: Message) -> Message:
+    deadline = time.monotonic() + WAIT_FOR_OTHER_READER_SECONDS
+    while True:
+        message.refresh_from_db()
+        if not message.is_pending or time.monotonic() >= deadline:
+            break
+        time.sleep(WAIT_POLL_SECONDS)
+    if message.is_pending:
+        message.answer = STILL_WORKING_ANSWER  # shown, not saved: the other reader will save
+    return message
+
+
+def _conversation_context(message: Message) -> tuple[list[Turn], list[str]]:
+    """Earlier turns for the generator, and the earlier standalone questions a follow-up may
+    lean on (a follow-up of a follow-up still leans on the question that set the topic)."""
+    earlier = list(
+        Message.objects.filter(
+            conversation_id=message.conversation_id, created_at__lte=message.created_at
+        )
+        .exclude(pk=message.pk)
+        .exclude(status=Message.Status.PENDING)
+        .order_by("created_at", "id")
+        .values("question", "answer", "status", "retrieval_query")
+    )
+    turns = [
+        Turn(question=row["question"], answer=row["answer"])
+        for row in earlier
+        if row["status"] in HISTORY_STATUSES
+    ][-MAX_HISTORY_TURNS:]
+    anchors = [row["question"] for row in earlier if row["retrieval_query"] == row["question"]]
+    return turns, anchors
+
+
+def _retrieval_snapshot(result: RetrievalResult) -> dict[str, Any]:
+    return {
+        "confidence": result.confidence,
+        "degraded": result.degraded,
+        "failed_stages": result.failed_stages,
+        "errors": result.errors,
+        "embedding_model": result.embedding_model,
+        "reranker": result.reranker,
+        "candidates": result.candidates,
+        "vector_candidates": result.vector_candidates,
+        "keyword_candidates": result.keyword_candidates,
+        "hits": [
+            {
+                "chunk_id": hit.chunk_id,
+                "document_id": hit.document_id,
+                "path": hit.path,
+                "section": hit.section,
+                "char_start": hit.char_start,
+                "char_end": hit.char_end,
+                "updated_on": hit.updated_on.isoformat() if hit.updated_on else None,
+                "vector_rank": hit.vector_rank,
+                "keyword_rank": hit.keyword_rank,
+                "fused_score": hit.fused_score,
+                "similarity": hit.similarity,
+                "rerank_score": hit.rerank_score,
+            }
+            for hit in result.hits
+        ],
+    }
+
+
+def _finish_failed(
+    message: Message,
+    snapshot: dict[str, Any],
+    timings: dict[str, float],
+    started: float,
+    answer: str,
+    stage: str,
+    exc: BaseException,
+) -> Iterator[AnswerEvent]:
+    message.status = Message.Status.FAILED
+    message.answer = answer
+    message.citations = []
+    snapshot["failed_stage"] = stage
+    snapshot["failure"] = one_line(exc)[:500]
+    _finish(message, snapshot, timings, started, cache_key=None)
+    yield AnswerReady(message)
+
+
+def _finish_from_cache(
+    message: Message,
+    cached: dict[str, Any],
+    snapshot: dict[str, Any],
+    timings: dict[str, float],
+    started: float,
+) -> Iterator[AnswerEvent]:
+    """A cached answer becomes a message of its own (cached=True), so feedback, content gaps and
+    the admin see every asking, with the evidence of the answer it reused."""
+    message.answer = cached["answer"]
+    message.status = cached["status"]
+    message.citations = cached["citations"]
+    message.generator = cached["generator"]
+    message.quoted = cached["quoted"]
+    message.degraded = False
+    message.cached = True
+    snapshot.update(cached["snapshot"])
+    snapshot["cached"] = True
+    snapshot["cached_from"] = cached["message"]
+    snapshot["original_timings_ms"] = cached["snapshot"].get("timings_ms", {})
+    yield AnswerDelta(message.answer)
+    _finish(message, snapshot, timings, started, cache_key=None)
+    yield AnswerReady(message)
+
+
+# What a later asking of the same first question may reuse: not degraded (a leg was down),
+# not failed, and not flagged (a model that lost its citations once may not the next time).
+CACHEABLE_STATUSES = (Message.Status.ANSWERED, Message.Status.NOT_IN_DOCS)
+
+
+def _finish(
+    message: Message,
+    snapshot: dict[str, Any],
+    timings: dict[str, float],
+    started: float,
+    *,
+    cache_key: str | None,
+) -> None:
+    timings["total"] = _ms_since(started)
+    snapshot["timings_ms"] = {name: round(ms, 2) for name, ms in timings.items()}
+    message.snapshot = snapshot
+    message.answered_at = timezone.now()
+    message.save(
+        update_fields=[
+            "retrieval_query",
+            "answer",
+            "status",
+            "citations",
+            "generator",
+            "quoted",
+            "cached",
+            "degraded",
+            "snapshot",
+            "answered_at",
+        ]
+    )
+    if cache_key and not message.degraded and message.status in CACHEABLE_STATUSES:
+        answer_cache_put(
+            key=cache_key,
+            payload={
+                "message": str(message.public_id),
+                "answer": message.answer,
+                "status": message.status,
+                "citations": message.citations,
+                "generator": message.generator,
+                "quoted": message.quoted,
+                "snapshot": {k: v for k, v in snapshot.items() if k != "cached"},
+            },
+        )
+    log.info(
+        "question_answered",
+        message=str(message.public_id),
+        status=message.status,
+        cached=message.cached,
+        degraded=message.degraded,
+        generator=message.generator,
+        cited=len(message.citations),
+        confidence=snapshot.get("confidence"),
+        total_ms=snapshot["timings_ms"]["total"],
+    )
+
+
+def _ms_since(started: float) -> float:
+    return (time.perf_counter() - started) * 1000

@@ -1,0 +1,104 @@
+"""What a question becomes before it is searched: cleaned, bounded, and for a short follow-up,
+joined to the question it follows so retrieval knows what "and for annual plans?" is about."""
+
+from __future__ import annotations
+
+import re
+import string
+import unicodedata
+from collections.abc import Sequence
+
+from django.conf import settings
+
+
+class QuestionRejected(ValueError):
+    """The question cannot be asked as it is; the message says why, for the customer."""
+
+    def __init__(self, message: str, *, code: str) -> None:
+        super().__init__(message)
+        self.code = code  # "empty" or "too_long"
+
+
+# Control characters would reach PostgreSQL (which refuses NUL in text) and the prompt; newlines
+# and tabs are kept because a pasted error message or stack line may need them.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_SPACES = re.compile(r"[ \t\u00a0]+")
+_WHITESPACE = re.compile(r"\s+")
+
+
+def question_normalise(question: str) -> str:
+    """The question as it will be stored and answered: NFKC, no control characters, no runs of
+    blanks. Raises ``QuestionRejected`` when nothing is left or it is longer than the limit."""
+    text = unicodedata.normalize("NFKC", question or "")
+    text = _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+    text = "\n".join(_SPACES.sub(" ", line).strip() for line in text.split("\n"))
+    text = re.sub(r"\n{3,}", "\n\n", text).strip()
+    if not text:
+        raise QuestionRejected("Please type a question.", code="empty")
+    limit = settings.QUESTION_MAX_CHARS
+    if len(text) > limit:
+        raise QuestionRejected(
+            f"That question is {len(text):,} characters long; please keep it under "
+            f"{limit:,} characters (a short description of what you need works best).",
+            code="too_long",
+        )
+    return text
+
+
+_EDGE_PUNCTUATION = string.punctuation + "¿¡…«» \u201c\u201d\u2018\u2019"
+
+
+def question_cache_text(question: str) -> str:
+    """The form two askings of the same question share: casefolded, whitespace collapsed,
+    punctuation trimmed at both ends ("How do refunds work?" == "how do refunds  work")."""
+    return _WHITESPACE.sub(" ", question.casefold()).strip(_EDGE_PUNCTUATION + "\n\t")
+
+
+# A follow-up leans on the question before it. Short questions, ones that open like a
+# continuation, and ones that point back ("it", "that") are read as follow-ups; a long question
+# that names its own topic is searched alone (see the measurements in the report of issue #5).
+FOLLOW_UP_MAX_WORDS = 6
+REFERRING_MAX_WORDS = 12
+_CONTINUATION_OPENERS = (
+    "and ",
+    "or ",
+    "but ",
+    "also ",
+    "what about",
+    "how about",
+    "what if",
+    "same ",
+    "then ",
+    "so ",
+    "ok ",
+    "okay ",
+)
+_REFERRING_WORDS = frozenset(
+    {"it", "its", "that", "this", "those", "these", "they", "them", "there", "one", "ones"}
+)
+_WORD = re.compile(r"[\w'.-]+")
+
+
+def is_follow_up(question: str) -> bool:
+    text = question.casefold().strip()
+    words = _WORD.findall(text)
+    if not words:
+        return False
+    if len(words) <= FOLLOW_UP_MAX_WORDS or text.startswith(_CONTINUATION_OPENERS):
+        return True
+    return len(words) <= REFERRING_MAX_WORDS and bool(_REFERRING_WORDS & set(words))
+
+
+# The anchor plus the follow-up must stay a question, not a transcript.
+RETRIEVAL_QUERY_MAX_CHARS = 600
+
+
+def retrieval_query_for(*, question: str, earlier_questions: Sequence[str]) -> str:
+    """What to search for. ``earlier_questions`` are the conversation's standalone questions,
+    oldest first; a follow-up is searched together with the latest of them (not with other
+    follow-ups, so "and monthly?" then "and annual?" both stay about the first topic)."""
+    if not earlier_questions or not is_follow_up(question):
+        return question
+    anchor = earlier_questions[-1]
+    room = max(RETRIEVAL_QUERY_MAX_CHARS - len(question) - 1, 0)
+    return f"{anchor[:room]} {question}".strip()

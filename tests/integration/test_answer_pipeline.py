@@ -1,0 +1,318 @@
+"""The answer pipeline over a real index (PostgreSQL + pgvector, the local embedder, Redis cache)
+with the real offline answerer, wrapped to record whether and how it was called."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+from django.core.cache import cache
+
+from assistant.generators import GenerationError
+from assistant.generators.extractive import ExtractiveGenerator
+from assistant.models import Conversation, Message
+from assistant.services import (
+    GENERATION_FAILED_ANSWER,
+    NOT_IN_DOCS_ANSWER,
+    RETRIEVAL_FAILED_ANSWER,
+    AnswerDelta,
+    AnswerReady,
+    QuestionRejected,
+    answer_complete,
+    answer_stream,
+    answering,
+    conversation_start,
+    index_version,
+    message_ask,
+)
+from kb.ingestion import corpus_sync
+from kb.models import Document
+from kb.services import document_restore, document_retire
+from search.rerankers.base import RerankError
+from search.services import STAFF_AUDIENCES, retrieve
+from tests.support.chat import (
+    INTERNAL_QUESTION,
+    REFUND_QUESTION,
+    UNANSWERABLE_QUESTION,
+    RecordingGenerator,
+    write_help_center,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def empty_cache():
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture
+def help_center(tmp_path: Path, local_embedder) -> Path:
+    root = write_help_center(tmp_path / "docs")
+    report = corpus_sync(directory=root, embedder=local_embedder)
+    assert report.failed == []
+    return root
+
+
+@pytest.fixture
+def generator(local_embedder) -> RecordingGenerator:
+    return RecordingGenerator(ExtractiveGenerator(embedder=local_embedder))
+
+
+_clients = itertools.count()
+
+
+def _conversation() -> Conversation:
+    return conversation_start(client_hash=f"client-{next(_clients)}")
+
+
+def _ask(
+    question: str,
+    generator: RecordingGenerator,
+    *,
+    conversation: Conversation | None = None,
+    **kwargs,
+) -> Message:
+    message = message_ask(conversation=conversation or _conversation(), question=question)
+    return answer_complete(message=message, generator=generator, **kwargs)
+
+
+def test_answer_cites_the_page_that_answers_with_its_evidence(help_center, generator) -> None:
+    # when
+    message = _ask(REFUND_QUESTION, generator)
+
+    # then: the answer quotes the refund page and cites it by its prompt number
+    message.refresh_from_db()
+    assert message.status == Message.Status.ANSWERED
+    assert message.generator == "extractive" and message.quoted
+    assert [c["path"] for c in message.citations] == ["policies/refunds.md"]
+    citation = message.citations[0]
+    assert f"[{citation['number']}]" in message.answer
+    assert "30 days" in message.answer
+    assert citation["section"].startswith("Refund Policy")
+    assert citation["updated_on"] == "2026-09-14"
+    assert citation["char_end"] > citation["char_start"]
+    # and the snapshot explains it: hits with ranks and scores, confidence, timings per stage
+    snapshot = message.snapshot
+    assert snapshot["confidence"] >= 0.35 and not snapshot["degraded"]
+    top = snapshot["hits"][0]
+    assert top["path"] == "policies/refunds.md" and top["vector_rank"] == 1
+    assert top["chunk_id"] == citation["chunk_id"] and top["source_number"] == 1
+    assert {"fused_score", "similarity", "keyword_rank", "rerank_score"} <= set(top)
+    assert {"retrieval", "retrieval_embed", "retrieval_sql", "generation", "total"} <= set(
+        snapshot["timings_ms"]
+    )
+    assert snapshot["cached"] is False and snapshot["failed_stages"] == []
+    assert len(generator.calls) == 1
+
+
+def test_answer_streams_deltas_then_the_checked_message(help_center, generator) -> None:
+    message = message_ask(conversation=_conversation(), question=REFUND_QUESTION)
+
+    events = list(answer_stream(message=message, generator=generator))
+
+    deltas = [event for event in events if isinstance(event, AnswerDelta)]
+    assert len(deltas) >= 2  # the label, then each quote as it is chosen
+    assert isinstance(events[-1], AnswerReady)
+    assert "".join(delta.text for delta in deltas) == events[-1].message.answer
+
+
+def test_question_not_in_the_docs_does_not_call_the_generator(help_center, generator) -> None:
+    message = _ask(UNANSWERABLE_QUESTION, generator)
+
+    assert generator.calls == []
+    assert message.status == Message.Status.NOT_IN_DOCS
+    assert message.answer == NOT_IN_DOCS_ANSWER and message.citations == []
+    assert message.snapshot["confidence"] < 0.35
+    assert message.snapshot["not_in_docs_reason"] == "below threshold"
+
+
+def test_internal_document_is_never_cited_for_a_customer(help_center, generator) -> None:
+    public = _ask(INTERNAL_QUESTION, generator)
+    staff = _ask(INTERNAL_QUESTION, generator, audiences=STAFF_AUDIENCES)
+
+    assert all(hit["path"] != "internal/escalation.md" for hit in public.snapshot["hits"])
+    assert all(c["path"] != "internal/escalation.md" for c in public.citations)
+    assert "goodwill" not in public.answer
+    # the staff answer is not the public one from the cache: audiences are part of the key
+    assert not staff.cached
+    assert [c["path"] for c in staff.citations] == ["internal/escalation.md"]
+
+
+def test_retrieval_outage_is_a_stored_apology(db, generator) -> None:
+    # given: nothing has ever been indexed, so there is no embedding model to search with
+    message = _ask(REFUND_QUESTION, generator)
+
+    assert message.status == Message.Status.FAILED
+    assert message.answer == RETRIEVAL_FAILED_ANSWER
+    assert message.snapshot["failed_stage"] == "retrieval"
+    assert "no active embedding model" in message.snapshot["failure"]
+    assert generator.calls == []
+
+
+def test_generation_error_is_a_stored_apology(help_center, generator) -> None:
+    generator.failure = GenerationError("the model is overloaded")
+
+    message = _ask(REFUND_QUESTION, generator)
+
+    assert message.status == Message.Status.FAILED
+    assert message.answer == GENERATION_FAILED_ANSWER
+    assert message.snapshot["failure"] == "GenerationError: the model is overloaded"
+    assert "Traceback" not in message.answer
+
+
+def test_failed_answer_is_not_cached(help_center, generator) -> None:
+    generator.failure = GenerationError("the model is overloaded")
+    _ask(REFUND_QUESTION, generator)
+    generator.failure = None
+
+    second = _ask(REFUND_QUESTION, generator)
+
+    assert not second.cached and second.status == Message.Status.ANSWERED
+
+
+def test_same_first_question_is_answered_from_the_cache(help_center, generator) -> None:
+    first = _ask(REFUND_QUESTION, generator)
+
+    second = _ask("  can i get a REFUND on a monthly plan ", generator)
+
+    assert len(generator.calls) == 1
+    assert second.cached and second.snapshot["cached"]
+    assert second.pk != first.pk and second.answer == first.answer
+    assert second.citations == first.citations and second.status == first.status
+    assert second.snapshot["cached_from"] == str(first.public_id)
+    assert second.snapshot["hits"] == first.snapshot["hits"]
+
+
+def test_not_in_docs_answer_is_cached_too(help_center, generator) -> None:
+    _ask(UNANSWERABLE_QUESTION, generator)
+
+    second = _ask(UNANSWERABLE_QUESTION, generator)
+
+    assert second.cached and second.status == Message.Status.NOT_IN_DOCS
+
+
+class _BrokenReranker:
+    name = "test/broken"
+
+    def rerank(self, *, question: str, passages: list[str]) -> list[float]:
+        raise RerankError("reranker timed out")
+
+
+def test_degraded_answer_is_not_cached(help_center, generator, monkeypatch) -> None:
+    # given: the reranker is down, so retrieval keeps the fused order and says it is degraded
+    monkeypatch.setattr(
+        answering, "retrieve", lambda **kwargs: retrieve(**kwargs, reranker=_BrokenReranker())
+    )
+    first = _ask(REFUND_QUESTION, generator)
+
+    second = _ask(REFUND_QUESTION, generator)
+
+    assert first.degraded and first.snapshot["failed_stages"] == ["rerank"]
+    assert first.status == Message.Status.ANSWERED
+    assert not second.cached and len(generator.calls) == 2
+
+
+def test_editing_a_document_invalidates_cached_answers(help_center, generator, local_embedder):
+    _ask(REFUND_QUESTION, generator)
+    refunds = help_center / "policies" / "refunds.md"
+    refunds.write_text(refunds.read_text().replace("30 days", "14 days"))
+    corpus_sync(directory=help_center, embedder=local_embedder)
+
+    second = _ask(REFUND_QUESTION, generator)
+
+    assert not second.cached
+    assert "14 days" in second.answer and "30 days" not in second.answer
+
+
+def test_retiring_a_document_invalidates_cached_answers(help_center, generator) -> None:
+    _ask(REFUND_QUESTION, generator)
+    document_retire(document=Document.objects.get(path="policies/refunds.md"))
+
+    second = _ask(REFUND_QUESTION, generator)
+
+    assert not second.cached
+    assert all(c["path"] != "policies/refunds.md" for c in second.citations)
+
+
+def test_index_version_follows_every_change_to_what_is_retrievable(help_center) -> None:
+    refunds = Document.objects.get(path="policies/refunds.md")
+    versions = [index_version()]
+
+    document_retire(document=refunds)
+    versions.append(index_version())
+    document_restore(document=refunds)
+    versions.append(index_version())
+    Document.objects.get(path="api/rate-limits.md").delete()
+    versions.append(index_version())
+
+    assert len(set(versions)) == len(versions)
+    assert index_version() == versions[-1]  # and nothing else moves it
+
+
+def test_follow_up_is_searched_with_the_question_it_follows(help_center, generator) -> None:
+    conversation = _conversation()
+    _ask(REFUND_QUESTION, generator, conversation=conversation)
+
+    follow_up = _ask("and for annual plans?", generator, conversation=conversation)
+
+    assert follow_up.retrieval_query == f"{REFUND_QUESTION} and for annual plans?"
+    assert follow_up.snapshot["history_turns"] == 1
+    assert [c["path"] for c in follow_up.citations] == ["policies/refunds.md"]
+    assert "60 days" in follow_up.answer
+    # the generator saw the earlier exchange
+    _, prompt = generator.calls[-1]
+    assert [m["role"] for m in prompt.messages] == ["user", "assistant", "user"]
+
+
+def test_follow_up_answers_are_not_cached(help_center, generator) -> None:
+    conversation = _conversation()
+    _ask(REFUND_QUESTION, generator, conversation=conversation)
+    _ask("and for annual plans?", generator, conversation=conversation)
+    again = _conversation()
+    _ask(REFUND_QUESTION, generator, conversation=again)  # cached: a first question
+
+    follow_up = _ask("and for annual plans?", generator, conversation=again)
+    alone = _ask("and for annual plans?", generator)  # a first question: cacheable, not cached
+
+    assert not follow_up.cached and not alone.cached
+    assert len(generator.calls) == 3  # the second refund question was answered from the cache
+
+
+def test_question_over_the_limit_or_empty_is_rejected(db, settings) -> None:
+    settings.QUESTION_MAX_CHARS = 50
+    conversation = _conversation()
+
+    with pytest.raises(QuestionRejected) as too_long:
+        message_ask(conversation=conversation, question="x" * 51)
+    with pytest.raises(QuestionRejected) as empty:
+        message_ask(conversation=conversation, question=" \n\t\x00 ")
+
+    assert too_long.value.code == "too_long" and "50" in str(too_long.value)
+    assert empty.value.code == "empty"
+    assert not Message.objects.exists()
+
+
+def test_answered_message_is_not_answered_twice(help_center, generator) -> None:
+    message = _ask(REFUND_QUESTION, generator)
+
+    events = list(answer_stream(message=message, generator=generator))
+
+    assert len(events) == 1 and isinstance(events[0], AnswerReady)
+    assert events[0].message.answer == message.answer
+    assert len(generator.calls) == 1
+
+
+def test_answer_is_finished_and_stored_when_the_reader_leaves(help_center, generator) -> None:
+    message = message_ask(conversation=_conversation(), question=REFUND_QUESTION)
+    stream = answer_stream(message=message, generator=generator)
+
+    first = next(stream)
+    stream.close()  # the browser tab was closed mid-answer
+
+    assert isinstance(first, AnswerDelta)
+    message.refresh_from_db()
+    assert message.status == Message.Status.ANSWERED and message.citations

@@ -1,0 +1,91 @@
+"""Shared pieces of the chat tests: a tiny help center and a generator that records its calls."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from assistant.generators import GenerationError, GenerationEvent, Generator, Prompt
+
+REFUNDS = """---
+title: Refund Policy
+updated: 2026-09-14
+---
+# Refund Policy
+
+## Monthly plans
+
+Monthly plans are refundable within 30 days of purchase, no questions asked. The refund goes
+back to the card that paid for the plan.
+
+## Annual plans
+
+Annual plans get a prorated refund for the unused months within 60 days of payment. After 60
+days an annual plan can be cancelled but is not refunded.
+"""
+
+ESCALATION = """---
+title: Escalation Playbook
+audience: internal
+---
+# Escalation Playbook
+
+Support agents may grant goodwill credits of up to 200 dollars without a manager's approval.
+"""
+
+WIDGET = """---
+title: Embedding the Status Widget
+updated: 2026-05-02
+---
+# Embedding the Status Widget
+
+To embed the status widget, paste <script>alert('pwned')</script> into the footer of your page.
+The status widget shows our uptime for the last ninety days.
+"""
+
+RATE_LIMITS = """---
+title: API Rate Limits
+updated: 2026-03-01
+---
+# API Rate Limits
+
+The API allows 100 requests per second per account. Too many requests return HTTP 429 with a
+Retry-After header that says how many seconds to wait before retrying.
+"""
+
+HELP_CENTER = {
+    "policies/refunds.md": REFUNDS,
+    "internal/escalation.md": ESCALATION,
+    "developers/status-widget.md": WIDGET,
+    "api/rate-limits.md": RATE_LIMITS,
+}
+
+# Questions the tiny help center answers, and where the answer lives.
+REFUND_QUESTION = "Can I get a refund on a monthly plan?"
+UNANSWERABLE_QUESTION = "What is the airspeed velocity of an unladen swallow?"
+INTERNAL_QUESTION = "How much goodwill credit can support agents grant without approval?"
+
+
+def write_help_center(root: Path, pages: dict[str, str] | None = None) -> Path:
+    for path, text in (pages or HELP_CENTER).items():
+        target = root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    return root
+
+
+class RecordingGenerator:
+    """A real generator, recording every call (and able to fail on demand)."""
+
+    def __init__(self, inner: Generator) -> None:
+        self._inner = inner
+        self.name = inner.name
+        self.quoted = inner.quoted
+        self.calls: list[tuple[str, Prompt]] = []
+        self.failure: GenerationError | None = None
+
+    def stream(self, *, question: str, prompt: Prompt) -> Iterator[GenerationEvent]:
+        self.calls.append((question, prompt))
+        if self.failure is not None:
+            raise self.failure
+        yield from self._inner.stream(question=question, prompt=prompt)
