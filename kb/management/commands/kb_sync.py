@@ -4,6 +4,7 @@ import sys
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import DatabaseError
 from tqdm import tqdm
 
 from kb.embedders import EmbeddingError, active_embedder
@@ -44,6 +45,14 @@ class Command(BaseCommand):
             )
         except (SyncRefused, EmbeddingModelMismatch, EmbeddingError) as exc:
             raise CommandError(str(exc)) from exc
+        except DatabaseError as exc:
+            # Each document is written in its own transaction: what was written is whole, the
+            # rest still holds its previous version, and a re-run does only what is left.
+            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise CommandError(
+                f"the database failed during the sync ({reason}); documents written before it "
+                "are complete and the others unchanged: run kb_sync again to finish"
+            ) from exc
         finally:
             if bar is not None:
                 bar.close()
