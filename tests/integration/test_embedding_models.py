@@ -257,3 +257,22 @@ def test_a_model_switch_never_returns_chunks_of_two_models_in_one_search(
     assert LOCAL in served and VOYAGE in served
     assert served.index(VOYAGE) > served.index(LOCAL)
     assert all(models == {reported} for reported, models in seen), seen[:5]
+
+
+@pytest.mark.django_db
+def test_kb_reindex_redoes_what_is_not_current_or_everything(
+    corpus, counting_embedder, monkeypatch
+):
+    # given one document whose chunks were lost track of
+    monkeypatch.setattr("kb.services.embedding_models.embedder_for", lambda key: counting_embedder)
+    DocumentIndexState.objects.filter(document__path="trial.md").update(status="failed")
+
+    # when
+    call_command("kb_reindex", "--no-progress", stdout=(out := StringIO()))
+
+    # then only it was re-embedded; --all re-embeds every document
+    assert "1 documents indexed" in out.getvalue()
+    assert len(counting_embedder.embedded_texts) == 1
+    call_command("kb_reindex", "--all", "--no-progress", stdout=StringIO())
+    assert len(counting_embedder.embedded_texts) == 1 + len(PAGES)
+    assert set(DocumentIndexState.objects.values_list("status", flat=True)) == {"indexed"}

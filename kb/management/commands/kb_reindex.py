@@ -1,0 +1,73 @@
+"""``manage.py kb_reindex [--all] [--background]``: bring every model's chunks up to date.
+
+Without ``--all`` it re-embeds only documents whose chunks are not current (edited while no
+worker ran, chunked by an older chunker version, failed earlier). ``--all`` re-embeds every
+document, e.g. after changing how chunks are embedded. Search keeps serving the existing chunks
+meanwhile: each document's chunks are swapped in one transaction.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from tqdm import tqdm
+
+from kb.embedders import EmbeddingError
+from kb.models import DocumentIndexState, EmbeddingModel
+from kb.services import embedding_model_build, index_enqueue
+
+
+class Command(BaseCommand):
+    help = "Re-chunk and re-embed documents whose chunks are not current (or all of them)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--all", action="store_true", help="re-embed every document")
+        parser.add_argument(
+            "--background", action="store_true", help="send the work to the Celery workers"
+        )
+        parser.add_argument("--no-progress", action="store_true")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        models = list(EmbeddingModel.objects.indexing().order_by("pk"))
+        if not models:
+            raise CommandError("no embedding model yet: run kb_sync first")
+        if options["all"]:
+            # An indexed hash that matches nothing makes every document "not current".
+            DocumentIndexState.objects.filter(embedding_model__in=models).update(
+                indexed_hash="", status=DocumentIndexState.Status.PENDING
+            )
+        if options["background"]:
+            document_ids = list(
+                DocumentIndexState.objects.filter(embedding_model__in=models)
+                .exclude(status=DocumentIndexState.Status.INDEXED)
+                .values_list("document_id", flat=True)
+                .distinct()
+            )
+            sent = index_enqueue(document_ids=document_ids)
+            self.stdout.write(f"sent {sent} of {len(document_ids)} documents to the workers")
+            if sent < len(document_ids):
+                raise CommandError("the broker is unreachable; the index sweep will resend them")
+            return
+        for model in models:
+            bar: tqdm | None = None
+
+            def progress(done: int, total: int, key: str = model.key) -> None:
+                nonlocal bar
+                if options["no_progress"]:
+                    return
+                if bar is None:
+                    bar = tqdm(total=total, unit="doc", desc=f"reindexing {key}", file=sys.stderr)
+                bar.update(done - bar.n)
+
+            try:
+                report = embedding_model_build(model_id=model.pk, progress=progress)
+            except EmbeddingError as exc:
+                raise CommandError(f"{model.key}: {exc}") from exc
+            finally:
+                if bar is not None:
+                    bar.close()
+            self.stdout.write(report.summary())
+            if report.failed:
+                raise CommandError(f"{len(report.failed)} document(s) failed in {model.key}")
