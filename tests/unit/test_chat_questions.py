@@ -92,3 +92,13 @@ def test_retrieval_query_stays_bounded() -> None:
     query = retrieval_query_for(question="and for annual?", earlier_questions=["refund " * 500])
 
     assert len(query) <= 600 and query.endswith("and for annual?")
+
+
+@pytest.mark.parametrize(
+    "question", ["E4012", "what is invoice.paid?", "X-RateLimit-Remaining", "whsec_ prefix?"]
+)
+def test_a_pasted_identifier_names_its_own_topic(question: str) -> None:
+    assert not is_follow_up(question)
+    assert retrieval_query_for(question=question, earlier_questions=["How do refunds work?"]) == (
+        question
+    )

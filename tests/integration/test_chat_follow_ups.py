@@ -1,0 +1,59 @@
+"""Follow-ups on real pages of the sample help center: a short follow-up alone lands on the
+wrong page, and searched with the question it follows lands on the right one."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from assistant.services import retrieval_query_for
+from kb.ingestion import corpus_sync
+from search.services import retrieve
+from tests.conftest import CORPUS_DIR
+
+pytestmark = pytest.mark.django_db
+
+PAGES = (
+    "policies/refunds.md",
+    "policies/refunds-2023.md",
+    "policies/cancellation.md",
+    "plans/plans-and-limits.md",
+    "plans/free-trial.md",
+    "billing/failed-payments-and-dunning.md",
+    "billing/discounts-and-coupons.md",
+    "webhooks/retries.md",
+    "webhooks/events.md",
+    "api/rate-limits.md",
+    "api/test-and-live-mode.md",
+)
+
+# (earlier question, follow-up, the page that answers the follow-up)
+FOLLOW_UPS = [
+    ("How do refunds work for monthly plans?", "and for annual plans?", "policies/refunds.md"),
+    ("How long is the free trial?", "what happens when it ends?", "plans/free-trial.md"),
+    ("What are the API rate limits?", "what about in test mode?", "api/rate-limits.md"),
+    ("How do webhook retries work?", "how many times?", "webhooks/retries.md"),
+]
+
+
+@pytest.fixture
+def sample_pages(tmp_path: Path, local_embedder) -> None:
+    for page in PAGES:
+        (tmp_path / page).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(CORPUS_DIR / page, tmp_path / page)
+    assert corpus_sync(directory=tmp_path, embedder=local_embedder).failed == []
+
+
+def test_follow_ups_find_their_page_only_with_the_question_they_follow(sample_pages) -> None:
+    # One test for all four: indexing the pages is most of its time.
+    for earlier, follow_up, page in FOLLOW_UPS:
+        # when
+        alone = retrieve(question=follow_up)
+        query = retrieval_query_for(question=follow_up, earlier_questions=[earlier])
+        joined = retrieve(question=query)
+
+        # then
+        assert alone.hits[0].path != page, follow_up
+        assert joined.hits[0].path == page, follow_up
