@@ -1,0 +1,89 @@
+"""Concurrent edits while searching: a search never sees a half-updated document.
+
+A real Celery worker re-indexes a multi-chunk document as a writer keeps editing it; searches run
+in other threads the whole time. Every chunk of one version carries that version's number, so
+a search that mixed versions would show two numbers for one document.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+
+from django.db import connection
+
+from kb.models import Document, DocumentIndexState
+from kb.services import document_index, embedding_model_register
+from search.services import retrieve
+from tests.support.celery_worker import worker_process
+
+SECTIONS = ("Refund window", "Prorated credits", "Chargebacks", "Annual renewals")
+REVISION = re.compile(r"revision (\d+)")
+EDITS = 4
+
+
+def _body(revision: int) -> str:
+    filler = " ".join(
+        f"Clause {n} of this section applies under revision {revision} of the billing policy."
+        for n in range(14)
+    )  # each section is long enough to be its own chunk
+    return "\n\n".join(f"## {name}\n\n{filler}" for name in SECTIONS)
+
+
+def test_no_search_ever_mixes_two_versions_of_a_document(transactional_db, local_embedder) -> None:
+    # given a document indexed as four chunks of revision 0
+    embedding_model_register(embedder=local_embedder)
+    document = Document.objects.create(path="billing.md", title="Billing", body=_body(0))
+    document_index(document_id=document.pk, embedder=local_embedder)
+    assert DocumentIndexState.objects.get(document=document).chunk_count == len(SECTIONS)
+
+    searches: list[set[int]] = []
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def search() -> None:
+        try:
+            while not stop.is_set():
+                result = retrieve(question="billing policy revision clauses", limit=10)
+                revisions = {
+                    int(number)
+                    for hit in result.hits
+                    if hit.path == "billing.md"
+                    for number in REVISION.findall(hit.text)
+                }
+                searches.append(revisions)
+        except BaseException as exc:
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    searchers = [threading.Thread(target=search) for _ in range(2)]
+    with worker_process() as worker:
+        for thread in searchers:
+            thread.start()
+        try:
+            # when a writer saves revision after revision, each re-indexed under the searches
+            state = DocumentIndexState.objects.filter(document=document)
+            for revision in range(1, EDITS + 1):
+                document.body = _body(revision)
+                document.save()
+                deadline = time.monotonic() + 90
+                while not state.filter(status="indexed", indexed_hash=document.content_hash):
+                    assert time.monotonic() < deadline, worker.stdout and worker.stdout.read(2000)
+                    time.sleep(0.1)
+                time.sleep(0.2)
+        finally:
+            stop.set()
+            for thread in searchers:
+                thread.join(timeout=30)
+
+    # then every search saw exactly one revision of the document, and the last one won
+    assert not errors, errors
+    assert len(searches) > 20
+    assert all(len(revisions) == 1 for revisions in searches), [s for s in searches if len(s) != 1][
+        :5
+    ]
+    seen = {next(iter(revisions)) for revisions in searches}
+    assert seen == set(range(EDITS + 1))  # every re-indexing happened under the searches
+    assert searches[-1] == {EDITS}
