@@ -32,6 +32,7 @@ from kb.services import (
     embedding_model_drop,
 )
 from kb.uploads import UploadRejected, upload_sources
+from kb.views import document_history_diff
 
 RETIRE_PERMISSION = "kb.retire_document"
 
@@ -98,6 +99,7 @@ class DocumentAdmin(SimpleHistoryAdmin):
     readonly_fields = ("content_hash", "created_at", "modified_at")
     autocomplete_fields = ("superseded_by",)
     inlines = (DocumentIndexStateInline,)
+    object_history_list_template = "admin/kb/document/object_history_list.html"
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Document]:
         return super().get_queryset(request).prefetch_related("index_states")
@@ -127,11 +129,24 @@ class DocumentAdmin(SimpleHistoryAdmin):
     def get_urls(self) -> list:
         upload = self.admin_site.admin_view(self.import_view)
         preview = self.admin_site.admin_view(self.preview_view)
+        diff = self.admin_site.admin_view(self.history_diff_view)
         return [
             path("import/", upload, name="kb_document_import"),
             path("preview/", preview, name="kb_document_preview"),
+            path(
+                "<path:object_id>/history/<int:history_id>/diff/",
+                diff,
+                name="kb_document_history_diff",
+            ),
             *super().get_urls(),
         ]
+
+    def history_diff_view(
+        self, request: HttpRequest, object_id: str, history_id: int
+    ) -> HttpResponse:
+        return document_history_diff(
+            request, model_admin=self, object_id=object_id, history_id=history_id
+        )
 
     def preview_view(self, request: HttpRequest) -> HttpResponse:
         """The rendered page and the chunks it will produce, for the text being edited."""

@@ -1,10 +1,15 @@
-"""Reads for the public document pages: which documents a reader may open."""
+"""Reads about documents: which ones a reader may open, and what each saved version changed."""
 
 from __future__ import annotations
 
+import datetime
+from dataclasses import dataclass
+from difflib import SequenceMatcher
 from itertools import groupby
+from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.utils.text import capfirst
 
 from kb.models import Document, DocumentQuerySet
 
@@ -48,3 +53,132 @@ def documents_by_category(*, include_internal: bool) -> list[tuple[str, list[Doc
         for category, members in groupby(documents, key=lambda document: document.category)
     ]
     return sorted(groups, key=lambda group: (group[0] == "", group[0].casefold()))
+
+
+# --- Edit history: what one saved version changed ----------------------------------------------
+
+DIFF_CONTEXT_LINES = 3
+# Not worth showing as field changes: the body has its own line diff, the rest is bookkeeping.
+_NOT_COMPARED = ("body", "created_at")
+
+
+@dataclass(frozen=True)
+class FieldChange:
+    label: str
+    old: str
+    new: str
+
+
+@dataclass(frozen=True)
+class DiffLine:
+    kind: str  # "hunk", "context", "removed" or "added"
+    text: str
+    old_number: int | None = None
+    new_number: int | None = None
+
+
+@dataclass(frozen=True)
+class VersionDiff:
+    version: Any  # the HistoricalDocument row being looked at
+    previous: Any | None  # the version before it, None for the first one
+    field_changes: list[FieldChange]
+    body_lines: list[DiffLine]  # a unified diff of the body, empty when it did not change
+    added: int  # body lines added and removed
+    removed: int
+
+
+def document_version_diff(*, document_id: int, history_id: int) -> VersionDiff | None:
+    """What version ``history_id`` of a document changed against the version before it;
+    the first version compares against an empty document. None if there is no such version."""
+    version = Document.history.filter(id=document_id, history_id=history_id).first()
+    if version is None:
+        return None
+    previous = version.prev_record
+    if previous is None:
+        values = {name: getattr(version, _attname(name)) for name in _compared_fields()}
+        field_changes = [
+            FieldChange(label=_label(name), old="", new=_shown(name, value))
+            for name, value in values.items()
+            if value not in (None, "")
+        ]
+        old_body = ""
+    else:
+        delta = version.diff_against(previous, excluded_fields=_NOT_COMPARED)
+        field_changes = [
+            FieldChange(
+                label=_label(change.field),
+                old=_shown(change.field, change.old),
+                new=_shown(change.field, change.new),
+            )
+            for change in delta.changes
+        ]
+        old_body = previous.body
+    body_lines = line_diff(old_body, version.body)
+    return VersionDiff(
+        version=version,
+        previous=previous,
+        field_changes=field_changes,
+        body_lines=body_lines,
+        added=sum(line.kind == "added" for line in body_lines),
+        removed=sum(line.kind == "removed" for line in body_lines),
+    )
+
+
+def line_diff(old: str, new: str, *, context: int = DIFF_CONTEXT_LINES) -> list[DiffLine]:
+    """A unified diff of two texts by line, with line numbers, as data for a template (which
+    escapes it: a body is Markdown typed by people and may hold any HTML)."""
+    old_lines, new_lines = old.splitlines(), new.splitlines()
+    # autojunk off: in a long policy a blank or "---" line is frequent but still a real line.
+    matcher = SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+    lines: list[DiffLine] = []
+    for group in matcher.get_grouped_opcodes(context):
+        old_start, new_start = group[0][1], group[0][3]
+        old_count, new_count = group[-1][2] - old_start, group[-1][4] - new_start
+        hunk = f"@@ -{old_start + 1},{old_count} +{new_start + 1},{new_count} @@"
+        lines.append(DiffLine(kind="hunk", text=hunk))
+        for tag, old_from, old_to, new_from, new_to in group:
+            if tag == "equal":
+                lines.extend(
+                    DiffLine("context", old_lines[i], i + 1, new_from + i - old_from + 1)
+                    for i in range(old_from, old_to)
+                )
+                continue
+            lines.extend(
+                DiffLine("removed", old_lines[i], old_number=i + 1) for i in range(old_from, old_to)
+            )
+            lines.extend(
+                DiffLine("added", new_lines[i], new_number=i + 1) for i in range(new_from, new_to)
+            )
+    return lines
+
+
+def _compared_fields() -> list[str]:
+    tracked = {field.name for field in Document.history.model._meta.fields}
+    return [
+        field.name
+        for field in Document._meta.concrete_fields
+        if field.name in tracked and field.name not in {*_NOT_COMPARED, "id"}
+    ]
+
+
+def _attname(name: str) -> str:
+    return Document._meta.get_field(name).attname  # superseded_by_id: the id, not a query
+
+
+def _label(name: str) -> str:
+    return capfirst(Document._meta.get_field(name).verbose_name)
+
+
+def _shown(name: str, value: Any) -> str:
+    """A field value as a person reads it: choice labels, dates, the path of a linked page."""
+    if value is None or value == "":
+        return "—"
+    field = Document._meta.get_field(name)
+    if field.choices:
+        return str(dict(field.flatchoices).get(value, value))
+    if name == "superseded_by":
+        path = Document.objects.filter(pk=value).values_list("path", flat=True).first()
+        return path or f"(deleted document #{value})"
+    if isinstance(value, datetime.date):
+        return value.isoformat()
+    return str(value)

@@ -12,16 +12,17 @@ How to write an e2e test (see ``test_admin_screenshots.py`` for a full one)::
 
 Fixtures:
 
-- ``e2e_server`` (function): the running app, ``.url`` is its base URL (``http://127.0.0.1:PORT``),
-  ``.log_tail()`` the end of its log for assertion messages. Requesting it (``page`` does) puts
-  the test in ``transactional_db``, so rows the test creates are committed and visible to the
-  server; they are flushed after the test. The server process is started once per test module,
-  with the test database (``DATABASE_URL``) and this run's embedded Redis (same
-  ``GROUNDWORK_DATA_DIR``), so cache and rate limits are shared with the test process.
-- ``e2e_server_env`` (module): extra environment for the server process, ``{}`` by default.
-  Override it in a test module to point the server at a stub, e.g. ::
+- ``e2e_server`` (function): the app served by ``gunicorn -k gthread`` in its own process, started
+  for each test (about 2 s); ``.url`` is its base URL (``http://127.0.0.1:PORT``), ``.log_tail()``
+  the end of its log for assertion messages. Requesting it (``page`` does) puts the test in
+  ``transactional_db``: rows the test creates are committed, so the server reads them, and are
+  flushed after the test. The server uses the test database (``DATABASE_URL``) and this run's
+  embedded Redis (same ``GROUNDWORK_DATA_DIR``): cache and rate limits are shared with the test
+  process (``django.core.cache.cache.clear()`` resets them).
+- ``e2e_server_env`` (function): extra environment for the server process, ``{}`` by default.
+  Override it in a test module (any scope) to point the server at a stub, e.g. ::
 
-      @pytest.fixture(scope="module")
+      @pytest.fixture
       def e2e_server_env(anthropic_stub):
           return {"GENERATOR": "anthropic", "ANTHROPIC_API_KEY": "test-key",
                   "ANTHROPIC_BASE_URL": anthropic_stub.url}
@@ -129,16 +130,22 @@ def _wait_until_serving(server: E2EServer) -> None:
                 f"{server.log_tail()}")  # fmt: skip
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def e2e_server_env() -> dict[str, str]:
     """Extra environment for the server process; override in a module to use stubs."""
     return {}
 
 
-@pytest.fixture(scope="module")
-def _e2e_server_process(
-    django_db_setup: None, e2e_server_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+@pytest.fixture
+def e2e_server(
+    transactional_db: None, e2e_server_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[E2EServer]:
+    """The app in its own gunicorn process, on the test database, started for this test.
+
+    One process per test, not per module: the database is flushed between tests and a running
+    process keeps ids it has read (Django's ContentType cache, the active embedding model), so
+    a server that outlived a flush would write rows pointing at ids that no longer exist.
+    """
     port = _free_port()
     log_path = tmp_path_factory.mktemp("e2e-server") / "server.log"
     env = {
@@ -169,14 +176,6 @@ def _e2e_server_process(
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
-
-
-@pytest.fixture
-def e2e_server(_e2e_server_process: E2EServer, transactional_db: None) -> E2EServer:
-    """The running app; the test's rows are committed so the server process can read them."""
-    if _e2e_server_process.process.poll() is not None:
-        pytest.fail(f"the e2e server has exited:\n{_e2e_server_process.log_tail()}")
-    return _e2e_server_process
 
 
 @pytest.fixture(scope="module")

@@ -149,3 +149,31 @@ def test_steward_sees_documents_with_index_status_and_a_live_chunk_preview(
         "height": box["y"] + box["height"],
     }
     screenshot(page, "admin-document-edit-preview", full_page=True, clip=clip)
+
+
+def test_steward_compares_a_saved_edit_with_the_version_before(
+    page: Page, indexed_help_center: list[Document], screenshot
+) -> None:
+    # given: the steward saved an edit of the refund policy
+    steward = _policy_steward()
+    refunds = next(doc for doc in indexed_help_center if doc.path == "policies/refunds.md")
+    _log_in(page, steward)
+    page.goto(f"/admin/kb/document/{refunds.pk}/change/")
+    body = page.locator("#id_body")
+    body.fill(body.input_value().replace("within 30 days", "within 45 days"))
+    page.get_by_role("button", name="Save and continue editing").click()
+    expect(page.locator(".messagelist")).to_contain_text("was changed successfully")
+
+    # when: the history page's comparison link for that save is followed
+    page.get_by_role("link", name="History").click()
+    page.get_by_role("link", name="Compare with the previous version").first.click()
+
+    # then: the body's changed lines, before and after, and who saved it
+    removed = page.locator("tr.kb-diff-removed")
+    added = page.locator("tr.kb-diff-added")
+    expect(removed.filter(has_text="within 30 days")).not_to_have_count(0)
+    expect(added.filter(has_text="within 45 days")).not_to_have_count(0)
+    expect(added.filter(has_text="within 30 days")).to_have_count(0)
+    expect(page.locator("#content-main")).to_contain_text("by steward")
+    expect(page.get_by_role("link", name="Revert to this version…")).to_be_visible()
+    screenshot(page, "admin-document-history-diff")
