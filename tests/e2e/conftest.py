@@ -156,6 +156,7 @@ def e2e_server(
         "PYTHONUNBUFFERED": "1",
         **e2e_server_env,
     }
+    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)  # the test process needs it, the server must not
     command = [
         sys.executable, "-m", "gunicorn", "config.wsgi:application",
         "--bind", f"127.0.0.1:{port}",

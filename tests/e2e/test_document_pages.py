@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from django.contrib.auth.models import User
 from playwright.sync_api import Page, expect
 
 from kb.ingestion import corpus_sync
@@ -115,3 +116,24 @@ def test_document_page_fits_a_phone_screen(
     )
     assert overflow <= 0, f"the page scrolls sideways by {overflow}px on a phone"
     screenshot(phone, "document-cited-passage-phone")
+
+
+def test_an_internal_page_opens_for_signed_in_staff_only(
+    page: Page, e2e_server, sign_in: Callable[[Page, User], None]
+) -> None:
+    # given
+    Document.objects.create(
+        path="internal/escalation.md",
+        title="Escalation Playbook",
+        body="# Escalation Playbook\n\nAgents may grant credits up to $200.\n",
+        audience=Document.Audience.INTERNAL,
+    )
+
+    # when / then: anonymous readers get the same 404 as a missing page
+    assert page.goto("/docs/internal/escalation.md").status == 404
+
+    # when / then: staff see it, marked internal
+    sign_in(page, User.objects.create_user("agent", password="pw-for-e2e", is_staff=True))
+    assert page.goto("/docs/internal/escalation.md").status == 200
+    expect(page.locator(".badge-internal")).to_have_text("Internal")
+    expect(page.get_by_text("Agents may grant credits up to $200.")).to_be_visible()
