@@ -9,28 +9,43 @@ unrealistically bad or good). Timings on shared machines are noisy: read them as
 
 from __future__ import annotations
 
-import json
-import logging
 import re
 import statistics
-import struct
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection, connections
-from django.db.backends.utils import CursorWrapper
 
-from kb.embedders import Embedder, get_embedder
+from kb.embedders import get_embedder
 from kb.models import EmbeddingModel
-from kb.parsing import parse_document
-from kb.services import document_chunk, embedding_model_register, hnsw_index_create
+from kb.services import embedding_model_register, hnsw_index_create
+from search.benchmarks.plans import (
+    VECTOR_LITERAL,
+    StatementCapture,
+    cte_milliseconds,
+    index_definition,
+    relevant_lines,
+    search_settings,
+)
+from search.benchmarks.stats import percentiles, questions_cycle, quiet
+from search.benchmarks.synthetic import (
+    CHUNKS_PER_DOCUMENT,
+    BenchmarkError,
+    SeedChunk,
+    chunks_insert,
+    corpus_identifiers,
+    documents_insert,
+    seed_chunks,
+    seeds_load,
+    synthetic_vectors,
+    vectors_copy,
+)
 from search.hybrid import hybrid_search
 from search.keywords import keyword_query
 from search.services import PUBLIC_AUDIENCES, retrieve
@@ -40,27 +55,12 @@ SQL_P95_TARGET_MS = 40.0
 RETRIEVAL_P50_TARGET_MS = 250.0
 WARM_UP = 20
 BATCH_ROWS = 10_000
-CHUNKS_PER_DOCUMENT = 10
 CANDIDATES = 20  # what retrieve() asks hybrid_search for
 GIN_INDEX = "kb_chunk_tsv_gin"
 # Enough for the 100k-chunk HNSW graph to fit in memory while it is built: with the 64MB default
 # it does not, and the build took 65 s instead of 22 s here.
 BUILD_MAINTENANCE_WORK_MEM = "1GB"
-# Noise norm relative to the mixture's norm. Measured: a question's best synthetic chunk sits at
-# median cosine 0.57 (0.56 against the real corpus), a chunk's nearest neighbour at 0.81.
-NOISE_RATIO = 0.45
 DATABASE_NAME = "test_groundwork_search_bench"
-
-
-@dataclass(frozen=True)
-class SeedChunk:
-    """A real chunk of the sample corpus: the source of synthetic text and vectors."""
-
-    category: str
-    title: str
-    heading_path: str
-    sentences: list[str]
-    embedding_text: str  # exactly what kb_sync embeds for this chunk
 
 
 class Command(BaseCommand):
@@ -72,7 +72,13 @@ class Command(BaseCommand):
         parser.add_argument("--keep", action="store_true", help="keep the benchmark database")
         parser.add_argument("--corpus", type=Path, default=settings.BASE_DIR / "corpus")
 
-    def handle(
+    def handle(self, *args: object, **options: object) -> None:
+        try:
+            self._run(*args, **options)
+        except BenchmarkError as exc:
+            raise CommandError(str(exc)) from exc
+
+    def _run(
         self,
         *args: object,
         chunks: int,
@@ -91,13 +97,13 @@ class Command(BaseCommand):
         self.verbosity = int(options.get("verbosity", 1))
         embedder = get_embedder()
 
-        seeds = _seed_chunks(corpus, embedder)
+        seeds = seed_chunks(corpus, embedder)
         self._step(f"embedding {len(seeds)} sample-corpus chunks (the vectors' building blocks)")
         started = time.perf_counter()
         seed_vectors = embedder.embed_documents([seed.embedding_text for seed in seeds])
         self._done(started)
-        identifiers = _corpus_identifiers(seeds)
-        asked = _questions(corpus / "eval.jsonl", WARM_UP + questions)
+        identifiers = corpus_identifiers(seeds)
+        asked = questions_cycle(corpus / "eval.jsonl", WARM_UP + questions)
         unique = sorted(set(asked))
         self._step(f"embedding {len(unique)} eval questions once (so only the SQL is timed)")
         started = time.perf_counter()
@@ -117,7 +123,7 @@ class Command(BaseCommand):
             report["build"] = self._build_index(
                 model, seeds, seed_vectors, identifiers, chunks=chunks
             )
-            report["settings"] = _search_settings()
+            report["settings"] = search_settings()
             report["sql"] = self._time_hybrid(model, asked, question_vectors)
             report["explain"] = self._explain(model, unique, question_vectors)
             report["retrieval"] = self._time_retrieval(asked)
@@ -143,23 +149,23 @@ class Command(BaseCommand):
         *,
         chunks: int,
     ) -> dict[str, object]:
-        hnsw_definition = _index_definition(model.hnsw_index_name)
-        gin_definition = _index_definition(GIN_INDEX)
+        hnsw_definition = index_definition(model.hnsw_index_name)
+        gin_definition = index_definition(GIN_INDEX)
         documents = -(-chunks // CHUNKS_PER_DOCUMENT)
         with connection.cursor() as cursor:
             # Both indexes are built once after loading: faster than maintaining them per row.
             cursor.execute(f"DROP INDEX {model.hnsw_index_name}, {GIN_INDEX}")
             cursor.execute("SELECT setseed(0.20261129)")
             self._step(f"inserting {documents:,} documents (10% internal, 5% retired)")
-            first_document = _documents_insert(cursor, seeds, documents)
-            _seeds_load(cursor, seeds)
+            first_document = documents_insert(cursor, seeds, documents)
+            seeds_load(cursor, seeds)
             rng = np.random.default_rng(20261129)
             loading = time.perf_counter()
             for first in range(0, chunks, BATCH_ROWS):
                 count = min(BATCH_ROWS, chunks - first)
                 vectors, seed_a, seed_b = synthetic_vectors(seed_vectors, count, rng)
-                _vectors_copy(cursor, vectors, seed_a, seed_b, first_row=first)
-                _chunks_insert(
+                vectors_copy(cursor, vectors, seed_a, seed_b, first_row=first)
+                chunks_insert(
                     cursor, model, identifiers, first_document=first_document, batch=count
                 )
                 done = first + count
@@ -185,7 +191,7 @@ class Command(BaseCommand):
                 hnsw_index_create(model)
             hnsw_seconds = self._done(started)
             cursor.execute("RESET maintenance_work_mem")
-            if _index_definition(model.hnsw_index_name) != hnsw_definition:
+            if index_definition(model.hnsw_index_name) != hnsw_definition:
                 raise CommandError("the rebuilt HNSW index differs from the registered one")
 
             self._step("VACUUM (ANALYZE): planner statistics and a settled visibility map")
@@ -276,7 +282,7 @@ class Command(BaseCommand):
         self._step(f"EXPLAIN (ANALYZE, BUFFERS) of the hybrid SQL for {len(questions)} questions")
         plans: list[tuple[float, str, str]] = []
         for question in questions:
-            capture = _StatementCapture()
+            capture = StatementCapture()
             with connection.execute_wrapper(capture):
                 hybrid_search(
                     embedding_model=model,
@@ -304,14 +310,14 @@ class Command(BaseCommand):
         for label, (ms, question, plan) in shown:
             self.stdout.write(f"  {label} plan ({ms:.1f} ms): {question[:80]}")
             lines = (
-                [_VECTOR_LITERAL.sub("'[...]'", line) for line in plan.splitlines()]
+                [VECTOR_LITERAL.sub("'[...]'", line) for line in plan.splitlines()]
                 if self.verbosity >= 2
-                else _relevant_lines(plan)
+                else relevant_lines(plan)
             )
             for line in lines:
                 self.stdout.write(f"    {line}")
         legs = {
-            leg: [ms for _, _, plan in plans if (ms := _cte_milliseconds(plan, leg)) is not None]
+            leg: [ms for _, _, plan in plans if (ms := cte_milliseconds(plan, leg)) is not None]
             for leg in ("vector_leg", "keyword_leg")
         }
         return {
@@ -330,7 +336,7 @@ class Command(BaseCommand):
         totals: list[float] = []
         stages: dict[str, list[float]] = {}
         reranker = "none"
-        with _quiet("groundwork.search"):
+        with quiet("groundwork.search"):
             for number, question in enumerate(asked):
                 result = retrieve(question=question)
                 if number < WARM_UP:
@@ -443,299 +449,3 @@ class Command(BaseCommand):
         for name, measured, target, outcome in rows:
             self.stdout.write(f"{name:<44}{measured:>12}{target:>12}  {outcome}")
         self.stdout.write(f"whole run: {seconds:.0f} s")
-
-
-# --- Synthetic data -------------------------------------------------------------------------------
-
-
-def synthetic_vectors(
-    seed_vectors: np.ndarray, count: int, rng: np.random.Generator
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``count`` unit vectors, each a random mixture of 2-3 real embeddings plus gaussian noise.
-
-    Returns the vectors and, per vector, its heaviest and second-heaviest seed: the chunk's
-    text is drawn from those seeds' sentences, so both legs agree on what a chunk is about.
-    """
-    picks = rng.integers(0, len(seed_vectors), size=(count, 3))
-    weights = rng.dirichlet([1.0, 1.0, 1.0], size=count)
-    weights[rng.random(count) < 0.5, 2] = 0.0  # half the vectors mix two seeds, half three
-    weights /= weights.sum(axis=1, keepdims=True)
-    mixed = np.einsum("nk,nkd->nd", weights, seed_vectors[picks])
-    dims = seed_vectors.shape[1]
-    noise = rng.normal(0.0, 1.0 / np.sqrt(dims), size=mixed.shape)
-    vectors = mixed + NOISE_RATIO * np.linalg.norm(mixed, axis=1, keepdims=True) * noise
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    order = np.argsort(-weights, axis=1)
-    rows = np.arange(count)
-    return vectors.astype(np.float32), picks[rows, order[:, 0]], picks[rows, order[:, 1]]
-
-
-def percentiles(values: Sequence[float]) -> dict[int, float]:
-    p50, p95, p99 = np.percentile(np.asarray(values, dtype=float), [50, 95, 99])
-    return {50: float(p50), 95: float(p95), 99: float(p99)}
-
-
-def _seed_chunks(corpus: Path, embedder: Embedder) -> list[SeedChunk]:
-    seeds = []
-    for path in sorted(corpus.rglob("*.md")):
-        document = parse_document(path=path.relative_to(corpus).as_posix(), raw=path.read_bytes())
-        chunked = document_chunk(title=document.title, body=document.body, embedder=embedder)
-        for draft, embedding_text in zip(chunked.drafts, chunked.embedding_texts(), strict=True):
-            sentences = [
-                " ".join(part.split())
-                for part in re.split(r"(?<=[.!?])\s+|\n+", draft.text)
-                if part.strip()
-            ]
-            if sentences:
-                seeds.append(
-                    SeedChunk(
-                        category=document.category,
-                        title=document.title,
-                        heading_path=draft.heading_path,
-                        sentences=sentences,
-                        embedding_text=embedding_text,
-                    )
-                )
-    if not seeds:
-        raise CommandError(f"no Markdown pages under {corpus}")
-    return seeds
-
-
-def _corpus_identifiers(seeds: list[SeedChunk]) -> list[str]:
-    """Codes, event names and headers the sample corpus really uses (``invoice.paid``...)."""
-    found = {
-        identifier
-        for seed in seeds
-        for sentence in seed.sentences
-        for identifier in keyword_query(sentence).identifiers
-    }
-    return sorted(found) or ["invoice.paid"]
-
-
-def _questions(path: Path, count: int) -> list[str]:
-    questions = [
-        json.loads(line)["question"] for line in path.read_text().splitlines() if line.strip()
-    ]
-    return [questions[number % len(questions)] for number in range(count)]
-
-
-def _documents_insert(cursor: CursorWrapper, seeds: list[SeedChunk], count: int) -> int:
-    """``count`` documents in one statement; returns the first id (ids are consecutive)."""
-    cursor.execute(
-        """
-        INSERT INTO kb_document (path, title, category, audience, status, updated_on, body,
-                                 content_hash, created_at, modified_at)
-        SELECT format('bench/%%s/page-%%s.md', category[1 + g %% cardinality(category)], g),
-               title[1 + g %% cardinality(title)] || ' (' || g || ')',
-               category[1 + g %% cardinality(category)],
-               CASE WHEN g %% 20 IN (3, 13) THEN 'internal' ELSE 'public' END,
-               CASE WHEN g %% 20 = 7 THEN 'retired' ELSE 'published' END,
-               DATE '2025-01-01' + g %% 365, 'Synthetic page ' || g,
-               encode(sha256(g::text::bytea), 'hex'), now(), now()
-        FROM generate_series(0, %s - 1) AS g,
-             (SELECT %s::text[] AS title, %s::text[] AS category) AS names
-        ORDER BY g
-        """,
-        [
-            count,
-            [seed.title for seed in seeds],
-            sorted({seed.category or "general" for seed in seeds}),
-        ],
-    )
-    cursor.execute("SELECT min(id) FROM kb_document")
-    return cursor.fetchone()[0]
-
-
-def _seeds_load(cursor: CursorWrapper, seeds: list[SeedChunk]) -> None:
-    numbers, ordinals, sentences = [], [], []
-    for number, seed in enumerate(seeds):
-        for ordinal, sentence in enumerate(seed.sentences):
-            numbers.append(number)
-            ordinals.append(ordinal)
-            sentences.append(sentence)
-    cursor.execute(
-        "CREATE TEMP TABLE bench_vector "
-        "(row_number integer, seed_a integer, seed_b integer, embedding vector)"
-    )
-    cursor.execute(
-        """
-        CREATE TEMP TABLE bench_seed AS
-        SELECT s.seed, h.heading_path, array_agg(s.sentence ORDER BY s.ordinal) AS sentences
-        FROM unnest(%s::int[], %s::int[], %s::text[]) AS s (seed, ordinal, sentence)
-        JOIN unnest(%s::text[]) WITH ORDINALITY AS h (heading_path, seed) ON h.seed = s.seed + 1
-        GROUP BY s.seed, h.heading_path
-        """,
-        [numbers, ordinals, sentences, [seed.heading_path for seed in seeds]],
-    )
-    cursor.execute("ALTER TABLE bench_seed ADD PRIMARY KEY (seed)")
-
-
-def _vectors_copy(
-    cursor: CursorWrapper,
-    vectors: np.ndarray,
-    seed_a: np.ndarray,
-    seed_b: np.ndarray,
-    *,
-    first_row: int,
-) -> None:
-    """One batch of vectors into ``bench_vector`` by binary COPY, packed by numpy.
-
-    Binary COPY rows are (int16 field count, then int32 length + bytes per field), big-endian;
-    pgvector's binary ``vector`` is (uint16 dimensions, uint16 0, float4 values).
-    """
-    count, dims = vectors.shape
-    row = np.dtype(
-        [
-            ("fields", ">i2"),
-            ("row_length", ">i4"),
-            ("row_number", ">i4"),
-            ("seed_a_length", ">i4"),
-            ("seed_a", ">i4"),
-            ("seed_b_length", ">i4"),
-            ("seed_b", ">i4"),
-            ("vector_length", ">i4"),
-            ("dimensions", ">u2"),
-            ("unused", ">u2"),
-            ("vector", ">f4", (dims,)),
-        ]
-    )
-    records = np.zeros(count, dtype=row)
-    records["fields"] = 4
-    records["row_length"] = records["seed_a_length"] = records["seed_b_length"] = 4
-    records["row_number"] = np.arange(first_row, first_row + count)
-    records["seed_a"], records["seed_b"] = seed_a, seed_b
-    records["vector_length"] = 4 + 4 * dims
-    records["dimensions"] = dims
-    records["vector"] = vectors
-    header = b"PGCOPY\n\xff\r\n\x00" + struct.pack(">ii", 0, 0)
-    cursor.execute("TRUNCATE bench_vector")
-    with cursor.cursor.copy(
-        "COPY bench_vector (row_number, seed_a, seed_b, embedding) FROM STDIN (FORMAT BINARY)"
-    ) as copy:
-        copy.write(header + records.tobytes() + struct.pack(">h", -1))
-
-
-def _chunks_insert(
-    cursor: CursorWrapper,
-    model: EmbeddingModel,
-    identifiers: list[str],
-    *,
-    first_document: int,
-    batch: int,
-) -> None:
-    """The batch in ``bench_vector`` as chunks: 3-5 sentences of the main seed, 1-2 of the
-    second, and in some chunks an error code (E1234) or a real identifier of the corpus.
-
-    Each seed sentence and heading recurs in hundreds of chunks, so every term is at least that
-    common; error codes are redrawn per chunk so that, as in a real help center, a pasted code
-    matches a handful of chunks rather than thousands.
-    """
-    cursor.execute(
-        rf"""
-        WITH drafted AS MATERIALIZED (
-            SELECT v.row_number, v.embedding, a.heading_path,
-                   concat_ws(' ',
-                       a.sentences[1 + floor(random() * cardinality(a.sentences))::int],
-                       a.sentences[1 + floor(random() * cardinality(a.sentences))::int],
-                       a.sentences[1 + floor(random() * cardinality(a.sentences))::int],
-                       CASE WHEN random() < 0.7 THEN
-                           a.sentences[1 + floor(random() * cardinality(a.sentences))::int] END,
-                       CASE WHEN random() < 0.4 THEN
-                           a.sentences[1 + floor(random() * cardinality(a.sentences))::int] END,
-                       b.sentences[1 + floor(random() * cardinality(b.sentences))::int],
-                       CASE WHEN random() < 0.5 THEN
-                           b.sentences[1 + floor(random() * cardinality(b.sentences))::int] END,
-                       CASE WHEN random() < 0.25 THEN
-                           'If you see error E' || (1000 + floor(random() * 9000))::int
-                           || ', check the request and retry.' END,
-                       CASE WHEN random() < 0.2 THEN
-                           'This also applies to '
-                           || (%s::text[])[1 + floor(random() * %s)::int] || '.' END
-                   ) AS text
-            FROM bench_vector v
-            JOIN bench_seed a ON a.seed = v.seed_a
-            JOIN bench_seed b ON b.seed = v.seed_b
-        )
-        INSERT INTO kb_chunk (document_id, embedding_model_id, ordinal, heading_path, text,
-                              char_start, char_end, token_count, embedding)
-        SELECT %s + row_number / {CHUNKS_PER_DOCUMENT}, {int(model.pk)},
-               row_number %% {CHUNKS_PER_DOCUMENT},
-               regexp_replace(heading_path, '\mE[0-9]{{4}}\M', drawn.code, 'g'),
-               regexp_replace(text, '\mE[0-9]{{4}}\M', drawn.code, 'g'),
-               0, length(text), length(text) / 4, embedding
-        FROM drafted
-        CROSS JOIN LATERAL (
-            SELECT 'E' || (1000 + floor(random() * 9000))::int AS code WHERE row_number >= 0
-        ) AS drawn
-        """,
-        [identifiers, len(identifiers), first_document],
-    )
-    if cursor.rowcount != batch:
-        raise CommandError(f"inserted {cursor.rowcount} chunks, expected {batch}")
-
-
-def _index_definition(name: str) -> str:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexname = %s", [name])
-        row = cursor.fetchone()
-    if row is None:
-        raise CommandError(f"index {name} is missing: run the migrations")
-    return row[0]
-
-
-def _search_settings() -> str:
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT current_setting('hnsw.ef_search'), current_setting('hnsw.iterative_scan'), "
-            "current_setting('jit'), current_setting('work_mem'), "
-            "(SELECT extversion FROM pg_extension WHERE extname = 'vector')"
-        )
-        ef_search, iterative_scan, jit, work_mem, pgvector = cursor.fetchone()
-    return (
-        f"pgvector {pgvector}, hnsw.ef_search {ef_search}, iterative_scan {iterative_scan}, "
-        f"jit {jit}, work_mem {work_mem}"
-    )
-
-
-class _StatementCapture:
-    """An execute wrapper that records the SQL and parameters Django sends."""
-
-    def __init__(self) -> None:
-        self.statements: list[tuple[str, object]] = []
-
-    def __call__(
-        self, execute: Callable, sql: str, params: object, many: bool, context: dict
-    ) -> object:
-        self.statements.append((sql, params))
-        return execute(sql, params, many, context)
-
-
-_PLAN_MARKERS = ("Scan", "Sort", "Index Cond", "Order By", "Recheck", "JIT", "Execution Time")
-_VECTOR_LITERAL = re.compile(r"'\[[^\]]*\]'")
-
-
-def _relevant_lines(plan: str) -> list[str]:
-    """The scans, sorts and timings (where each leg's time goes), vector literals elided."""
-    return [
-        _VECTOR_LITERAL.sub("'[...]'", line)
-        for line in plan.splitlines()
-        if any(marker in line for marker in _PLAN_MARKERS)
-    ]
-
-
-def _cte_milliseconds(plan: str, name: str) -> float | None:
-    """Actual total time of a CTE's top node: the line after ``CTE <name>`` in a text plan."""
-    match = re.search(rf"CTE {name}\n[^\n]*actual time=[\d.]+\.\.([\d.]+)", plan)
-    return float(match.group(1)) if match else None
-
-
-@contextmanager
-def _quiet(logger_name: str) -> Iterator[None]:
-    """Silence one logger's INFO lines (one per retrieval) while timing; warnings still show."""
-    logger = logging.getLogger(logger_name)
-    level = logger.level
-    logger.setLevel(logging.WARNING)
-    try:
-        yield
-    finally:
-        logger.setLevel(level)

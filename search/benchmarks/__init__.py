@@ -1,0 +1,1 @@
+"""Benchmark building blocks: a synthetic index at scale, plan evidence, percentiles."""
