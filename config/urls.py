@@ -11,4 +11,5 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("docs/", include("kb.urls")),
     path("", include("search.urls")),
+    path("", include("assistant.urls")),
 ]

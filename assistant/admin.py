@@ -1,0 +1,181 @@
+"""Conversations, answers and feedback in the admin, read-only (they are evidence), and the
+"Content gaps" view: what customers asked that the help center did not answer, grouped."""
+
+from __future__ import annotations
+
+import datetime
+import functools
+import json
+from collections.abc import Callable
+from typing import Any
+
+from django.contrib import admin
+from django.core.exceptions import PermissionDenied
+from django.db.models import Count, QuerySet
+from django.http import HttpRequest
+from django.template.response import TemplateResponse
+from django.urls import URLPattern, URLResolver, path, reverse
+from django.utils import timezone
+from django.utils.html import format_html
+from django.views.decorators.http import require_GET
+
+from assistant.models import Conversation, Feedback, Message
+from assistant.selectors import GAP_WINDOW, content_gaps
+from kb.embedders import EmbeddingError
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Answers and votes are records of what happened: viewable, deletable, never edited."""
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+class MessageInline(admin.TabularInline):
+    model = Message
+    fields = ["created_at", "question", "status", "cached", "degraded", "generator"]
+    readonly_fields = fields
+    show_change_link = True
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(Conversation)
+class ConversationAdmin(ReadOnlyAdmin):
+    list_display = ["public_id", "created_at", "message_count"]
+    readonly_fields = ["public_id", "client_key_hash", "created_at"]
+    inlines = [MessageInline]
+    date_hierarchy = "created_at"
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Conversation]:
+        return super().get_queryset(request).annotate(message_count=Count("messages"))
+
+    @admin.display(description="messages", ordering="message_count")
+    def message_count(self, conversation: Conversation) -> int:
+        return conversation.message_count  # type: ignore[attr-defined]
+
+
+class FeedbackInline(admin.TabularInline):
+    model = Feedback
+    fields = ["vote", "comment", "created_at", "updated_at"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(Message)
+class MessageAdmin(ReadOnlyAdmin):
+    list_display = ["question_excerpt", "status", "cited", "cached", "degraded", "created_at"]
+    list_filter = ["status", "cached", "degraded", "quoted", "generator"]
+    search_fields = ["question", "answer"]
+    date_hierarchy = "created_at"
+    inlines = [FeedbackInline]
+    fields = [
+        "public_id",
+        "conversation",
+        "created_at",
+        "answered_at",
+        "question",
+        "retrieval_query",
+        "status",
+        "answer",
+        "generator",
+        "quoted",
+        "cached",
+        "degraded",
+        "citations_display",
+        "snapshot_display",
+    ]
+    readonly_fields = fields
+
+    @admin.display(description="question")
+    def question_excerpt(self, message: Message) -> str:
+        return message.question if len(message.question) <= 90 else message.question[:89] + "…"
+
+    @admin.display(description="cited")
+    def cited(self, message: Message) -> int:
+        return len(message.citations)
+
+    @admin.display(description="citations")
+    def citations_display(self, message: Message) -> str:
+        return _json_block(message.citations)
+
+    @admin.display(description="retrieval snapshot")
+    def snapshot_display(self, message: Message) -> str:
+        return _json_block(message.snapshot)
+
+
+@admin.register(Feedback)
+class FeedbackAdmin(ReadOnlyAdmin):
+    list_display = ["message", "vote", "comment", "updated_at"]
+    list_filter = ["vote"]
+    search_fields = ["comment", "message__question"]
+    readonly_fields = ["message", "client_key_hash", "vote", "comment", "created_at", "updated_at"]
+
+
+def _json_block(value: Any) -> str:
+    return format_html(
+        '<pre style="white-space: pre-wrap; max-width: 80em">{}</pre>',
+        json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True),
+    )
+
+
+GAP_WINDOWS = {"7": 7, "30": 30, "90": 90}
+
+
+@require_GET
+def content_gaps_view(request: HttpRequest) -> TemplateResponse:
+    """Unanswered and thumbed-down questions of the last N days, grouped by meaning."""
+    days = GAP_WINDOWS.get(request.GET.get("days", ""), GAP_WINDOW.days)
+    failure = ""
+    gaps = []
+    try:
+        gaps = content_gaps(since=timezone.now() - datetime.timedelta(days=days))
+    except EmbeddingError as exc:
+        failure = f"Questions could not be grouped: the embedder failed ({exc})."
+    message_url = reverse("admin:assistant_message_changelist")
+    context = {
+        **admin.site.each_context(request),
+        "title": "Content gaps",
+        "gaps": gaps,
+        "days": days,
+        "windows": sorted(GAP_WINDOWS.values()),
+        "failure": failure,
+        "message_url": message_url,
+    }
+    return TemplateResponse(request, "admin/assistant/content_gaps.html", context)
+
+
+def _with_content_gaps(
+    get_urls: Callable[[], list[URLPattern | URLResolver]],
+) -> Callable[[], list[URLPattern | URLResolver]]:
+    """The admin's URLs with the view first (as the search lab does): behind the admin's login,
+    staff check and ``never_cache``. Reading answers needs the message view permission."""
+
+    def get_urls_with_content_gaps() -> list[URLPattern | URLResolver]:
+        view = admin.site.admin_view(_needs_permission(content_gaps_view))
+        return [path("content-gaps/", view, name="content-gaps"), *get_urls()]
+
+    return get_urls_with_content_gaps
+
+
+def _needs_permission(view: Callable[..., TemplateResponse]) -> Callable[..., TemplateResponse]:
+    @functools.wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> TemplateResponse:
+        if not request.user.has_perm("assistant.view_message"):
+            raise PermissionDenied
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+admin.site.get_urls = _with_content_gaps(admin.site.get_urls)  # type: ignore[method-assign]

@@ -1,0 +1,15 @@
+from __future__ import annotations
+
+from django.urls import path
+
+from assistant import views
+
+app_name = "assistant"
+
+urlpatterns = [
+    path("", views.chat_page, name="chat"),
+    path("ask", views.ask, name="ask"),
+    path("answers/<uuid:public_id>/events", views.answer_events, name="answer-events"),
+    path("answers/<uuid:public_id>/feedback", views.feedback, name="feedback"),
+    path("conversations/new", views.conversation_new, name="new-conversation"),
+]

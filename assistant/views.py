@@ -1,0 +1,287 @@
+"""The chat page. Adapters only: read the request, call one service, render.
+
+With JavaScript (htmx), asking returns the question bubble and an answer area that opens a
+server-sent-events stream (``answer_events``) keyed by the pending message; the stream sends the
+answer text as it is written (``delta`` events) and then the checked answer with its sources
+(``final``). Without JavaScript the same form posts to the same URL, the answer is produced in
+the request, and the browser is redirected to the page, which shows the whole conversation.
+
+The stream is a plain ``StreamingHttpResponse`` over WSGI: under gunicorn's gthread workers
+each open stream holds one thread until its answer is done (seconds), so size ``--threads`` for
+the concurrent askers expected.
+"""
+
+from __future__ import annotations
+
+import secrets
+import uuid
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import structlog
+from django.conf import settings
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseRedirect,
+    StreamingHttpResponse,
+)
+from django.middleware.csrf import get_token
+from django.template.loader import render_to_string
+from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.utils.html import escape
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET, require_POST
+
+from assistant.models import Conversation, Message
+from assistant.ratelimit import ask_rate_check
+from assistant.selectors import conversation_messages, message_for_client
+from assistant.services import (
+    AnswerDelta,
+    AnswerReady,
+    FeedbackRejected,
+    QuestionRejected,
+    answer_complete,
+    answer_stream,
+    client_key_hash,
+    conversation_for_client,
+    conversation_start,
+    feedback_record,
+    message_ask,
+    question_normalise,
+)
+from search.services import PUBLIC_AUDIENCES, STAFF_AUDIENCES, one_line
+
+log = structlog.get_logger("groundwork.assistant")
+
+CLIENT_SESSION_KEY = "assistant_client"
+CONVERSATION_SESSION_KEY = "assistant_conversation"
+# Staff who may read internal documents get answers from them too (same rule as debug search).
+INTERNAL_PERMISSION = "kb.view_document"
+STREAM_FAILED_ANSWER = (
+    "Sorry, something went wrong while answering. Please reload the page, or contact support."
+)
+
+
+def _client_hash(request: HttpRequest) -> str:
+    token = request.session.get(CLIENT_SESSION_KEY)
+    if not token:
+        token = secrets.token_urlsafe(18)
+        request.session[CLIENT_SESSION_KEY] = token
+    return client_key_hash(token)
+
+
+def _audiences(request: HttpRequest) -> Sequence[str]:
+    user = request.user
+    if user.is_active and user.is_staff and user.has_perm(INTERNAL_PERMISSION):
+        return STAFF_AUDIENCES
+    return PUBLIC_AUDIENCES
+
+
+def _current_conversation(request: HttpRequest, client_hash: str) -> Conversation | None:
+    return conversation_for_client(
+        client_hash=client_hash, public_id=request.session.get(CONVERSATION_SESSION_KEY)
+    )
+
+
+def _client_ip(request: HttpRequest) -> str:
+    # REMOTE_ADDR only: X-Forwarded-For is whatever the client says unless a trusted proxy
+    # rewrites it, and the deployment's proxy (if any) should set REMOTE_ADDR for us.
+    return request.META.get("REMOTE_ADDR") or "unknown"
+
+
+def _page_context(**extra: Any) -> dict[str, Any]:
+    return {
+        "question_max_chars": settings.QUESTION_MAX_CHARS,
+        "support_url": settings.SUPPORT_CONTACT_URL,
+        **extra,
+    }
+
+
+@require_GET
+@never_cache
+def chat_page(request: HttpRequest) -> TemplateResponse:
+    client_hash = _client_hash(request)
+    conversation = _current_conversation(request, client_hash)
+    return _render_page(request, conversation=conversation, client_hash=client_hash)
+
+
+def _render_page(
+    request: HttpRequest,
+    *,
+    conversation: Conversation | None,
+    client_hash: str,
+    status: int = 200,
+    **extra: Any,
+) -> TemplateResponse:
+    messages = conversation_messages(conversation=conversation, client_hash=client_hash)
+    context = _page_context(conversation=conversation, messages=messages, **extra)
+    return TemplateResponse(request, "assistant/chat.html", context, status=status)
+
+
+@require_POST
+@never_cache
+def ask(request: HttpRequest) -> HttpResponse:
+    client_hash = _client_hash(request)
+    question = request.POST.get("question", "")
+    conversation = conversation_for_client(
+        client_hash=client_hash,
+        public_id=request.POST.get("conversation") or request.session.get(CONVERSATION_SESSION_KEY),
+    )
+    try:
+        question_normalise(question)
+    except QuestionRejected as exc:
+        return _ask_error(
+            request,
+            str(exc),
+            status=400,
+            conversation=conversation,
+            client_hash=client_hash,
+            question=question,
+        )
+    decision = ask_rate_check(client_hash=client_hash, ip_address=_client_ip(request))
+    if not decision.allowed:
+        response = _ask_error(
+            request,
+            "You're asking questions faster than we can answer them. Please wait "
+            f"{decision.retry_after} seconds and try again.",
+            status=429,
+            conversation=conversation,
+            client_hash=client_hash,
+            question=question,
+        )
+        response["Retry-After"] = str(decision.retry_after)
+        return response
+
+    if conversation is None:
+        conversation = conversation_start(client_hash=client_hash)
+    request.session[CONVERSATION_SESSION_KEY] = str(conversation.public_id)
+    message = message_ask(conversation=conversation, question=question)
+
+    if request.htmx:
+        get_token(request)  # the stream renders forms after the CSRF middleware has run
+        context = _page_context(message=message, conversation=conversation)
+        return TemplateResponse(request, "assistant/_ask_result.html", context)
+    answer_complete(message=message, audiences=_audiences(request))
+    return HttpResponseRedirect(f"{reverse('assistant:chat')}#message-{message.public_id}")
+
+
+def _ask_error(
+    request: HttpRequest,
+    error: str,
+    *,
+    status: int,
+    conversation: Conversation | None,
+    client_hash: str,
+    question: str,
+) -> HttpResponse:
+    """The reason in the page: as a fragment into the form's alert area for htmx, else the
+    whole page with the question kept in the box so it can be shortened and sent again."""
+    if request.htmx:
+        response = TemplateResponse(
+            request, "assistant/_ask_error.html", {"ask_error": error}, status=status
+        )
+        response["HX-Retarget"] = "#ask-error"
+        response["HX-Reswap"] = "innerHTML"
+        return response
+    return _render_page(
+        request,
+        conversation=conversation,
+        client_hash=client_hash,
+        status=status,
+        ask_error=error,
+        question_value=question,
+    )
+
+
+@require_GET
+def answer_events(request: HttpRequest, public_id: uuid.UUID) -> StreamingHttpResponse:
+    """The answer to one of this client's messages as server-sent events. A reconnect after the
+    answer is done gets the final event again, which closes the stream on the page."""
+    message = message_for_client(public_id=public_id, client_hash=_client_hash(request))
+    if message is None:
+        raise Http404
+    get_token(request)
+    response = StreamingHttpResponse(
+        _event_stream(request, message), content_type="text/event-stream; charset=utf-8"
+    )
+    response["Cache-Control"] = "no-cache"
+    response["X-Accel-Buffering"] = "no"  # nginx would otherwise hold the events back
+    return response
+
+
+def _event_stream(request: HttpRequest, message: Message) -> Iterator[str]:
+    # A comment first: proxies and the browser see the stream open before retrieval starts.
+    yield ": answering\n\n"
+    try:
+        for event in answer_stream(message=message, audiences=_audiences(request)):
+            if isinstance(event, AnswerDelta):
+                yield sse_event("delta", str(escape(event.text)))
+            elif isinstance(event, AnswerReady):
+                yield sse_event("final", _answer_html(request, event.message))
+    except Exception as exc:  # the page must get a final event, or it would reconnect forever
+        log.exception("answer_stream_failed", message=str(message.public_id), error=one_line(exc))
+        message.status = Message.Status.FAILED
+        message.answer = STREAM_FAILED_ANSWER
+        yield sse_event("final", _answer_html(request, message))
+
+
+def sse_event(name: str, data: str) -> str:
+    """One server-sent event. Each line of ``data`` gets its own ``data:`` field (the browser
+    joins them with newlines); the space after the colon is the one the parser strips, so the
+    text's own leading space survives."""
+    lines = data.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return f"event: {name}\n" + "".join(f"data: {line}\n" for line in lines) + "\n"
+
+
+def _answer_html(request: HttpRequest, message: Message) -> str:
+    context = _page_context(message=message)
+    return render_to_string("assistant/_answer.html", context, request=request)
+
+
+@require_POST
+@never_cache
+def feedback(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
+    client_hash = _client_hash(request)
+    message = message_for_client(public_id=public_id, client_hash=client_hash)
+    if message is None:
+        raise Http404
+    context = _page_context(message=message, vote=request.POST.get("vote", ""))
+    status = 200
+    try:
+        saved = feedback_record(
+            message=message,
+            client_hash=client_hash,
+            vote=request.POST.get("vote", ""),
+            comment=request.POST.get("comment", ""),
+        )
+    except FeedbackRejected as exc:
+        context["feedback_error"] = str(exc)
+        status = 400
+    else:
+        context.update(
+            vote=saved.vote,
+            comment=saved.comment,
+            feedback_saved=True,
+            comment_saved=bool(request.POST.get("comment", "").strip()),
+        )
+    if request.htmx:
+        return TemplateResponse(request, "assistant/_feedback.html", context, status=status)
+    if status != 200:
+        return _render_page(
+            request,
+            conversation=message.conversation,
+            client_hash=client_hash,
+            status=status,
+        )
+    return HttpResponseRedirect(f"{reverse('assistant:chat')}#message-{message.public_id}")
+
+
+@require_POST
+def conversation_new(request: HttpRequest) -> HttpResponseRedirect:
+    """Forget the current conversation: the next question starts a new one (no follow-up
+    context). The old one stays stored for the admin."""
+    request.session.pop(CONVERSATION_SESSION_KEY, None)
+    return HttpResponseRedirect(reverse("assistant:chat"))
