@@ -271,7 +271,7 @@ def _apply_check(
         # The generator read the sources and found no answer in them.
         message.status = Message.Status.NOT_IN_DOCS
         # A quoting answerer writes nothing of its own, so its refusal reads like ours.
-        message.answer = NOT_IN_DOCS_ANSWER if generator.quoted else check.text
+        message.answer = NOT_IN_DOCS_ANSWER if generator.quoted else check.text.strip()
         message.citations = []
         snapshot["not_in_docs_reason"] = "generator found no answer in the sources"
         return
@@ -283,7 +283,7 @@ def _apply_check(
     elif done.truncated:
         flags.append("the answer was cut off at the length limit")
     message.status = Message.Status.FLAGGED if flags else Message.Status.ANSWERED
-    message.answer = check.text
+    message.answer = check.text.strip()
     message.citations = cited_sources(sources=sources, cited=check.cited)
     if flags:
         snapshot["flags"] = flags

@@ -3,11 +3,13 @@ with the real offline answerer, wrapped to record whether and how it was called.
 
 from __future__ import annotations
 
+import datetime
 import itertools
 from pathlib import Path
 
 import pytest
 from django.core.cache import cache
+from django.utils import timezone
 
 from assistant.generators import GenerationError
 from assistant.generators.extractive import ExtractiveGenerator
@@ -36,6 +38,7 @@ from tests.support.chat import (
     REFUND_QUESTION,
     UNANSWERABLE_QUESTION,
     RecordingGenerator,
+    ScriptedGenerator,
     write_help_center,
 )
 
@@ -316,3 +319,72 @@ def test_answer_is_finished_and_stored_when_the_reader_leaves(help_center, gener
     assert isinstance(first, AnswerDelta)
     message.refresh_from_db()
     assert message.status == Message.Status.ANSWERED and message.citations
+
+
+def test_answer_without_a_valid_citation_is_flagged_and_not_cached(help_center) -> None:
+    generator = ScriptedGenerator("Refunds are always available within 90 days [7].")
+
+    first = _ask(REFUND_QUESTION, generator)
+    second = _ask(REFUND_QUESTION, generator)
+
+    assert first.status == Message.Status.FLAGGED
+    assert "[7]" not in first.answer and first.citations == []
+    assert first.snapshot["generation"]["removed_citations"] == ["[7]"]
+    assert first.snapshot["flags"] == ["cites only sources that were not retrieved"]
+    assert not second.cached
+
+
+def test_invented_citation_is_removed_and_the_real_one_kept(help_center) -> None:
+    generator = ScriptedGenerator("Monthly plans are refundable within 30 days [1][9].")
+
+    message = _ask(REFUND_QUESTION, generator)
+
+    assert message.status == Message.Status.ANSWERED
+    assert "[9]" not in message.answer and "[1]" in message.answer
+    assert [c["number"] for c in message.citations] == [1]
+
+
+def test_answer_cut_off_at_the_length_limit_is_flagged(help_center) -> None:
+    generator = ScriptedGenerator(
+        "Monthly plans are refundable within [1]", stop_reason="max_tokens"
+    )
+
+    message = _ask(REFUND_QUESTION, generator)
+
+    assert message.status == Message.Status.FLAGGED
+    assert message.snapshot["flags"] == ["the answer was cut off at the length limit"]
+
+
+def test_generator_finding_nothing_in_the_sources_is_not_in_docs(help_center) -> None:
+    text = "The help center documents I have don't cover refunds for gift cards."
+    generator = ScriptedGenerator(text)
+
+    message = _ask("Can I get a refund on a gift card?", generator)
+
+    assert message.status == Message.Status.NOT_IN_DOCS and message.citations == []
+    assert message.answer == text  # a writing model's own words are kept
+    assert message.snapshot["not_in_docs_reason"] == "generator found no answer in the sources"
+
+
+def test_second_reader_waits_for_the_answer_being_written(help_center, generator, monkeypatch):
+    # given: another stream claimed the message a moment ago and has not finished
+    monkeypatch.setattr(answering, "WAIT_FOR_OTHER_READER_SECONDS", 0.3)
+    message = message_ask(conversation=_conversation(), question=REFUND_QUESTION)
+    Message.objects.filter(pk=message.pk).update(answering_started_at=timezone.now())
+
+    events = list(answer_stream(message=message, generator=generator))
+
+    assert [type(event) for event in events] == [AnswerReady]
+    assert events[0].message.is_pending and "taking longer than usual" in message.answer
+    assert generator.calls == []
+
+
+def test_answer_abandoned_by_a_dead_stream_is_answered_again(help_center, generator) -> None:
+    message = message_ask(conversation=_conversation(), question=REFUND_QUESTION)
+    Message.objects.filter(pk=message.pk).update(
+        answering_started_at=timezone.now() - datetime.timedelta(minutes=5)
+    )
+
+    answered = answer_complete(message=message, generator=generator)
+
+    assert answered.status == Message.Status.ANSWERED and len(generator.calls) == 1

@@ -12,11 +12,15 @@ from django.core.cache import cache
 from django.test import Client
 
 from assistant.models import Feedback, Message
+from assistant.services import answering
 from kb.ingestion import corpus_sync
+from search.rerankers.base import RerankError
+from search.services import retrieve
 from tests.support.chat import (
     INTERNAL_QUESTION,
     REFUND_QUESTION,
     UNANSWERABLE_QUESTION,
+    ScriptedGenerator,
     write_help_center,
 )
 
@@ -368,3 +372,31 @@ def test_staff_who_may_read_internal_documents_get_them_cited(help_center) -> No
     html = _ask_without_js(client, INTERNAL_QUESTION).content.decode()
 
     assert "internal/escalation.md" in html
+
+
+def test_flagged_answer_is_shown_with_a_warning(help_center, monkeypatch) -> None:
+    monkeypatch.setattr(
+        answering, "get_generator", lambda: ScriptedGenerator("Refunds take 90 days [7].")
+    )
+
+    html = _ask_without_js(Client(), REFUND_QUESTION).content.decode()
+
+    assert "We couldn't fully check this answer against our help center" in html
+    assert "Refunds take 90 days" in html and "[7]" not in html
+
+
+def test_degraded_answer_says_part_of_search_was_unavailable(help_center, monkeypatch) -> None:
+    class BrokenReranker:
+        name = "test/broken"
+
+        def rerank(self, *, question: str, passages: list[str]) -> list[float]:
+            raise RerankError("reranker timed out")
+
+    monkeypatch.setattr(
+        answering, "retrieve", lambda **kwargs: retrieve(**kwargs, reranker=BrokenReranker())
+    )
+
+    html = _ask_without_js(Client(), REFUND_QUESTION).content.decode()
+
+    assert "Part of our search was unavailable" in html
+    assert "30 days" in html

@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from assistant.generators import GenerationError, GenerationEvent, Generator, Prompt
+from assistant.generators import (
+    GenerationDone,
+    GenerationError,
+    GenerationEvent,
+    Generator,
+    Prompt,
+    TextDelta,
+)
 
 REFUNDS = """---
 title: Refund Policy
@@ -89,3 +96,21 @@ class RecordingGenerator:
         if self.failure is not None:
             raise self.failure
         yield from self._inner.stream(question=question, prompt=prompt)
+
+
+class ScriptedGenerator:
+    """A generator that writes the given text in a few deltas: for the pipeline's handling of
+    what a model may produce (no citations, invented ones, "not covered", a cut-off answer)."""
+
+    quoted = False
+
+    def __init__(self, text: str, *, stop_reason: str = "end_turn", name: str = "test/scripted"):
+        self.name = name
+        self.text = text
+        self.stop_reason = stop_reason
+
+    def stream(self, *, question: str, prompt: Prompt) -> Iterator[GenerationEvent]:
+        words = self.text.split(" ")
+        for index in range(0, len(words), 3):
+            yield TextDelta(" ".join(words[index : index + 3]) + " ")
+        yield GenerationDone.for_stop_reason(self.stop_reason)
