@@ -17,7 +17,7 @@ from simple_history.admin import SimpleHistoryAdmin
 from kb.embedders import EmbeddingError, active_embedder, embedder_for
 from kb.ingestion import documents_import
 from kb.models import Chunk, Document, DocumentIndexState, EmbeddingModel
-from kb.parsing import MAX_DOCUMENT_BYTES
+from kb.parsing import MAX_DOCUMENT_BYTES, normalise_newlines
 from kb.rendering import markdown_to_html
 from kb.services import (
     EmbeddingModelError,
@@ -81,8 +81,33 @@ class DocumentIndexStateInline(admin.TabularInline):
         return False
 
 
+class DocumentForm(forms.ModelForm):
+    """The body exactly as written: a browser sends CRLF and Django strips edge whitespace by
+    default, either of which would change the content hash and re-embed an untouched page."""
+
+    body = forms.CharField(strip=False, widget=forms.Textarea, help_text="Markdown.")
+
+    class Meta:
+        model = Document
+        fields = [
+            "path",
+            "title",
+            "category",
+            "audience",
+            "status",
+            "superseded_by",
+            "updated_on",
+            "review_by",
+            "body",
+        ]
+
+    def clean_body(self) -> str:
+        return normalise_newlines(self.cleaned_data["body"])
+
+
 @admin.register(Document)
 class DocumentAdmin(SimpleHistoryAdmin):
+    form = DocumentForm
     list_display = (
         "path",
         "title",

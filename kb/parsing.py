@@ -151,9 +151,12 @@ def _decode(path: str, raw: bytes) -> str:
             ),
             line=raw.count(b"\n", 0, error.start) + 1,
         ) from None
-    text = text.removeprefix("\ufeff")
-    # Normalised before anything else, so that offsets into the body mean the same thing
-    # whichever editor last saved the file.
+    return normalise_newlines(text.removeprefix("\ufeff"))
+
+
+def normalise_newlines(text: str) -> str:
+    """``\n`` only. Done before anything else, so that offsets into a body and its content hash
+    mean the same thing whichever editor (or browser form, which sends CRLF) last saved it."""
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 

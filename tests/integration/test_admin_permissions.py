@@ -129,3 +129,36 @@ def test_history_shows_what_changed_and_offers_a_revert(steward: User, indexed) 
 
     assert "bay C" in history and "bay D" in history  # the changed field, before and after
     assert revert.status_code == 200 and "Revert" in revert.content.decode()
+
+
+def test_saving_an_untouched_page_from_a_browser_does_not_re_embed_it(
+    steward: User, indexed: Document
+) -> None:
+    # given the edit form as a browser submits it: CRLF line endings, a trailing newline
+    document = Document.objects.get(pk=indexed.pk)
+    hash_before = document.content_hash
+    form = {
+        "path": document.path,
+        "title": document.title,
+        "category": document.category,
+        "audience": document.audience,
+        "status": document.status,
+        "body": document.body.replace("\n", "\r\n"),
+        "updated_on": "",
+        "review_by": "",
+        # the read-only index state inline's management form
+        "index_states-TOTAL_FORMS": "1",
+        "index_states-INITIAL_FORMS": "1",
+        "index_states-0-id": str(document.index_states.get().pk),
+        "index_states-0-document": str(document.pk),
+    }
+
+    # when it is saved with no edit
+    response = _client(steward).post(f"/admin/kb/document/{document.pk}/change/", form)
+
+    # then the body, its hash and its index state are as they were
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    document.refresh_from_db()
+    assert document.content_hash == hash_before
+    assert document.body.endswith("\n") and "\r" not in document.body
+    assert document.index_states.get().status == "indexed"
