@@ -65,12 +65,28 @@ STREAM_FAILED_ANSWER = (
 )
 
 
-def _client_hash(request: HttpRequest) -> str:
+def _client_hash(request: HttpRequest) -> str | None:
+    """This browser's client hash, or None before its first question: only asking creates one,
+    so a visit that asks nothing (or a crawler) leaves no session behind."""
+    token = request.session.get(CLIENT_SESSION_KEY)
+    return client_key_hash(token) if token else None
+
+
+def _client_hash_for_asking(request: HttpRequest) -> str:
     token = request.session.get(CLIENT_SESSION_KEY)
     if not token:
         token = secrets.token_urlsafe(18)
         request.session[CLIENT_SESSION_KEY] = token
     return client_key_hash(token)
+
+
+def _client_message(request: HttpRequest, public_id: uuid.UUID) -> Message:
+    """One of this browser's messages; anyone else's is a 404, like one that does not exist."""
+    client_hash = _client_hash(request)
+    message = client_hash and message_for_client(public_id=public_id, client_hash=client_hash)
+    if not message:
+        raise Http404
+    return message
 
 
 def _audiences(request: HttpRequest) -> Sequence[str]:
@@ -80,7 +96,9 @@ def _audiences(request: HttpRequest) -> Sequence[str]:
     return PUBLIC_AUDIENCES
 
 
-def _current_conversation(request: HttpRequest, client_hash: str) -> Conversation | None:
+def _current_conversation(request: HttpRequest, client_hash: str | None) -> Conversation | None:
+    if client_hash is None:
+        return None
     return conversation_for_client(
         client_hash=client_hash, public_id=request.session.get(CONVERSATION_SESSION_KEY)
     )
@@ -112,11 +130,11 @@ def _render_page(
     request: HttpRequest,
     *,
     conversation: Conversation | None,
-    client_hash: str,
+    client_hash: str | None,
     status: int = 200,
     **extra: Any,
 ) -> TemplateResponse:
-    messages = conversation_messages(conversation=conversation, client_hash=client_hash)
+    messages = conversation_messages(conversation=conversation, client_hash=client_hash or "")
     context = _page_context(conversation=conversation, messages=messages, **extra)
     return TemplateResponse(request, "assistant/chat.html", context, status=status)
 
@@ -124,7 +142,7 @@ def _render_page(
 @require_POST
 @never_cache
 def ask(request: HttpRequest) -> HttpResponse:
-    client_hash = _client_hash(request)
+    client_hash = _client_hash_for_asking(request)
     question = request.POST.get("question", "")
     conversation = conversation_for_client(
         client_hash=client_hash,
@@ -200,9 +218,7 @@ def _ask_error(
 def answer_events(request: HttpRequest, public_id: uuid.UUID) -> StreamingHttpResponse:
     """The answer to one of this client's messages as server-sent events. A reconnect after the
     answer is done gets the final event again, which closes the stream on the page."""
-    message = message_for_client(public_id=public_id, client_hash=_client_hash(request))
-    if message is None:
-        raise Http404
+    message = _client_message(request, public_id)
     get_token(request)
     response = StreamingHttpResponse(
         _event_stream(request, message), content_type="text/event-stream; charset=utf-8"
@@ -244,10 +260,8 @@ def _answer_html(request: HttpRequest, message: Message) -> str:
 @require_POST
 @never_cache
 def feedback(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
-    client_hash = _client_hash(request)
-    message = message_for_client(public_id=public_id, client_hash=client_hash)
-    if message is None:
-        raise Http404
+    message = _client_message(request, public_id)
+    client_hash = message.conversation.client_key_hash
     context = _page_context(message=message, vote=request.POST.get("vote", ""))
     status = 200
     try:

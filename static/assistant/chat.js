@@ -18,6 +18,11 @@
     box().setAttribute("aria-invalid", "true");
   }
 
+  document.addEventListener("DOMContentLoaded", function () {
+    var hint = document.getElementById("question-hint");
+    if (hint) { hint.textContent += " Press Enter to send, Shift+Enter for a new line."; }
+  });
+
   document.addEventListener("keydown", function (event) {
     // Enter sends, Shift+Enter adds a line (as in most chat boxes); IME composition is left alone.
     if (event.target === box() && event.key === "Enter" && !event.shiftKey && !event.isComposing) {
@@ -42,9 +47,11 @@
       box().focus();  // ready for a follow-up; the answer is announced by its live region
       var turns = document.querySelectorAll("#conversation > .turn");
       if (turns.length) { turns[turns.length - 1].scrollIntoView({ block: "start", behavior: "smooth" }); }
-    } else if (status >= 400 && status < 500) {
-      box().setAttribute("aria-invalid", "true");
+    } else if (status === 400 || status === 429) {
+      box().setAttribute("aria-invalid", "true");  // the reason was swapped into the alert
       box().focus();
+    } else if (status === 403) {
+      showError("Your session has expired. Please reload the page and ask again.");
     } else {
       showError("Sorry, we couldn't send your question. Please check your connection and try again.");
     }

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import Permission, User
+from django.contrib.sessions.models import Session
 from django.core.cache import cache
 from django.test import Client
 
@@ -79,6 +80,14 @@ def test_chat_page_has_a_labelled_question_box_and_local_scripts(db) -> None:
     assert "/static/assistant/vendor/htmx-2.0.11.min.js" in html
     assert "/static/assistant/vendor/htmx-ext-sse-2.2.4.min.js" in html
     assert "https://" not in re.sub(r'content="[^"]*"', "", html.split("<body")[0])  # no CDN
+
+
+def test_visiting_without_asking_leaves_no_session(db) -> None:
+    client = Client()
+    client.get("/")
+    client.get("/")
+
+    assert not Session.objects.exists()
 
 
 def test_asking_without_javascript_shows_the_whole_answer(help_center) -> None:
