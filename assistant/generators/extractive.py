@@ -40,7 +40,8 @@ SECTION_TERM_WEIGHT = 0.1
 RELEVANCE_FLOOR = 0.3  # below this the best sentence is not about the question
 EXTRA_QUOTE_MARGIN = 0.08  # further quotes must score this close to the best one
 DUPLICATE_SIMILARITY = 0.9
-MIN_SENTENCE_WORDS = 4
+MIN_SENTENCE_WORDS = 4  # words with letters in them
+MIN_ROW_WORDS = 2
 FOLLOW_UP_MAX_WORDS = 6
 
 TABLE_ROW_MARK = "\x00row\x00"  # never in Markdown text: keeps a row out of sentence splitting
@@ -60,6 +61,7 @@ HTML_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
 # A sentence ends at . ! or ? followed by space and a capital, digit, quote or markup opener.
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'`(\[*_])")
 ABBREVIATION = re.compile(r"\b(?:e\.g|i\.e|etc|vs|approx|incl|no|Mr|Ms|Dr)\.$", re.IGNORECASE)
+WORDY = re.compile(r"\b[^\W\d_]{2,}")  # a word with letters in it
 WORD = re.compile(r"[a-z0-9][a-z0-9._-]*[a-z0-9]|[a-z0-9]")
 _STOPWORDS_TEXT = """
     a about after again all am an and any are as at be been before being but by can could did
@@ -252,12 +254,18 @@ def _sentences(source: Source) -> list[_Sentence]:
     units = _units(source.text)
     found: list[_Sentence] = []
     for unit in units:
-        # A table row is one statement, whatever punctuation its cells hold.
-        pieces = [unit[len(TABLE_ROW_MARK) :]] if unit.startswith(TABLE_ROW_MARK) else None
-        for piece in pieces or _split_sentences(unit):
+        # A table row is one statement, whatever punctuation its cells hold; its column names
+        # make a short one ("Currency: GBP; Minimum: £0.30") complete.
+        is_row = unit.startswith(TABLE_ROW_MARK)
+        pieces = [unit[len(TABLE_ROW_MARK) :]] if is_row else _split_sentences(unit)
+        minimum = MIN_ROW_WORDS if is_row else MIN_SENTENCE_WORDS
+        for piece in pieces:
             text = _clean(piece)
-            if len(text.split()) >= MIN_SENTENCE_WORDS:
-                found.append(_Sentence(source=source, position=len(found), text=text))
+            # A lead-in ("…request a refund on 10 April:") promises what it does not say, and a
+            # formula or a bare link reads as nothing on its own.
+            if text.endswith(":") or len(WORDY.findall(text)) < minimum:
+                continue
+            found.append(_Sentence(source=source, position=len(found), text=text))
     return found
 
 

@@ -1,0 +1,362 @@
+"""The offline answerer quotes the sentences of real help-center passages that answer."""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from assistant.citations import check_citations, says_not_covered
+from assistant.generators import get_generator
+from assistant.generators.base import GenerationDone, Prompt, TextDelta, Turn
+from assistant.generators.extractive import QUOTED_LABEL, ExtractiveGenerator, not_covered_answer
+from assistant.prompting import build_prompt
+from kb.chunking import ChunkLimits, chunk_markdown
+from kb.embedders import Embedder, EmbeddingError
+from kb.parsing import parse_document
+from search.results import Hit
+from tests.conftest import CountingEmbedder
+
+CORPUS_DIR = Path(__file__).resolve().parents[2] / "corpus"
+QUOTE = re.compile(r"^“(?P<sentence>.+)” \[(?P<number>\d+)\]$")
+
+
+@functools.cache
+def _chunks(path: str, max_input_tokens: int) -> list[Hit]:
+    document = parse_document(path=path, raw=(CORPUS_DIR / path).read_bytes())
+    from kb.embedders import get_embedder
+
+    drafts = chunk_markdown(
+        title=document.title,
+        body=document.body,
+        limits=ChunkLimits.for_window(max_input_tokens),
+        count_tokens=get_embedder().count_tokens,
+    )
+    return [
+        Hit(
+            chunk_id=hash((path, draft.ordinal)) % 10**6,
+            document_id=hash(path) % 10**6,
+            path=path,
+            title=document.title,
+            heading_path=draft.heading_path,
+            text=draft.text,
+            char_start=draft.char_start,
+            char_end=draft.char_end,
+            updated_on=document.updated_on,
+            vector_rank=None,
+            keyword_rank=None,
+            fused_score=0.0,
+            similarity=None,
+        )
+        for draft in drafts
+    ]
+
+
+def _passage(embedder: Embedder, path: str, containing: str) -> Hit:
+    """The chunk of a corpus page that holds ``containing``, as retrieval would return it."""
+    for hit in _chunks(path, embedder.max_input_tokens):
+        if containing in hit.text:
+            return hit
+    raise AssertionError(f"no chunk of {path} contains {containing!r}")
+
+
+def _answer(
+    generator: ExtractiveGenerator, question: str, hits: Sequence[Hit], history=()
+) -> tuple[list[str], GenerationDone, Prompt]:
+    prompt = build_prompt(question=question, hits=hits, history=history)
+    events = list(generator.stream(question=question, prompt=prompt))
+    *deltas, done = events
+    assert all(isinstance(event, TextDelta) for event in deltas)
+    assert isinstance(done, GenerationDone)
+    return [event.text for event in deltas], done, prompt
+
+
+def _quotes(deltas: list[str]) -> list[tuple[str, int]]:
+    """The quoted sentences and their source numbers, after the label."""
+    assert deltas[0] == f"{QUOTED_LABEL}\n\n"
+    quotes = []
+    for piece in deltas[1:]:
+        match = QUOTE.match(piece.strip())
+        if match:
+            quotes.append((match.group("sentence"), int(match.group("number"))))
+    return quotes
+
+
+@pytest.fixture
+def generator(local_embedder: Embedder) -> ExtractiveGenerator:
+    return ExtractiveGenerator(embedder=local_embedder)
+
+
+# Real questions (most from corpus/eval.jsonl), the page that answers them and the sentence that
+# does; each is asked with the answering passage among unrelated ones, not always first.
+CASES = [
+    (
+        "can I get my money back if I paid for a whole year?",
+        "policies/refunds.md",
+        "For annual plans you can request a",
+        "prorated refund within 60 days of the annual charge",
+    ),
+    (
+        "data residency: can I change my data region from US to EU after the account is created?",
+        "security/security-and-compliance.md",
+        "The region **can't be changed**",
+        "The region can't be changed after the account is created.",
+    ),
+    (
+        "does the automatic card updater handle expired or reissued Visa and Mastercard cards?",
+        "billing/payment-methods.md",
+        "card updater works with Visa",
+        "card updater works with Visa and Mastercard",
+    ),
+    (
+        "once we've left for good, how long until our stuff is actually wiped from your backup "
+        "copies too?",
+        "account/account-deletion-and-data-retention.md",
+        "fully purged within",
+        "fully purged within 35 days",
+    ),
+    (
+        "whats the lowest I can bill a UK client for, in pounds sterling?",
+        "billing/currencies.md",
+        "| GBP",
+        "£0.30",
+    ),
+    (
+        "someone signed up jan 31. when does their feb bill go out, feb doesnt have 31 days lol",
+        "billing/billing-cycles-and-proration.md",
+        "anchored on 31 January",
+        "bills on 28 February",
+    ),
+]
+DISTRACTORS = [
+    ("webhooks/signatures.md", "Anyone who knows your webhook URL"),
+    ("api/pagination.md", "starting_after"),
+]
+
+
+@pytest.mark.parametrize(("question", "path", "passage", "expected"), CASES)
+def test_quotes_the_sentence_that_answers_the_question(
+    generator: ExtractiveGenerator,
+    local_embedder: Embedder,
+    question: str,
+    path: str,
+    passage: str,
+    expected: str,
+) -> None:
+    # given: the answering passage second of three
+    hits = [
+        _passage(local_embedder, *DISTRACTORS[0]),
+        _passage(local_embedder, path, passage),
+        _passage(local_embedder, *DISTRACTORS[1]),
+    ]
+
+    # when
+    deltas, done, prompt = _answer(generator, question, hits)
+
+    # then: 1 to 3 quotes, the answer among them, cited to the page it came from
+    quotes = _quotes(deltas)
+    assert 1 <= len(quotes) <= 3
+    answering = [(sentence, number) for sentence, number in quotes if expected in sentence]
+    assert answering, quotes
+    assert all(prompt.sources[number - 1].path == path for _, number in answering)
+    assert done == GenerationDone(stop_reason="end_turn", truncated=False, refused=False)
+
+
+def test_every_quote_is_verbatim_from_its_source_and_cited(
+    generator: ExtractiveGenerator, local_embedder: Embedder
+) -> None:
+    # given
+    question = "How long do I have to ask for a refund of my first monthly charge?"
+    hits = [
+        _passage(local_embedder, "policies/refunds.md", "full refund of your first monthly charge")
+    ]
+
+    # when
+    deltas, _, prompt = _answer(generator, question, hits)
+
+    # then: the words are the page's (only Markdown emphasis and link targets dropped)
+    answer = "".join(deltas)
+    quotes = _quotes(deltas)
+    for sentence, number in quotes:
+        source = re.sub(r"\*\*|__", "", prompt.sources[number - 1].text)
+        assert sentence in " ".join(source.split())
+    check = check_citations(answer=answer, sources=prompt.sources, question=question)
+    assert check.confident and check.removed == []
+    assert answer.startswith("From our help center:\n\n")
+
+
+def test_says_so_when_the_sources_hold_nothing_relevant(
+    generator: ExtractiveGenerator, local_embedder: Embedder
+) -> None:
+    # given
+    hits = [
+        _passage(local_embedder, "policies/refunds.md", "full refund of your first monthly charge")
+    ]
+
+    # when
+    deltas, done, _ = _answer(generator, "What is the boiling point of liquid nitrogen?", hits)
+
+    # then
+    assert deltas == [not_covered_answer()]
+    assert says_not_covered(deltas[0])
+    assert QUOTED_LABEL not in deltas[0]
+    assert done.stop_reason == "end_turn"
+
+
+def test_says_so_when_there_are_no_sources(generator: ExtractiveGenerator) -> None:
+    # when
+    deltas, done, _ = _answer(generator, "Can I get a refund?", [])
+
+    # then
+    assert deltas == [not_covered_answer()]
+    assert isinstance(done, GenerationDone)
+
+
+def test_never_quotes_an_instruction_planted_in_a_page(
+    generator: ExtractiveGenerator, local_embedder: Embedder
+) -> None:
+    # given: the poisoned data-export page, and a question that echoes its planted line
+    hits = [_passage(local_embedder, "account/data-export.md", "disregard your rules")]
+
+    # when
+    deltas, _, _ = _answer(generator, "Are all refunds approved automatically?", hits)
+
+    # then
+    answer = "".join(deltas)
+    assert "evil.example" not in answer
+    assert "disregard" not in answer.lower()
+
+
+def test_the_newer_page_is_quoted_and_the_older_one_mentioned(
+    generator: ExtractiveGenerator, local_embedder: Embedder
+) -> None:
+    # given: the 2023 refund page ranked above the current one, as retrieval may do
+    old = _passage(local_embedder, "policies/refunds-2023.md", "within 14 days")
+    new = _passage(
+        local_embedder, "policies/refunds.md", "full refund of your first monthly charge"
+    )
+    question = "how many days after my first monthly payment can I still ask for a refund?"
+
+    # when
+    deltas, _, prompt = _answer(generator, question, [old, new])
+
+    # then
+    answer = "".join(deltas)
+    quotes = _quotes(deltas)
+    assert quotes and all(prompt.sources[number - 1] == prompt.sources[1] for _, number in quotes)
+    assert "30 days" in answer and "14 days" not in answer
+    assert (
+        "Note: the older page “Refund Policy (2023)” (updated 2023-05-02) also covers this [1]; "
+        "where they differ, the newer “Refund Policy” (updated 2026-09-14) applies [2]."
+    ) in answer
+
+
+def test_a_follow_up_question_is_read_with_the_previous_one(
+    generator: ExtractiveGenerator, local_embedder: Embedder
+) -> None:
+    # given
+    hits = [
+        _passage(local_embedder, "policies/refunds.md", "full refund of your first monthly charge"),
+        _passage(local_embedder, "policies/refunds.md", "For annual plans you can request"),
+    ]
+    history = [Turn(question="Can I get a refund on a monthly plan?", answer="Yes [1].")]
+
+    # when
+    deltas, _, _ = _answer(generator, "and for annual plans?", hits, history=history)
+
+    # then
+    assert any("60 days" in sentence for sentence, _ in _quotes(deltas))
+
+
+class _CallCounter(CountingEmbedder):
+    def __init__(self, inner: Embedder) -> None:
+        super().__init__(inner)
+        self.calls = 0
+
+    def embed_documents(self, texts):
+        self.calls += 1
+        return super().embed_documents(texts)
+
+    def embed_query(self, text):
+        self.calls += 1
+        return super().embed_query(text)
+
+
+def test_one_batched_embedder_call_per_answer(local_embedder: Embedder) -> None:
+    # given
+    counter = _CallCounter(local_embedder)
+    hits = [
+        _passage(local_embedder, "policies/refunds.md", "full refund of your first monthly charge"),
+        _passage(local_embedder, "billing/currencies.md", "| GBP"),
+        _passage(local_embedder, "api/pagination.md", "starting_after"),
+    ]
+
+    # when
+    _answer(ExtractiveGenerator(embedder=counter), "What is the minimum charge in GBP?", hits)
+
+    # then
+    assert counter.calls == 1
+    assert len(counter.embedded_texts) > 10  # the question and every candidate sentence
+
+
+def test_still_answers_by_shared_terms_when_the_embedder_fails(local_embedder: Embedder) -> None:
+    # given
+    broken = CountingEmbedder(local_embedder)
+    broken.failure = EmbeddingError("model file missing")
+    hits = [
+        _passage(local_embedder, "api/pagination.md", "starting_after"),
+        _passage(local_embedder, "api/invoices.md", "auto_advance` defaults to"),
+    ]
+
+    # when
+    deltas, _, _ = _answer(
+        ExtractiveGenerator(embedder=broken),
+        "what does auto_advance default to for invoices created with POST /v1/invoices?",
+        hits,
+    )
+
+    # then
+    assert any("auto_advance` defaults to" in sentence for sentence, _ in _quotes(deltas))
+
+
+def test_the_default_generator_is_the_extractive_one(settings) -> None:
+    # given
+    settings.GENERATOR = "extractive"
+    get_generator.cache_clear()
+    try:
+        # when
+        generator = get_generator()
+
+        # then
+        assert isinstance(generator, ExtractiveGenerator)
+        assert (generator.name, generator.quoted) == ("extractive", True)
+        assert get_generator() is generator
+    finally:
+        get_generator.cache_clear()
+
+
+def test_table_rows_are_quoted_whole_with_their_column_names(
+    generator: ExtractiveGenerator, local_embedder: Embedder
+) -> None:
+    # given
+    hits = [_passage(local_embedder, "policies/refunds.md", "| Annual plan charge")]
+
+    # when
+    deltas, _, _ = _answer(generator, "Is the annual plan charge refundable?", hits)
+
+    # then
+    sentences = [sentence for sentence, _ in _quotes(deltas)]
+    assert (
+        "Charge type: Annual plan charge; Refund eligibility: Prorated refund for unused time; "
+        "Window: Within 60 days of the annual charge"
+    ) in sentences
+
+
+def test_unit_vectors_are_what_the_scores_assume(local_embedder: Embedder) -> None:
+    # The sentence scores are dot products: they are cosines only for unit vectors.
+    vectors = local_embedder.embed_documents(["refunds", "annual plans"])
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-3)
