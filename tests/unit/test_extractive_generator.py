@@ -360,3 +360,22 @@ def test_unit_vectors_are_what_the_scores_assume(local_embedder: Embedder) -> No
     # The sentence scores are dot products: they are cosines only for unit vectors.
     vectors = local_embedder.embed_documents(["refunds", "annual plans"])
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-3)
+
+
+def test_an_over_long_passage_is_shortlisted_to_the_sentences_sharing_the_question_terms(
+    local_embedder: Embedder,
+) -> None:
+    # given: a top passage far over the budget, with the answer near its end
+    filler = " ".join(f"Paragraph {n} talks about webhooks and retries." for n in range(150))
+    hit = _passage(local_embedder, "policies/refunds.md", "full refund of your first monthly")
+    long_hit = Hit(**{**hit.__dict__, "text": f"{filler}\n\n{hit.text}"})
+    counter = _CallCounter(local_embedder)
+
+    # when
+    deltas, _, _ = _answer(
+        ExtractiveGenerator(embedder=counter), "Is my first monthly charge refundable?", [long_hit]
+    )
+
+    # then
+    assert len(counter.embedded_texts) <= 61
+    assert any("first monthly charge" in sentence for sentence, _ in _quotes(deltas))
