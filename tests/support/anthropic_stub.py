@@ -287,7 +287,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     # --- the event stream ------------------------------------------------------------------
 
-    def _stream(self, message: dict[str, Any], *, corrupt: Corruption | None, stall: float | None):
+    def _stream(
+        self, message: dict[str, Any], *, corrupt: Corruption | None, stall: float | None
+    ) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream; charset=utf-8")
         self.send_header("Cache-Control", "no-cache")
