@@ -208,7 +208,8 @@ if GENERATOR == "anthropic" and not ANTHROPIC_API_KEY:
     raise ImproperlyConfigured("GENERATOR=anthropic needs ANTHROPIC_API_KEY")
 # The SDK also reads ANTHROPIC_BASE_URL itself; read here so tests and deploys see one value.
 ANTHROPIC_BASE_URL = env.str("ANTHROPIC_BASE_URL", default="") or None
-ANTHROPIC_MODEL = env.str("ANTHROPIC_MODEL", default="claude-sonnet-4-5")
+# claude-sonnet-4-5 reaches end of life on 2026-11-30 (anthropic SDK 2.14.0).
+ANTHROPIC_MODEL = env.str("ANTHROPIC_MODEL", default="claude-sonnet-4-6")
 ANTHROPIC_MAX_TOKENS = env.int("ANTHROPIC_MAX_TOKENS", default=1024)
 ANTHROPIC_TIMEOUT = env.float("ANTHROPIC_TIMEOUT", default=30.0)
 ANTHROPIC_MAX_RETRIES = env.int("ANTHROPIC_MAX_RETRIES", default=2)

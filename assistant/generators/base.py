@@ -101,7 +101,7 @@ class GenerationError(RuntimeError):
 
 @runtime_checkable
 class Generator(Protocol):
-    name: str  # e.g. "anthropic/claude-sonnet-4-5" or "extractive"
+    name: str  # e.g. "anthropic/claude-sonnet-4-6" or "extractive"
     quoted: bool  # True when the answer quotes passages instead of writing them (label it so)
 
     def stream(self, *, question: str, prompt: Prompt) -> Iterator[GenerationEvent]:

@@ -96,7 +96,7 @@ def test_answer_streams_in_and_its_source_opens_the_cited_passage(
     assert events[-1]["shown"].startswith("From our help center"), events  # streamed text
     answer = turn.locator(".answer")
     expect(answer).not_to_have_attribute("aria-busy", "true")
-    expect(answer.locator(".label-quoted")).to_have_text("Quoted from our help center")
+    expect(answer.locator(".answer-text")).to_contain_text("From our help center:")
     expect(answer.locator(".answer-text")).to_contain_text("30 days")
     expect(answer.locator("a.cite").first).to_be_visible()
     current = sources.filter(has_text="policies/refunds.md")

@@ -21,7 +21,7 @@ from search.results import Hit
 from tests.support.anthropic_stub import ECHO_HEADER, AnthropicStub
 
 CORPUS_DIR = Path(__file__).resolve().parents[2] / "corpus"
-MODEL = "claude-sonnet-5-5"  # the settings default, claude-sonnet-4-5, is deprecated
+MODEL = "claude-sonnet-5-5"
 
 
 @pytest.fixture
