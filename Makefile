@@ -45,6 +45,7 @@ test: install browser
 bench: install
 	@rc=0; $(BENCH_ENV) $(PY) manage.py kb_bench || rc=$$?; \
 	$(BENCH_ENV) $(PY) manage.py search_bench || rc=$$?; \
+	$(BENCH_ENV) $(PY) manage.py answer_bench || rc=$$?; \
 	$(BENCH_ENV) $(PY) manage.py embedded stop >/dev/null 2>&1 || true; exit $$rc
 
 lint: install

@@ -18,6 +18,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import connection
 
+from kb.benchmarking import throwaway_database
 from kb.embedders import Embedder, get_embedder
 from kb.ingestion import corpus_sync
 from kb.parsing import parse_document
@@ -25,6 +26,9 @@ from kb.services import document_chunk
 
 THROUGHPUT_TARGET = 0.85
 NOOP_TARGET_SECONDS = 2.0
+
+
+DATABASE_NAME = "test_groundwork_kb_bench"
 
 
 class Command(BaseCommand):
@@ -40,27 +44,24 @@ class Command(BaseCommand):
     ) -> None:
         embedder = get_embedder()
         embedder.embed_documents(["warm up the runtime"] * 4)
-        creation = connection.creation
-        old_name = connection.settings_dict["NAME"]
         self.stdout.write("creating a throwaway benchmark database...")
-        creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
         rows: list[tuple[str, dict]] = []
-        try:
-            with tempfile.TemporaryDirectory(prefix="groundwork-bench-") as scratch:
-                sample = Path(scratch) / "sample"
-                shutil.copytree(corpus, sample)
-                rows.append(("sample corpus", self._measure(sample, embedder, repeats)))
-                self._empty_index()
-                synthetic = Path(scratch) / "synthetic"
-                _write_synthetic_corpus(synthetic, corpus, synthetic_documents)
-                rows.append(
-                    (
-                        f"synthetic {synthetic_documents} docs",
-                        self._measure(synthetic, embedder, repeats),
-                    )
+        with (
+            throwaway_database(DATABASE_NAME),
+            tempfile.TemporaryDirectory(prefix="groundwork-bench-") as scratch,
+        ):
+            sample = Path(scratch) / "sample"
+            shutil.copytree(corpus, sample)
+            rows.append(("sample corpus", self._measure(sample, embedder, repeats)))
+            self._empty_index()
+            synthetic = Path(scratch) / "synthetic"
+            _write_synthetic_corpus(synthetic, corpus, synthetic_documents)
+            rows.append(
+                (
+                    f"synthetic {synthetic_documents} docs",
+                    self._measure(synthetic, embedder, repeats),
                 )
-        finally:
-            creation.destroy_test_db(old_name, verbosity=0)
+            )
         self._print(rows)
 
     def _measure(self, directory: Path, embedder: Embedder, repeats: int) -> dict:

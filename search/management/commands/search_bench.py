@@ -22,6 +22,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection, connections
 
+from kb.benchmarking import throwaway_database
 from kb.embedders import get_embedder
 from kb.models import EmbeddingModel
 from kb.services import embedding_model_register, hnsw_index_create
@@ -110,15 +111,9 @@ class Command(BaseCommand):
         question_vectors = dict(zip(unique, embedder.embed_documents(unique).tolist(), strict=True))
         self._done(started)
 
-        creation = connection.creation
-        old_name = connection.settings_dict["NAME"]
-        old_test_name = connection.settings_dict["TEST"].get("NAME")
-        # Its own name, so a concurrent kb_bench (test_groundwork) is never clobbered.
-        connection.settings_dict["TEST"]["NAME"] = DATABASE_NAME
         self._step(f"creating the throwaway database {DATABASE_NAME}")
-        creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
         report: dict[str, object] = {}
-        try:
+        with throwaway_database(DATABASE_NAME, keep=keep):
             model = embedding_model_register(embedder=embedder)
             report["build"] = self._build_index(
                 model, seeds, seed_vectors, identifiers, chunks=chunks
@@ -127,15 +122,11 @@ class Command(BaseCommand):
             report["sql"] = self._time_hybrid(model, asked, question_vectors)
             report["explain"] = self._explain(model, unique, question_vectors)
             report["retrieval"] = self._time_retrieval(asked)
-        finally:
-            if keep:
-                self.stdout.write(
-                    f"kept database {DATABASE_NAME} (--keep); the next run replaces it, "
-                    f"or: DROP DATABASE {DATABASE_NAME}"
-                )
-            else:
-                creation.destroy_test_db(old_name, verbosity=0)
-            connection.settings_dict["TEST"]["NAME"] = old_test_name
+        if keep:
+            self.stdout.write(
+                f"kept database {DATABASE_NAME} (--keep); the next run replaces it, "
+                f"or: DROP DATABASE {DATABASE_NAME}"
+            )
         self._print(report, chunks=chunks, seconds=time.perf_counter() - run_started)
 
     # --- Building the index -----------------------------------------------------------------------
