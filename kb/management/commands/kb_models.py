@@ -10,14 +10,13 @@ kb_models drop KEY --yes             delete a model that is not active, and its 
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models import Count
-from tqdm import tqdm
 
 from kb.embedders import EmbeddingError, embedder_for
+from kb.management.progress import progress_bar
 from kb.models import EmbeddingModel
 from kb.services import (
     EmbeddingModelError,
@@ -84,21 +83,8 @@ class Command(BaseCommand):
 
     def _build(self, *, key: str, no_progress: bool = False, **options: Any) -> None:
         model = embedding_model_for_key(key)
-        bar: tqdm | None = None
-
-        def progress(done: int, total: int) -> None:
-            nonlocal bar
-            if no_progress:
-                return
-            if bar is None:
-                bar = tqdm(total=total, unit="doc", desc=f"building {key}", file=sys.stderr)
-            bar.update(done - bar.n)
-
-        try:
+        with progress_bar(f"building {key}", enabled=not no_progress) as progress:
             report = embedding_model_build(model_id=model.pk, progress=progress)
-        finally:
-            if bar is not None:
-                bar.close()
         self.stdout.write(report.summary())
         if report.failed:
             raise CommandError(

@@ -8,13 +8,12 @@ meanwhile: each document's chunks are swapped in one transaction.
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from tqdm import tqdm
 
 from kb.embedders import EmbeddingError
+from kb.management.progress import progress_bar
 from kb.models import DocumentIndexState, EmbeddingModel
 from kb.services import embedding_model_build, index_enqueue
 
@@ -51,23 +50,12 @@ class Command(BaseCommand):
                 raise CommandError("the broker is unreachable; the index sweep will resend them")
             return
         for model in models:
-            bar: tqdm | None = None
-
-            def progress(done: int, total: int, key: str = model.key) -> None:
-                nonlocal bar
-                if options["no_progress"]:
-                    return
-                if bar is None:
-                    bar = tqdm(total=total, unit="doc", desc=f"reindexing {key}", file=sys.stderr)
-                bar.update(done - bar.n)
-
+            description = f"reindexing {model.key}"
             try:
-                report = embedding_model_build(model_id=model.pk, progress=progress)
+                with progress_bar(description, enabled=not options["no_progress"]) as progress:
+                    report = embedding_model_build(model_id=model.pk, progress=progress)
             except EmbeddingError as exc:
                 raise CommandError(f"{model.key}: {exc}") from exc
-            finally:
-                if bar is not None:
-                    bar.close()
             self.stdout.write(report.summary())
             if report.failed:
                 raise CommandError(f"{len(report.failed)} document(s) failed in {model.key}")

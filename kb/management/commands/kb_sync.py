@@ -1,14 +1,13 @@
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError
-from tqdm import tqdm
 
 from kb.embedders import EmbeddingError, active_embedder
 from kb.ingestion import SyncRefused, corpus_sync
+from kb.management.progress import progress_bar
 from kb.services import EmbeddingModelMismatch
 
 
@@ -25,24 +24,14 @@ class Command(BaseCommand):
         parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     def handle(self, *args: object, directory: Path, **options: object) -> None:
-        bar: tqdm | None = None
-
-        def progress(done: int, total: int) -> None:
-            nonlocal bar
-            if options["no_progress"]:
-                return
-            if bar is None:
-                bar = tqdm(total=total, unit="doc", desc="indexing", file=sys.stderr)
-            bar.update(done - bar.n)
-
         try:
-            embedder = active_embedder()
-            report = corpus_sync(
-                directory=directory,
-                embedder=embedder,
-                allow_prune_all=bool(options["allow_prune_all"]),
-                progress=progress,
-            )
+            with progress_bar("indexing", enabled=not options["no_progress"]) as progress:
+                report = corpus_sync(
+                    directory=directory,
+                    embedder=active_embedder(),
+                    allow_prune_all=bool(options["allow_prune_all"]),
+                    progress=progress,
+                )
         except (SyncRefused, EmbeddingModelMismatch, EmbeddingError) as exc:
             raise CommandError(str(exc)) from exc
         except DatabaseError as exc:
@@ -53,9 +42,6 @@ class Command(BaseCommand):
                 f"the database failed during the sync ({reason}); documents written before it "
                 "are complete and the others unchanged: run kb_sync again to finish"
             ) from exc
-        finally:
-            if bar is not None:
-                bar.close()
 
         for warning in report.warnings:
             self.stderr.write(f"warning: {warning}")
