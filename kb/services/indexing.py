@@ -245,13 +245,17 @@ class IndexingFailed(RuntimeError):
 
 # Set while code indexes documents into one model itself, in the transaction that saves them
 # (kb_sync): a background request for that model would only re-check work that is already done.
-# Other models being built still get their request.
-_indexing_inline: ContextVar[int | None] = ContextVar("indexing_inline", default=None)
+# Other models that follow edits (one being built) still get their request; they are looked up
+# once for the whole sync, not once per document.
+_indexing_inline: ContextVar[tuple[EmbeddingModel, ...] | None] = ContextVar(
+    "indexing_inline", default=None
+)
 
 
 @contextmanager
 def indexing_inline(embedding_model: EmbeddingModel) -> Iterator[None]:
-    token = _indexing_inline.set(embedding_model.pk)
+    others = tuple(EmbeddingModel.objects.indexing().exclude(pk=embedding_model.pk))
+    token = _indexing_inline.set(others)
     try:
         yield
     finally:
@@ -265,9 +269,11 @@ def document_index_request(*, document: Document) -> bool:
     The state row is the durable to-do list: if the broker is down the message is lost, the
     row is not, and ``index_sweep`` enqueues it again. Returns whether anything was pending.
     """
+    inline_others = _indexing_inline.get()
+    models = EmbeddingModel.objects.indexing() if inline_others is None else inline_others
     now = timezone.now()
     pending = False
-    for embedding_model in EmbeddingModel.objects.indexing().exclude(pk=_indexing_inline.get()):
+    for embedding_model in models:
         state = DocumentIndexState.objects.filter(
             document=document, embedding_model=embedding_model
         ).first()

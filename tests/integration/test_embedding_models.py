@@ -276,3 +276,29 @@ def test_kb_reindex_redoes_what_is_not_current_or_everything(
     call_command("kb_reindex", "--all", "--no-progress", stdout=StringIO())
     assert len(counting_embedder.embedded_texts) == 1 + len(PAGES)
     assert set(DocumentIndexState.objects.values_list("status", flat=True)) == {"indexed"}
+
+
+@pytest.mark.django_db
+def test_kb_sync_during_a_build_leaves_the_new_model_a_request(
+    corpus: Path, voyage, builds, local_embedder, django_capture_on_commit_callbacks, monkeypatch
+) -> None:
+    # given a model being built, fully covered
+    model = embedding_model_add(embedder=embedder_for(VOYAGE))
+    embedding_model_build(model_id=model.pk)
+    sent: list[int] = []
+    monkeypatch.setattr(
+        "kb.services.indexing.index_enqueue", lambda *, document_ids: sent.extend(document_ids)
+    )
+
+    # when kb_sync indexes an edited page into the active model itself
+    (corpus / "trial.md").write_text("# Free trial\n\nThe trial now lasts 30 days.\n")
+    with django_capture_on_commit_callbacks(execute=True):
+        report = corpus_sync(directory=corpus, embedder=local_embedder)
+
+    # then the page is current in the active model and pending (and sent) for the new one
+    trial = Document.objects.get(path="trial.md")
+    assert report.indexed == ["trial.md"]
+    states = {s.embedding_model.key: s.status for s in trial.index_states.all()}
+    assert states == {LOCAL: "indexed", VOYAGE: "pending"}
+    assert sent == [trial.pk]
+    assert not embedding_model_coverage(model=model).complete
