@@ -34,16 +34,23 @@ class ReadOnlyAdmin(admin.ModelAdmin):
         return False
 
 
-class MessageInline(admin.TabularInline):
-    model = Message
-    fields = ["created_at", "question", "status", "cached", "degraded", "generator"]
-    readonly_fields = fields
-    show_change_link = True
+class ReadOnlyInline(admin.TabularInline):
+    """Rows shown for reading only: what was asked and answered is a record, not a draft."""
+
     extra = 0
     can_delete = False
 
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        return list(self.fields or [])
+
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+
+class MessageInline(ReadOnlyInline):
+    model = Message
+    fields = ["created_at", "question", "status", "cached", "degraded", "generator"]
+    show_change_link = True
 
 
 @admin.register(Conversation)
@@ -61,15 +68,9 @@ class ConversationAdmin(ReadOnlyAdmin):
         return conversation.message_count  # type: ignore[attr-defined]
 
 
-class FeedbackInline(admin.TabularInline):
+class FeedbackInline(ReadOnlyInline):
     model = Feedback
     fields = ["vote", "comment", "created_at", "updated_at"]
-    readonly_fields = fields
-    extra = 0
-    can_delete = False
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 @admin.register(Message)

@@ -55,6 +55,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -73,6 +74,8 @@ from playwright.sync_api import (
     expect,
     sync_playwright,
 )
+
+from tests.support.processes import stop_process
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -96,7 +99,7 @@ class E2EServer:
         return text[-characters:]
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
@@ -136,6 +139,39 @@ def e2e_server_env() -> dict[str, str]:
     return {}
 
 
+@contextmanager
+def running_server(
+    arguments: list[str], *, env: dict[str, str], log_dir: Path
+) -> Iterator[E2EServer]:
+    """``gunicorn`` with ``arguments`` (which must bind ``127.0.0.1:PORT`` for a free ``PORT``,
+    passed in ``env["E2E_PORT"]``), on the test database and this run's Redis; stopped after."""
+    port = env["E2E_PORT"]
+    log_path = log_dir / "server.log"
+    server_env = {
+        **os.environ,
+        "GROUNDWORK_ENV": "test",
+        "GROUNDWORK_DATA_DIR": str(settings.DATA_DIR),
+        "DATABASE_URL": _test_database_url(),
+        "PYTHONUNBUFFERED": "1",
+        **env,
+    }
+    server_env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)  # the test process needs it, not the server
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", *arguments],
+            cwd=ROOT,
+            env=server_env,
+            stdout=log,
+            stderr=log,
+        )
+    server = E2EServer(url=f"http://127.0.0.1:{port}", log_path=log_path, process=process)
+    try:
+        _wait_until_serving(server)
+        yield server
+    finally:
+        stop_process(process, timeout=15)
+
+
 @pytest.fixture
 def e2e_server(
     transactional_db: None, e2e_server_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory
@@ -146,37 +182,20 @@ def e2e_server(
     process keeps ids it has read (Django's ContentType cache, the active embedding model), so
     a server that outlived a flush would write rows pointing at ids that no longer exist.
     """
-    port = _free_port()
-    log_path = tmp_path_factory.mktemp("e2e-server") / "server.log"
-    env = {
-        **os.environ,
-        "GROUNDWORK_ENV": "test",
-        "GROUNDWORK_DATA_DIR": str(settings.DATA_DIR),
-        "DATABASE_URL": _test_database_url(),
-        "PYTHONUNBUFFERED": "1",
-        **e2e_server_env,
-    }
-    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)  # the test process needs it, the server must not
-    command = [
-        sys.executable, "-m", "gunicorn", "config.wsgi:application",
+    port = str(free_port())
+    arguments = [
+        "config.wsgi:application",
         "--bind", f"127.0.0.1:{port}",
         "--worker-class", "gthread", "--workers", "1", "--threads", "4",
         "--timeout", "120", "--graceful-timeout", "5",
         "--access-logfile", "-", "--error-logfile", "-",
     ]  # fmt: skip
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=log)
-    server = E2EServer(url=f"http://127.0.0.1:{port}", log_path=log_path, process=process)
-    try:
-        _wait_until_serving(server)
+    with running_server(
+        arguments,
+        env={"E2E_PORT": port, **e2e_server_env},
+        log_dir=tmp_path_factory.mktemp("e2e-server"),
+    ) as server:
         yield server
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 @pytest.fixture(scope="module")

@@ -11,11 +11,8 @@ from __future__ import annotations
 
 import http.cookiejar
 import json
-import os
 import random
 import re
-import subprocess
-import sys
 import threading
 import time
 import urllib.error
@@ -27,18 +24,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from django.conf import settings
 from django.core.cache import cache
 
 from assistant.models import Message
 from kb.ingestion import corpus_sync
-from tests.e2e.conftest import (
-    ROOT,
-    E2EServer,
-    _free_port,
-    _test_database_url,
-    _wait_until_serving,
-)
+from tests.e2e.conftest import ROOT, E2EServer, free_port, running_server
 from tests.support.chat import write_help_center
 
 ASKERS = 8
@@ -56,36 +46,23 @@ EVENTS_URL = re.compile(r'sse-connect="([^"]+)"')
 @pytest.fixture
 def production_server(transactional_db, tmp_path_factory) -> Iterator[E2EServer]:
     """gunicorn with config/gunicorn.conf.py: 2 workers x 8 threads, as deployed."""
-    port = _free_port()
-    log_path = tmp_path_factory.mktemp("load-server") / "server.log"
+    port = str(free_port())
     env = {
-        **os.environ,
-        "GROUNDWORK_ENV": "test",
-        "GROUNDWORK_DATA_DIR": str(settings.DATA_DIR),
-        "DATABASE_URL": _test_database_url(),
-        "DJANGO_DEBUG": "false",
+        "E2E_PORT": port,
         "GUNICORN_BIND": f"127.0.0.1:{port}",
         "WEB_CONCURRENCY": "2",
         "GUNICORN_THREADS": "8",
+        "DJANGO_DEBUG": "false",
         # One machine asks for everyone here; the limit itself is tested elsewhere.
         "ASK_RATE_LIMIT_PER_MINUTE": "100000",
         "LOG_LEVEL": "WARNING",
     }
-    env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
-    command = [sys.executable, "-m", "gunicorn", "-c", "config/gunicorn.conf.py", "config.wsgi"]
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=log)
-    server = E2EServer(url=f"http://127.0.0.1:{port}", log_path=log_path, process=process)
-    try:
-        _wait_until_serving(server)
+    with running_server(
+        ["-c", "config/gunicorn.conf.py", "config.wsgi"],
+        env=env,
+        log_dir=tmp_path_factory.mktemp("load-server"),
+    ) as server:
         yield server
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 @dataclass

@@ -24,13 +24,12 @@ from __future__ import annotations
 import itertools
 import json
 import re
-import threading
 from collections import deque
 from dataclasses import dataclass
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
 from typing import Any, Literal
+
+from tests.support.stub_server import QuietHandler, RecordedRequest, StubServer
 
 Corruption = Literal[
     "malformed_json",  # the body (or one stream event's data) is not JSON
@@ -54,13 +53,6 @@ ERROR_TYPES = {
     500: "api_error",
     529: "overloaded_error",
 }
-
-
-@dataclass(frozen=True)
-class RecordedRequest:
-    path: str
-    headers: dict[str, str]  # names lower-cased
-    body: Any  # the parsed JSON body, or the raw text when it was not JSON
 
 
 @dataclass(frozen=True)
@@ -99,58 +91,22 @@ def token_count(text: str) -> int:
     return len(WORD.findall(text))
 
 
-class AnthropicStub:
+class AnthropicStub(StubServer):
     """The server and its script; a context manager that starts and stops it."""
 
     def __init__(self, *, api_key: str = DEFAULT_API_KEY) -> None:
         self.api_key = api_key
-        self._lock = threading.Lock()
+        super().__init__()
         self._requests: list[RecordedRequest] = []
         self._script: deque[Misbehaviour] = deque()
         self._replies: deque[Reply] = deque()
         self._default_reply = Reply(text=None, stop_reason="end_turn")
         self._ids = itertools.count(1)
-        self._closing = threading.Event()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    # --- lifecycle -------------------------------------------------------------------------
-
-    def start(self) -> AnthropicStub:
-        handler = type("AnthropicStubHandler", (_Handler,), {"stub": self})
-        self._server = _QuietServer(("127.0.0.1", 0), handler)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._closing.set()  # cuts short any scripted delay still running
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> AnthropicStub:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     @property
     def base_url(self) -> str:
         """What the SDK's ``base_url`` takes: it appends ``/v1/messages`` itself."""
-        if self._server is None:
-            raise RuntimeError("AnthropicStub is not running; use it as a context manager")
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return self.origin
 
     # --- script and record -----------------------------------------------------------------
 
@@ -206,34 +162,17 @@ class AnthropicStub:
         return f"msg_stub{next(self._ids):06d}"
 
 
-class _QuietServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        # A client that timed out has hung up before the delayed answer; that is the test's point.
-        pass
-
-
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(QuietHandler):
     stub: AnthropicStub  # set on the subclass made per server
     protocol_version = "HTTP/1.1"  # keep-alive and chunked streams, as the real API
 
-    def log_message(self, format: str, *args: Any) -> None:
-        pass  # the test output is no place for an access log
-
     def do_POST(self) -> None:
-        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode("utf-8")
-        try:
-            body: Any = json.loads(raw)
-        except ValueError:
-            body = raw
-        headers = {name.lower(): value for name, value in self.headers.items()}
-        misbehaviour = self.stub._record(
-            RecordedRequest(path=self.path, headers=headers, body=body)
-        )
+        request = self.read_request()
+        headers, body = request.headers, request.body
+        misbehaviour = self.stub._record(request)
 
         delay = misbehaviour.delay if misbehaviour is not None else None
-        if delay is not None and self.stub._closing.wait(delay):
+        if delay is not None and self.stub.closing_wait(delay):
             return  # shutting down: nobody is waiting for this answer any more
         if misbehaviour is not None and misbehaviour.status is not None:
             extra = {}
@@ -320,7 +259,7 @@ class _Handler(BaseHTTPRequestHandler):
                     "content_block_delta",
                     {"type": "content_block_delta", "index": delta_index, "delta": delta},
                 )
-                if number == 0 and stall is not None and self.stub._closing.wait(stall):
+                if number == 0 and stall is not None and self.stub.closing_wait(stall):
                     return
                 if number == 0 and corrupt == "error_event":
                     error = {"type": "overloaded_error", "message": "Overloaded"}
@@ -436,3 +375,6 @@ def _request_problem(body: Any) -> str | None:
         elif not isinstance(content, list) or not content:
             return f"messages.{position}.content: must be a string or a list of blocks"
     return None
+
+
+AnthropicStub.handler = _Handler

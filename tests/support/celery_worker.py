@@ -12,6 +12,8 @@ from urllib.parse import quote
 
 from django.db import connection
 
+from tests.support.processes import stop_process
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -40,8 +42,4 @@ def worker_process(
     try:
         yield process
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        stop_process(process, timeout=20)

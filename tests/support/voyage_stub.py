@@ -22,13 +22,12 @@ import math
 import random
 import re
 import struct
-import threading
 from collections import deque
 from dataclasses import dataclass
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
 from typing import Any, Literal
+
+from tests.support.stub_server import QuietHandler, RecordedRequest, StubServer
 
 Corruption = Literal[
     "malformed_json", "missing_index", "duplicate_index", "out_of_range_index", "nan_score"
@@ -43,13 +42,6 @@ INPUT_TYPE_PROMPTS = {
     "document": "Represent the document for retrieval: ",
 }
 WORD = re.compile(r"\w+")
-
-
-@dataclass(frozen=True)
-class RecordedRequest:
-    path: str
-    headers: dict[str, str]  # names lower-cased
-    body: Any  # the parsed JSON body, or the raw text when it was not JSON
 
 
 @dataclass(frozen=True)
@@ -82,7 +74,7 @@ def _token_count(texts: list[str]) -> int:
     return sum(len(WORD.findall(text)) for text in texts)
 
 
-class VoyageStub:
+class VoyageStub(StubServer):
     """The server and its script; a context manager that starts and stops it."""
 
     def __init__(
@@ -93,50 +85,14 @@ class VoyageStub:
     ) -> None:
         self.api_key = api_key
         self.embedding_dimension = embedding_dimension
-        self._lock = threading.Lock()
+        super().__init__()
         self._requests: list[RecordedRequest] = []
         self._script: deque[Misbehaviour] = deque()
-        self._closing = threading.Event()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    # --- lifecycle -------------------------------------------------------------------------
-
-    def start(self) -> VoyageStub:
-        handler = type("VoyageStubHandler", (_Handler,), {"stub": self})
-        self._server = _QuietServer(("127.0.0.1", 0), handler)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._closing.set()  # cuts short any scripted delay still running
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> VoyageStub:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     @property
     def base_url(self) -> str:
         """What the SDK's ``base_url`` takes: it appends ``/rerank``, so this ends in ``/v1``."""
-        if self._server is None:
-            raise RuntimeError("VoyageStub is not running; use it as a context manager")
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"{self.origin}/v1"
 
     # --- script and record -----------------------------------------------------------------
 
@@ -178,33 +134,16 @@ class VoyageStub:
             return self._script.popleft() if self._script else None
 
 
-class _QuietServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        # A client that timed out has hung up before the delayed answer; that is the test's point.
-        pass
-
-
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(QuietHandler):
     stub: VoyageStub  # set on the subclass made per server
 
-    def log_message(self, format: str, *args: Any) -> None:
-        pass  # the test output is no place for an access log
-
     def do_POST(self) -> None:
-        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode("utf-8")
-        try:
-            body: Any = json.loads(raw)
-        except ValueError:
-            body = raw
-        headers = {name.lower(): value for name, value in self.headers.items()}
-        misbehaviour = self.stub._record(
-            RecordedRequest(path=self.path, headers=headers, body=body)
-        )
+        request = self.read_request()
+        headers, body = request.headers, request.body
+        misbehaviour = self.stub._record(request)
 
         delay = misbehaviour.delay if misbehaviour is not None else None
-        if delay is not None and self.stub._closing.wait(delay):
+        if delay is not None and self.stub.closing_wait(delay):
             return  # shutting down: nobody is waiting for this answer any more
         if misbehaviour is not None and misbehaviour.status is not None:
             extra = {}
@@ -340,3 +279,6 @@ def _encoded(vector: list[float], encoding_format: str | None) -> list[float] | 
 def _decoded(encoded: str) -> list[float]:
     raw = base64.b64decode(encoded)
     return list(struct.unpack(f"<{len(raw) // 4}f", raw))
+
+
+VoyageStub.handler = _Handler

@@ -1,0 +1,17 @@
+"""Stopping the server and worker processes the tests start."""
+
+from __future__ import annotations
+
+import subprocess
+
+
+def stop_process(process: subprocess.Popen, *, timeout: float) -> None:
+    """SIGTERM (a graceful shutdown), then SIGKILL if it is still running after ``timeout``."""
+    if process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
