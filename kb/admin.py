@@ -9,7 +9,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
-from django.urls import path
+from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.safestring import mark_safe
 from simple_history.admin import SimpleHistoryAdmin
@@ -20,6 +20,7 @@ from kb.models import Chunk, Document, DocumentIndexState, EmbeddingModel
 from kb.parsing import MAX_DOCUMENT_BYTES, normalise_newlines
 from kb.rendering import markdown_to_html
 from kb.services import (
+    DocumentActionError,
     EmbeddingModelError,
     EmbeddingModelMismatch,
     chunk_limits_for,
@@ -79,6 +80,21 @@ class DocumentIndexStateInline(admin.TabularInline):
 
     def has_add_permission(self, request: HttpRequest, obj: object = None) -> bool:
         return False
+
+
+class RetireForm(forms.Form):
+    successor = forms.ModelChoiceField(
+        queryset=Document.objects.none(),
+        required=False,
+        empty_label="(none: retire without a successor)",
+        help_text="The current page that replaces this one; its old links will point there.",
+    )
+
+    def __init__(self, *args: Any, document: Document, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["successor"].queryset = (
+            Document.objects.published().filter(superseded_by=None).exclude(pk=document.pk)
+        )
 
 
 class DocumentForm(forms.ModelForm):
@@ -155,8 +171,10 @@ class DocumentAdmin(SimpleHistoryAdmin):
         upload = self.admin_site.admin_view(self.import_view)
         preview = self.admin_site.admin_view(self.preview_view)
         diff = self.admin_site.admin_view(self.history_diff_view)
+        retire = self.admin_site.admin_view(self.retire_view)
         return [
             path("import/", upload, name="kb_document_import"),
+            path("<path:object_id>/retire/", retire, name="kb_document_retire"),
             path("preview/", preview, name="kb_document_preview"),
             path(
                 "<path:object_id>/history/<int:history_id>/diff/",
@@ -165,6 +183,47 @@ class DocumentAdmin(SimpleHistoryAdmin):
             ),
             *super().get_urls(),
         ]
+
+    def retire_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """Retire one document, optionally naming its successor; or restore a retired one."""
+        if not self.has_retire_permission(request):
+            raise PermissionDenied
+        document = self.get_object(request, object_id)
+        if document is None:
+            return self._get_obj_does_not_exist_redirect(request, self.opts, object_id)
+        change_url = reverse("admin:kb_document_change", args=[document.pk])
+        form = RetireForm(request.POST or None, document=document)
+        if request.method == "POST" and "restore" in request.POST:
+            document_restore(document=document)
+            self.message_user(request, f"Restored {document.path}: it is retrievable again.")
+            return redirect(change_url)
+        if request.method == "POST" and form.is_valid():
+            successor = form.cleaned_data["successor"]
+            try:
+                document_retire(document=document, successor=successor)
+            except DocumentActionError as exc:
+                form.add_error("successor", str(exc))
+            else:
+                self.message_user(
+                    request,
+                    f"Retired {document.path}"
+                    + (f", superseded by {successor.path}" if successor else "")
+                    + ": it is no longer retrieved or quoted.",
+                )
+                return redirect(change_url)
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": f"Retire {document.path}",
+            "document": document,
+            "form": form,
+            "change_url": change_url,
+        }
+        return TemplateResponse(request, "admin/kb/document/retire.html", context)
+
+    def render_change_form(self, request: HttpRequest, context: dict, *args: Any, **kwargs: Any):
+        context["may_retire"] = self.has_retire_permission(request)
+        return super().render_change_form(request, context, *args, **kwargs)
 
     def history_diff_view(
         self, request: HttpRequest, object_id: str, history_id: int

@@ -162,3 +162,54 @@ def test_saving_an_untouched_page_from_a_browser_does_not_re_embed_it(
     assert document.content_hash == hash_before
     assert document.body.endswith("\n") and "\r" not in document.body
     assert document.index_states.get().status == "indexed"
+
+
+def test_steward_retires_from_the_edit_page_naming_a_successor(
+    steward: User, indexed: Document
+) -> None:
+    # given a newer page that replaces the parking page
+    successor = Document.objects.create(
+        path="parking-2027.md", title="Parking", body="# Parking\n\nVisitors park in bay E.\n"
+    )
+    client = _client(steward)
+    change_page = client.get(f"/admin/kb/document/{indexed.pk}/change/").content.decode()
+    retire_url = f"/admin/kb/document/{indexed.pk}/retire/"
+    assert retire_url in change_page and "Retire…" in change_page
+
+    # when the steward retires it with that successor
+    response = client.post(retire_url, {"successor": successor.pk}, follow=True)
+
+    # then it is retired at once, pointing to its successor, and the button now restores
+    assert "Retired parking.md, superseded by parking-2027.md" in response.content.decode()
+    indexed.refresh_from_db()
+    assert (indexed.status, indexed.superseded_by) == ("retired", successor)
+    assert "parking.md" not in [
+        hit.path for hit in retrieve(question="where can visitors park?").hits
+    ]
+    assert "Restore…" in client.get(f"/admin/kb/document/{indexed.pk}/change/").content.decode()
+
+    client.post(retire_url, {"restore": "1"})
+    indexed.refresh_from_db()
+    assert (indexed.status, indexed.superseded_by) == ("published", None)
+
+
+def test_a_page_cannot_be_its_own_successor_nor_a_retired_one(
+    steward: User, indexed: Document
+) -> None:
+    page = _client(steward).get(f"/admin/kb/document/{indexed.pk}/retire/").content.decode()
+    assert f'value="{indexed.pk}"' not in page  # not offered as its own successor
+
+    response = _client(steward).post(
+        f"/admin/kb/document/{indexed.pk}/retire/", {"successor": indexed.pk}
+    )
+    assert "Select a valid choice" in response.content.decode()
+    indexed.refresh_from_db()
+    assert indexed.status == "published"
+
+
+def test_doc_writer_has_no_retire_button_and_cannot_retire(writer: User, indexed) -> None:
+    client = _client(writer)
+    assert "/retire/" not in client.get(f"/admin/kb/document/{indexed.pk}/change/").content.decode()
+    assert client.post(f"/admin/kb/document/{indexed.pk}/retire/", {}).status_code == 403
+    indexed.refresh_from_db()
+    assert indexed.status == "published"
