@@ -27,8 +27,6 @@ from kb.services.indexing import (
     chunks_replace,
     document_chunk,
     embedding_model_register,
-    hnsw_index_create,
-    hnsw_index_exists,
 )
 
 log = structlog.get_logger("groundwork.kb")
@@ -92,14 +90,13 @@ def embedding_model_add(*, embedder: Embedder) -> EmbeddingModel:
     commits (if the broker is down, the sweep sends per-document tasks for the pending rows).
     Adding a retired model again rebuilds what changed since it served.
     """
+    model = embedding_model_register(embedder=embedder)
     with transaction.atomic():
-        model = embedding_model_register(embedder=embedder)
+        model.refresh_from_db()
         if model.state == EmbeddingModel.State.RETIRED:
             model.state = EmbeddingModel.State.BUILDING
             model.retired_at = None
             model.save(update_fields=["state", "retired_at"])
-            if not hnsw_index_exists(model):
-                hnsw_index_create(model)
         if model.state == EmbeddingModel.State.BUILDING:
             _mark_documents_pending(model)
             model_id = model.pk

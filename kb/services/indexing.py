@@ -40,7 +40,8 @@ def embedding_model_register(*, embedder: Embedder) -> EmbeddingModel:
     """Record ``embedder``'s vector space (idempotent) and give it its partial HNSW index.
 
     The first model registered becomes active; later ones start as ``building``. The index is
-    created while the model has no chunks yet, so it costs nothing and locks nothing.
+    built after the row is committed, ``CONCURRENTLY`` when no transaction is open (a live
+    database keeps taking writes to kb_chunk meanwhile), and while the model has no chunks yet.
     """
     with transaction.atomic():
         model, created = EmbeddingModel.objects.get_or_create(
@@ -61,30 +62,43 @@ def embedding_model_register(*, embedder: Embedder) -> EmbeddingModel:
             model.state = EmbeddingModel.State.ACTIVE
             model.activated_at = timezone.now()
             model.save(update_fields=["state", "activated_at"])
-        if created or not hnsw_index_exists(model):
-            hnsw_index_create(model)
+    if created or not hnsw_index_exists(model):
+        hnsw_index_create(model)
     if created:
         log.info("embedding_model_registered", key=model.key, state=model.state)
     return model
 
 
 def hnsw_index_exists(model: EmbeddingModel) -> bool:
+    """True when the model's HNSW index exists and is valid (a failed concurrent build leaves
+    an invalid one behind, which queries ignore)."""
     with connection.cursor() as cursor:
-        cursor.execute("SELECT 1 FROM pg_indexes WHERE indexname = %s", [model.hnsw_index_name])
-        return cursor.fetchone() is not None
+        cursor.execute(
+            "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+            "WHERE c.relname = %s",
+            [model.hnsw_index_name],
+        )
+        row = cursor.fetchone()
+    return bool(row and row[0])
 
 
 def hnsw_index_create(model: EmbeddingModel) -> None:
     # Identifiers and the dimension are integers we control, never user input.
+    definition = (
+        f"{model.hnsw_index_name} ON kb_chunk "
+        f"USING hnsw ((embedding::vector({int(model.dimensions)})) vector_cosine_ops) "
+        f"WHERE embedding_model_id = {int(model.pk)}"
+    )
     with connection.cursor() as cursor:
-        # CREATE INDEX refuses to run while deferred foreign-key checks on kb_chunk are queued
-        # in this transaction (chunks written earlier in it); run those checks now.
-        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
-        cursor.execute(
-            f"CREATE INDEX IF NOT EXISTS {model.hnsw_index_name} ON kb_chunk "
-            f"USING hnsw ((embedding::vector({int(model.dimensions)})) vector_cosine_ops) "
-            f"WHERE embedding_model_id = {int(model.pk)}"
-        )
+        if connection.in_atomic_block:
+            # CREATE INDEX refuses to run while deferred foreign-key checks on kb_chunk are
+            # queued in this transaction (chunks written earlier in it); run those checks now.
+            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+            cursor.execute(f"CREATE INDEX IF NOT EXISTS {definition}")
+            return
+        # Outside a transaction the build takes no lock that blocks writes to kb_chunk.
+        cursor.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {model.hnsw_index_name}")
+        cursor.execute(f"CREATE INDEX CONCURRENTLY {definition}")
 
 
 def embedding_model_for_indexing(*, embedder: Embedder) -> EmbeddingModel:

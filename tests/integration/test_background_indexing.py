@@ -10,7 +10,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import Permission, User
 from django.test import Client
 from django.utils import timezone
 
@@ -159,7 +159,13 @@ def test_an_admin_edit_is_searchable_after_the_worker_runs(
     # given a doc writer in admin
     embedding_model_register(embedder=local_embedder)
     writer = User.objects.create_user(username="writer", password="pw", is_staff=True)
-    writer.groups.add(Group.objects.get(name="Doc writers"))
+    # The Doc writers group's permissions (earlier transactional tests flush the group itself).
+    writer.user_permissions.set(
+        Permission.objects.filter(
+            content_type__app_label="kb",
+            codename__in=["add_document", "change_document", "view_document"],
+        )
+    )
     client = Client()
     client.force_login(writer)
 

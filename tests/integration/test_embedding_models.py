@@ -302,3 +302,34 @@ def test_kb_sync_during_a_build_leaves_the_new_model_a_request(
     assert states == {LOCAL: "indexed", VOYAGE: "pending"}
     assert sent == [trial.pk]
     assert not embedding_model_coverage(model=model).complete
+
+
+def test_a_new_models_index_is_built_concurrently_and_a_broken_one_rebuilt(
+    transactional_db, corpus, voyage, monkeypatch
+) -> None:
+    monkeypatch.setattr(lifecycle, "_enqueue_build", lambda model_id: None)
+    statements: list[str] = []
+
+    def record(execute, sql, params, many, context):
+        statements.append(sql)
+        return execute(sql, params, many, context)
+
+    # when a model is added on a live database (no transaction open)
+    with connection.execute_wrapper(record):
+        model = embedding_model_add(embedder=embedder_for(VOYAGE))
+
+    # then its index was built without blocking writes to kb_chunk
+    assert any(
+        s.startswith(f"CREATE INDEX CONCURRENTLY {model.hnsw_index_name}") for s in statements
+    )
+    assert hnsw_index_exists(model)
+
+    # and an index left invalid by an interrupted build is dropped and built again
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE pg_index SET indisvalid = false WHERE indexrelid = %s::regclass",
+            [model.hnsw_index_name],
+        )
+    assert not hnsw_index_exists(model)
+    embedding_model_add(embedder=embedder_for(VOYAGE))
+    assert hnsw_index_exists(model)
