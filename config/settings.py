@@ -272,4 +272,10 @@ if PRODUCTION:
     if CELERY_TASK_ALWAYS_EAGER:
         raise ImproperlyConfigured("CELERY_TASK_ALWAYS_EAGER is for tests; turn it off")
     SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=True)
+    # Behind a TLS-terminating proxy: trust its X-Forwarded-Proto, redirect plain HTTP, and
+    # (once the whole site is on HTTPS) send HSTS. Off by default; the proxy may do these.
+    if env.bool("TRUST_X_FORWARDED_PROTO", default=False):
+        SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=False)
+    SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0)
     CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=True)
