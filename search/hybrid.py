@@ -212,3 +212,29 @@ def hybrid_search(
     return HybridRows(
         candidates=candidates, vector_candidates=vector_count, keyword_candidates=keyword_count
     )
+
+
+def unknown_names(
+    *, names: Sequence[str], embedding_model: EmbeddingModel, audiences: Sequence[str]
+) -> list[str]:
+    """The names no page the asker may see mentions, in one statement (a GIN lookup each).
+    A name made only of stop words says nothing and is never "unknown"."""
+    if not names:
+        return []
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            SELECT n.name FROM unnest(%s::text[]) WITH ORDINALITY AS n (name, position)
+            WHERE numnode(plainto_tsquery('english', n.name)) > 0
+              AND NOT EXISTS (
+                  SELECT 1 FROM kb_chunk c JOIN kb_document d ON d.id = c.document_id
+                  WHERE d.status = 'published' AND d.superseded_by_id IS NULL
+                    AND d.audience = ANY(%s::text[])
+                    AND c.embedding_model_id = {int(embedding_model.pk)}
+                    AND c.tsv @@ plainto_tsquery('english', n.name)
+              )
+            ORDER BY n.position
+            """,
+            [list(names), list(audiences)],
+        )
+        return [row[0] for row in cursor.fetchall()]

@@ -76,6 +76,26 @@ def is_identifier(token: str) -> bool:
     return token.isdigit() and len(token) >= 3  # 429, 402
 
 
+_NAME = re.compile(r"\b[^\W\d_][^\W_]*\b")
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n)\W*([^\W\d_][^\W_]*)")
+
+
+def proper_names(question: str) -> tuple[str, ...]:
+    """Capitalised words a person wrote mid-sentence (``Klarna``, ``QuickBooks``, ``GCS``):
+    names of products, companies and places. When the help center mentions one nowhere, the
+    question is very likely about something it does not cover."""
+    text = unicodedata.normalize("NFKC", question[:MAX_QUESTION_CHARS])
+    starts = {match.group(1) for match in _SENTENCE_START.finditer(text)}
+    names: list[str] = []
+    for match in _NAME.finditer(text):
+        word = match.group(0)
+        if word in starts or word == "I" or len(word) < 2 or word in names:
+            continue
+        if any(character.isupper() for character in word) and not is_identifier(word):
+            names.append(word)
+    return tuple(names)
+
+
 def keyword_query(question: str) -> KeywordQuery:
     text = unicodedata.normalize("NFKC", question[: MAX_QUESTION_CHARS * 2])[:MAX_QUESTION_CHARS]
     terms: list[str] = []

@@ -16,8 +16,8 @@ from django.db import DatabaseError, transaction
 from kb.chunking import embedding_text
 from kb.embedders import Embedder, embedder_for
 from kb.models import EmbeddingModel
-from search.hybrid import FusionWeights, HybridRows, hybrid_search
-from search.keywords import KeywordQuery, keyword_query
+from search.hybrid import FusionWeights, HybridRows, hybrid_search, unknown_names
+from search.keywords import KeywordQuery, keyword_query, proper_names
 from search.rerankers import get_reranker
 from search.rerankers.base import Reranker, RerankError
 from search.results import Hit, RetrievalResult, RetrievalUnavailable
@@ -110,6 +110,9 @@ def retrieve(
             errors["rerank"] = one_line(exc)
         timings["rerank"] = (time.perf_counter() - stage_started) * 1000
 
+    names = _unknown_names(
+        question=question, embedding_model=embedding_model, audiences=audiences, timings=timings
+    )
     timings["total"] = (time.perf_counter() - started) * 1000
     result = RetrievalResult(
         question=question,
@@ -123,6 +126,7 @@ def retrieve(
         failed_stages=list(errors),
         errors=errors,
         timings_ms={k: round(v, 2) for k, v in timings.items()},
+        unknown_names=names,
     )
     log.info(
         "retrieval_done",
@@ -132,6 +136,29 @@ def retrieve(
         **{f"{k}_ms": v for k, v in result.timings_ms.items()},
     )
     return result
+
+
+def _unknown_names(
+    *,
+    question: str,
+    embedding_model: EmbeddingModel,
+    audiences: Sequence[str],
+    timings: dict[str, float],
+) -> list[str]:
+    """Names in the question that no visible page mentions: a hint for the no-answer
+    decision, never a reason to fail, so an error here only loses the hint."""
+    names = proper_names(question)
+    if not names:
+        return []
+    stage_started = time.perf_counter()
+    try:
+        with transaction.atomic():
+            return unknown_names(names=names, embedding_model=embedding_model, audiences=audiences)
+    except DatabaseError as exc:
+        log.warning("unknown_names_failed", error=one_line(exc))
+        return []
+    finally:
+        timings["names"] = (time.perf_counter() - stage_started) * 1000
 
 
 def _run_hybrid(
