@@ -60,11 +60,16 @@ class Command(BaseCommand):
         ]
         self.stdout.write(
             f"\nGroundwork is running:\n"
+            f"  help center  http://127.0.0.1:{port}/\n"
             f"  admin        http://127.0.0.1:{port}/admin/  user {DEMO_USERNAME!r}, "
             f"password {password!r}\n"
             f"  search lab   http://127.0.0.1:{port}/admin/search-lab/\n"
             f"Press Ctrl-C to stop.\n"
         )
+        # Ctrl-C, and a plain `kill` from a process manager, both stop everything started here;
+        # SIGINT is restored explicitly because a shell starting us in the background ignores it.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, _interrupt)
         try:
             while all(child.poll() is None for child in children):
                 time.sleep(0.5)
@@ -97,3 +102,7 @@ class Command(BaseCommand):
         if "DATABASE_URL" not in os.environ:
             embedded.postgres_stop(data_dir=settings.DATA_DIR)
         self.stdout.write("stopped the web server, the worker and the embedded servers")
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
