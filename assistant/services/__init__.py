@@ -13,7 +13,6 @@ from assistant.services.answering import (
     AnswerReady,
     answer_complete,
     answer_stream,
-    cited_sources,
 )
 from assistant.services.conversations import (
     FeedbackRejected,
@@ -23,6 +22,7 @@ from assistant.services.conversations import (
     feedback_record,
     message_ask,
 )
+from assistant.services.evidence import cited_sources, retrieval_snapshot
 from assistant.services.questions import (
     QuestionRejected,
     is_follow_up,
@@ -54,4 +54,5 @@ __all__ = [
     "question_cache_text",
     "question_normalise",
     "retrieval_query_for",
+    "retrieval_snapshot",
 ]
