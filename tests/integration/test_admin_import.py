@@ -11,6 +11,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from kb.models import Document, DocumentIndexState
+from kb.parsing import MAX_DOCUMENT_BYTES
 from kb.services import embedding_model_register
 from kb.services import indexing as indexing_services
 from kb.uploads import MAX_ZIP_ENTRIES, UploadRejected, upload_sources
@@ -113,3 +114,28 @@ def test_anonymous_cannot_import() -> None:
     response = Client().post("/admin/kb/document/import/", {})
 
     assert response.status_code == 302 and "/admin/login/" in response["Location"]
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"# A\n\nCaf\xe9 au lait.\n", "not UTF-8 text (invalid byte 0xe9"),
+        (b"# A\n\n" + b"x" * (MAX_DOCUMENT_BYTES + 10), "file is too large"),
+        (b"# A\n\x00\x01binary", "binary file"),
+    ],
+)
+def test_a_bad_upload_of_an_existing_page_is_refused_and_loses_nothing(
+    writer_client: Client, data: bytes, message: str
+) -> None:
+    # given a page already imported
+    _upload(writer_client, "a.md", b"# A\n\nAlpha.\n")
+    before = Document.objects.get(path="a.md")
+
+    # when a broken version of the same file is uploaded
+    page = _upload(writer_client, "a.md", data).content.decode()
+
+    # then the reason is shown and the page is exactly as it was
+    assert message in page, page[-3000:]
+    after = Document.objects.get(path="a.md")
+    assert (after.body, after.content_hash) == (before.body, before.content_hash)
+    assert after.history.count() == 1
