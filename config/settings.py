@@ -195,15 +195,13 @@ HNSW_EF_SEARCH = env.int("HNSW_EF_SEARCH", default=100)
 
 # --- Answering ------------------------------------------------------------------------------------
 GENERATORS = ("anthropic", "extractive")
+ANTHROPIC_API_KEY = env.str("ANTHROPIC_API_KEY", default="")
 # Claude when a key is set; otherwise the offline extractive answerer (quotes, clearly labelled).
-GENERATOR = env.str(
-    "GENERATOR", default="anthropic" if env.str("ANTHROPIC_API_KEY", default="") else "extractive"
-)
+GENERATOR = env.str("GENERATOR", default="anthropic" if ANTHROPIC_API_KEY else "extractive")
 if GENERATOR not in GENERATORS:
     raise ImproperlyConfigured(
         f"GENERATOR must be one of {', '.join(GENERATORS)} (got {GENERATOR!r})"
     )
-ANTHROPIC_API_KEY = env.str("ANTHROPIC_API_KEY", default="")
 if GENERATOR == "anthropic" and not ANTHROPIC_API_KEY:
     raise ImproperlyConfigured("GENERATOR=anthropic needs ANTHROPIC_API_KEY")
 # The SDK also reads ANTHROPIC_BASE_URL itself; read here so tests and deploys see one value.
