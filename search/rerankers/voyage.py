@@ -22,27 +22,8 @@ DEFAULT_MODEL = "rerank-2.5"
 class VoyageReranker:
     """Scores passages with Voyage's rerank API; any failure becomes a one-line ``RerankError``."""
 
-    def __init__(
-        self,
-        *,
-        api_key: str,
-        model: str = DEFAULT_MODEL,
-        base_url: str | None = None,
-        timeout: float = 10.0,
-        max_retries: int = 3,
-        backoff_seconds: float = 0.5,
-        max_backoff_seconds: float = 8.0,
-        total_timeout: float = 30.0,
-    ) -> None:
-        self._api = VoyageAPI(
-            api_key=api_key,
-            base_url=base_url,
-            timeout=timeout,
-            max_retries=max_retries,
-            backoff_seconds=backoff_seconds,
-            max_backoff_seconds=max_backoff_seconds,
-            total_timeout=total_timeout,
-        )
+    def __init__(self, *, api: VoyageAPI, model: str = DEFAULT_MODEL) -> None:
+        self._api = api
         self.name = f"voyage/{model}"
         self.model = model
 

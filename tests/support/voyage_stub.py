@@ -7,7 +7,7 @@ embedding is a unit vector seeded by a hash of the text and its ``input_type``. 
 request and can be told to misbehave for the next few requests::
 
     with VoyageStub(api_key="test-key") as stub:
-        reranker = VoyageReranker(api_key="test-key", base_url=stub.base_url)
+        reranker = VoyageReranker(api=VoyageAPI(api_key="test-key", base_url=stub.base_url))
         stub.fail_next(status=429, times=2, retry_after=0)
         ...
         assert len(stub.requests) == 3

@@ -11,6 +11,7 @@ import pytest
 import structlog
 
 from kb import voyage as kb_voyage
+from kb.voyage import VoyageAPI
 from search.rerankers.base import Reranker, RerankError
 from search.rerankers.voyage import VoyageReranker
 from tests.support.voyage_stub import VoyageStub
@@ -37,14 +38,14 @@ def stub(monkeypatch: pytest.MonkeyPatch) -> Iterator[VoyageStub]:
 def make_reranker(stub: VoyageStub) -> MakeReranker:
     """A reranker pointed at the stub, with backoff shrunk so retry tests take milliseconds."""
 
-    def make(**overrides: Any) -> VoyageReranker:
+    def make(**api_overrides: Any) -> VoyageReranker:
         options: dict[str, Any] = {
             "api_key": API_KEY,
             "base_url": stub.base_url,
             "timeout": 5.0,
             "backoff_seconds": 0.001,
         }
-        return VoyageReranker(**{**options, **overrides})
+        return VoyageReranker(api=VoyageAPI(**{**options, **api_overrides}))
 
     return make
 
@@ -58,7 +59,7 @@ def logged_events(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[dict[str, An
 
 
 def test_it_is_a_reranker_named_after_its_model() -> None:
-    reranker = VoyageReranker(api_key=API_KEY, model="rerank-2.5-lite")
+    reranker = VoyageReranker(api=VoyageAPI(api_key=API_KEY), model="rerank-2.5-lite")
 
     assert isinstance(reranker, Reranker)
     assert reranker.name == "voyage/rerank-2.5-lite"
@@ -261,4 +262,27 @@ def test_an_unreachable_server_is_retried_then_an_error(make_reranker: MakeReran
 def test_an_empty_key_is_refused_at_construction() -> None:
     # The SDK would silently fall back to the VOYAGE_API_KEY environment variable.
     with pytest.raises(ValueError, match="api_key"):
-        VoyageReranker(api_key="")
+        VoyageReranker(api=VoyageAPI(api_key=""))
+
+
+def test_the_factory_builds_the_configured_voyage_reranker(settings, stub: VoyageStub) -> None:
+    # given Voyage configured as the reranker
+    from search.rerankers import get_reranker
+
+    settings.RERANKER = "voyage"
+    settings.VOYAGE_API_KEY = API_KEY
+    settings.VOYAGE_BASE_URL = stub.base_url
+    settings.VOYAGE_RERANK_MODEL = "rerank-2.5-lite"
+    get_reranker.cache_clear()
+    try:
+        # when the process asks for its reranker
+        reranker = get_reranker()
+
+        # then it talks to the configured server with the configured model and key
+        assert isinstance(reranker, VoyageReranker) and reranker.name == "voyage/rerank-2.5-lite"
+        assert reranker.rerank(question=QUESTION, passages=PASSAGES) == EXPECTED_SCORES
+        (request,) = stub.requests
+        assert request.body["model"] == "rerank-2.5-lite"
+        assert request.headers["authorization"] == f"Bearer {API_KEY}"
+    finally:
+        get_reranker.cache_clear()
