@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any, Literal
 
-from tests.support.stub_server import QuietHandler, RecordedRequest, StubServer
+from tests.support.stub_server import Misbehaviour, QuietHandler, StubServer
 
 Corruption = Literal[
     "malformed_json",  # the body (or one stream event's data) is not JSON
@@ -56,10 +56,8 @@ ERROR_TYPES = {
 
 
 @dataclass(frozen=True)
-class Misbehaviour:
-    status: int | None = None
-    retry_after_ms: float | None = None
-    delay: float | None = None  # before the response starts
+class AnthropicMisbehaviour(Misbehaviour):
+    retry_after_ms: float | None = None  # sent as retry-after-ms with an error status
     stall: float | None = None  # after the first text delta of a stream
     corrupt: Corruption | None = None
 
@@ -91,14 +89,14 @@ def token_count(text: str) -> int:
     return len(WORD.findall(text))
 
 
-class AnthropicStub(StubServer):
+class AnthropicStub(StubServer[AnthropicMisbehaviour]):
     """The server and its script; a context manager that starts and stops it."""
+
+    normal = AnthropicMisbehaviour()
 
     def __init__(self, *, api_key: str = DEFAULT_API_KEY) -> None:
         self.api_key = api_key
         super().__init__()
-        self._requests: list[RecordedRequest] = []
-        self._script: deque[Misbehaviour] = deque()
         self._replies: deque[Reply] = deque()
         self._default_reply = Reply(text=None, stop_reason="end_turn")
         self._ids = itertools.count(1)
@@ -134,25 +132,13 @@ class AnthropicStub(StubServer):
         start a stream, then go quiet after the first delta. ``corrupt``: answer 200 with a
         broken body or stream.
         """
-        if sum(option is not None for option in (status, delay, stall, corrupt)) != 1:
-            raise ValueError("fail_next takes exactly one of status, delay, stall or corrupt")
         if status in (429, 529) and retry_after_ms is None:
             retry_after_ms = 1
-        misbehaviour = Misbehaviour(
+        misbehaviour = AnthropicMisbehaviour(
             status=status, retry_after_ms=retry_after_ms, delay=delay, stall=stall, corrupt=corrupt
         )
-        with self._lock:
-            self._script.extend([misbehaviour] * times)
-
-    @property
-    def requests(self) -> list[RecordedRequest]:
-        with self._lock:
-            return list(self._requests)
-
-    def _record(self, request: RecordedRequest) -> Misbehaviour | None:
-        with self._lock:
-            self._requests.append(request)
-            return self._script.popleft() if self._script else None
+        ways = ("status", "delay", "stall", "corrupt")
+        self._misbehave_next(misbehaviour, times=times, ways=ways)
 
     def _next_reply(self) -> Reply:
         with self._lock:
@@ -167,14 +153,12 @@ class _Handler(QuietHandler):
     protocol_version = "HTTP/1.1"  # keep-alive and chunked streams, as the real API
 
     def do_POST(self) -> None:
-        request = self.read_request()
-        headers, body = request.headers, request.body
-        misbehaviour = self.stub._record(request)
-
-        delay = misbehaviour.delay if misbehaviour is not None else None
-        if delay is not None and self.stub.closing_wait(delay):
+        received = self.receive()
+        if received is None:
             return  # shutting down: nobody is waiting for this answer any more
-        if misbehaviour is not None and misbehaviour.status is not None:
+        request, misbehaviour = received
+        headers, body = request.headers, request.body
+        if misbehaviour.status is not None:
             extra = {}
             if misbehaviour.retry_after_ms is not None:
                 extra["retry-after-ms"] = f"{misbehaviour.retry_after_ms:g}"
@@ -215,11 +199,9 @@ class _Handler(QuietHandler):
                 "output_tokens": token_count(text),
             },
         }
-        corrupt = misbehaviour.corrupt if misbehaviour is not None else None
-        stall = misbehaviour.stall if misbehaviour is not None else None
         if body.get("stream"):
-            self._stream(message, corrupt=corrupt, stall=stall)
-        elif corrupt is not None:
+            self._stream(message, corrupt=misbehaviour.corrupt, stall=misbehaviour.stall)
+        elif misbehaviour.corrupt is not None:
             self._send_raw(200, '{"id": "msg_broken", "type": "message", "content": [{"ty')
         else:
             self._send_json(200, message)

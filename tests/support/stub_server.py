@@ -1,14 +1,17 @@
 """What every local API stub shares: a real HTTP server on 127.0.0.1 (a free port, a background
-thread), started and stopped as a context manager, that records each request it receives."""
+thread), started and stopped as a context manager, that records each request it receives and
+can be scripted to misbehave on the next few (an error status, a delay, a provider's own faults)."""
 
 from __future__ import annotations
 
 import json
 import threading
+from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Generic, Self, TypeVar
 
 
 class QuietServer(ThreadingHTTPServer):
@@ -26,7 +29,20 @@ class RecordedRequest:
     body: Any  # the parsed JSON body, or the raw text when it was not JSON
 
 
+@dataclass(frozen=True)
+class Misbehaviour:
+    """How a stub answers one request; every field None: normally. Stubs add their own ways."""
+
+    status: int | None = None  # answer with this HTTP error status
+    delay: float | None = None  # wait this long before answering (to outlast a client timeout)
+
+
+M = TypeVar("M", bound=Misbehaviour)
+
+
 class QuietHandler(BaseHTTPRequestHandler):
+    stub: StubServer[Any]  # set on the subclass made per server
+
     def log_message(self, format: str, *args: Any) -> None:
         pass  # the test output is no place for an access log
 
@@ -40,17 +56,30 @@ class QuietHandler(BaseHTTPRequestHandler):
         headers = {name.lower(): value for name, value in self.headers.items()}
         return RecordedRequest(path=self.path, headers=headers, body=body)
 
+    def receive(self) -> tuple[RecordedRequest, Any] | None:
+        """Read and record the request, take the next scripted misbehaviour and wait out its
+        delay. None when the stub stopped during the delay: nobody waits for an answer then."""
+        request = self.read_request()
+        misbehaviour = self.stub.record(request)
+        if misbehaviour.delay is not None and self.stub.closing_wait(misbehaviour.delay):
+            return None
+        return request, misbehaviour
 
-class StubServer:
-    """Subclasses set ``handler`` (a ``QuietHandler`` subclass that reads ``self.stub``)."""
+
+class StubServer(Generic[M]):
+    """Subclasses set ``handler`` (a ``QuietHandler`` subclass that reads ``self.stub``) and
+    ``normal`` (their ``Misbehaviour`` subclass with nothing set)."""
 
     handler: type[QuietHandler]
+    normal: M
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._closing = threading.Event()  # set on stop: cuts short any scripted delay
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self._requests: list[RecordedRequest] = []
+        self._script: deque[M] = deque()
 
     def start(self) -> Self:
         handler = type(f"{type(self).__name__}Handler", (self.handler,), {"stub": self})
@@ -91,3 +120,22 @@ class StubServer:
     def closing_wait(self, seconds: float) -> bool:
         """Sleep ``seconds`` unless the stub stops first; True when it is stopping."""
         return self._closing.wait(seconds)
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        with self._lock:
+            return list(self._requests)
+
+    def record(self, request: RecordedRequest) -> M:
+        """Keep ``request``; how to answer it: the next scripted misbehaviour, else normally."""
+        with self._lock:
+            self._requests.append(request)
+            return self._script.popleft() if self._script else self.normal
+
+    def _misbehave_next(self, misbehaviour: M, *, times: int, ways: Sequence[str]) -> None:
+        """Script ``misbehaviour`` for the next ``times`` requests; it must take exactly one of
+        the ``ways`` (field names) a stub offers."""
+        if sum(getattr(misbehaviour, way) is not None for way in ways) != 1:
+            raise ValueError(f"fail_next takes exactly one of {', '.join(ways[:-1])} or {ways[-1]}")
+        with self._lock:
+            self._script.extend([misbehaviour] * times)

@@ -22,12 +22,11 @@ import math
 import random
 import re
 import struct
-from collections import deque
 from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any, Literal
 
-from tests.support.stub_server import QuietHandler, RecordedRequest, StubServer
+from tests.support.stub_server import Misbehaviour, QuietHandler, StubServer
 
 Corruption = Literal[
     "malformed_json", "missing_index", "duplicate_index", "out_of_range_index", "nan_score"
@@ -45,10 +44,8 @@ WORD = re.compile(r"\w+")
 
 
 @dataclass(frozen=True)
-class Misbehaviour:
-    status: int | None = None
-    retry_after: float | None = None
-    delay: float | None = None
+class VoyageMisbehaviour(Misbehaviour):
+    retry_after: float | None = None  # seconds, sent as Retry-After with an error status
     corrupt: Corruption | None = None
 
 
@@ -74,8 +71,10 @@ def _token_count(texts: list[str]) -> int:
     return sum(len(WORD.findall(text)) for text in texts)
 
 
-class VoyageStub(StubServer):
+class VoyageStub(StubServer[VoyageMisbehaviour]):
     """The server and its script; a context manager that starts and stops it."""
+
+    normal = VoyageMisbehaviour()
 
     def __init__(
         self,
@@ -86,8 +85,6 @@ class VoyageStub(StubServer):
         self.api_key = api_key
         self.embedding_dimension = embedding_dimension
         super().__init__()
-        self._requests: list[RecordedRequest] = []
-        self._script: deque[Misbehaviour] = deque()
 
     @property
     def base_url(self) -> str:
@@ -113,39 +110,24 @@ class VoyageStub(StubServer):
         outlast a client timeout). ``corrupt``: answer 200 with a broken body (the index
         corruptions need two or more results to show).
         """
-        if sum(option is not None for option in (status, delay, corrupt)) != 1:
-            raise ValueError("fail_next takes exactly one of status, delay or corrupt")
         if status == HTTPStatus.TOO_MANY_REQUESTS and retry_after is None:
             retry_after = 0
-        misbehaviour = Misbehaviour(
+        misbehaviour = VoyageMisbehaviour(
             status=status, retry_after=retry_after, delay=delay, corrupt=corrupt
         )
-        with self._lock:
-            self._script.extend([misbehaviour] * times)
-
-    @property
-    def requests(self) -> list[RecordedRequest]:
-        with self._lock:
-            return list(self._requests)
-
-    def _record(self, request: RecordedRequest) -> Misbehaviour | None:
-        with self._lock:
-            self._requests.append(request)
-            return self._script.popleft() if self._script else None
+        self._misbehave_next(misbehaviour, times=times, ways=("status", "delay", "corrupt"))
 
 
 class _Handler(QuietHandler):
     stub: VoyageStub  # set on the subclass made per server
 
     def do_POST(self) -> None:
-        request = self.read_request()
-        headers, body = request.headers, request.body
-        misbehaviour = self.stub._record(request)
-
-        delay = misbehaviour.delay if misbehaviour is not None else None
-        if delay is not None and self.stub.closing_wait(delay):
+        received = self.receive()
+        if received is None:
             return  # shutting down: nobody is waiting for this answer any more
-        if misbehaviour is not None and misbehaviour.status is not None:
+        request, misbehaviour = received
+        headers, body = request.headers, request.body
+        if misbehaviour.status is not None:
             extra = {}
             if misbehaviour.retry_after is not None:
                 extra["Retry-After"] = f"{misbehaviour.retry_after:g}"
@@ -165,9 +147,8 @@ class _Handler(QuietHandler):
             status, payload = self._embeddings(body)
         else:
             status, payload = 404, {"detail": "Not Found"}
-        corrupt = misbehaviour.corrupt if misbehaviour is not None else None
-        if status == 200 and corrupt is not None:
-            self._send_text(200, _corrupted(payload, corrupt))
+        if status == 200 and misbehaviour.corrupt is not None:
+            self._send_text(200, _corrupted(payload, misbehaviour.corrupt))
         else:
             self._send_json(status, payload)
 
