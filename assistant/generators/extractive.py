@@ -27,6 +27,8 @@ from assistant.generators.base import (
 )
 from assistant.injection import is_flagged
 from assistant.prompting import NOT_COVERED_SENTENCE
+from kb.chunking.lines import FenceRole, scan_lines
+from kb.chunking.structure import atx_heading, is_list_item, is_table_delimiter_row
 from kb.embedders import Embedder, get_embedder
 
 log = structlog.get_logger("groundwork.assistant")
@@ -49,12 +51,11 @@ TABLE_ROW_MARK = "\x00row\x00"  # never in Markdown text: keeps a row out of sen
 VERSION_WORDS = re.compile(
     r"\(.*?\)|\b(?:19|20)\d\d\b|\b(?:legacy|old|older|archived?|previous|deprecated)\b|[^\w\s]"
 )
-FENCE = re.compile(r"^\s*(```|~~~)")
-HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
-LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+# Fences, headings, list items and table delimiters are recognised by kb.chunking, as the
+# chunker saw them; these only take the markup off a line that is quoted.
+LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s*")
 QUOTE_PREFIX = re.compile(r"^\s*(?:>\s?)+")
 TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
-TABLE_DELIMITER = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
 IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
 LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
 EMPHASIS = re.compile(r"\*\*|__")
@@ -299,7 +300,6 @@ def _units(text: str) -> list[str]:
     table_header: list[str] | None = None
     lead_in: str | None = None  # the "...:" sentence before the current list
     in_list = False
-    in_fence = False
 
     def flush() -> None:
         if paragraph:
@@ -320,18 +320,18 @@ def _units(text: str) -> list[str]:
             units.append(" ".join(before))
         return last
 
-    for raw in text.split("\n"):
-        if FENCE.match(raw):
+    for source_line in scan_lines(text):
+        raw = source_line.text
+        if source_line.fence is not FenceRole.NONE:  # code is an example, not a statement
             flush()
-            in_fence = not in_fence
-            in_list, lead_in = False, None
+            table_header, in_list, lead_in = None, False, None
             continue
         line = QUOTE_PREFIX.sub("", raw).strip()
-        if in_fence or not line or is_flagged(line):
+        if not line or is_flagged(line):
             flush()
             table_header = None
             continue
-        if HEADING.match(line):
+        if atx_heading(line) is not None:
             flush()
             table_header, in_list, lead_in = None, False, None
             continue
@@ -339,7 +339,7 @@ def _units(text: str) -> list[str]:
             flush()
             in_list, lead_in = False, None
             cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
-            if TABLE_DELIMITER.match(line):
+            if is_table_delimiter_row(line):
                 continue
             if table_header is None:
                 table_header = cells
@@ -347,11 +347,11 @@ def _units(text: str) -> list[str]:
                 units.append(_table_row(table_header, cells))
             continue
         table_header = None
-        if LIST_ITEM.match(line):
+        if is_list_item(line):
             flush()
             lead_in = start_list()
             in_list = True
-            item = LIST_ITEM.sub("", line)
+            item = LIST_MARKER.sub("", line, count=1)
             paragraph.append(f"{lead_in} {item}" if lead_in else item)
             continue
         if in_list and not paragraph and raw[:1] not in (" ", "\t"):

@@ -379,3 +379,30 @@ def test_an_over_long_passage_is_shortlisted_to_the_sentences_sharing_the_questi
     # then
     assert len(counter.embedded_texts) <= 61
     assert any("first monthly charge" in sentence for sentence, _ in _quotes(deltas))
+
+
+@pytest.mark.parametrize(
+    "fence",
+    [
+        pytest.param(("~~~markdown", "~~~"), id="tilde fence holding a backtick fence"),
+        pytest.param(("````markdown", "````"), id="longer backtick fence holding a shorter one"),
+    ],
+)
+def test_code_inside_a_fence_is_never_quoted_however_the_fences_nest(
+    generator: ExtractiveGenerator, local_embedder: Embedder, fence: tuple[str, str]
+) -> None:
+    # given: a page that shows, as a code sample, a reply that is not its policy
+    opener, closer = fence
+    hit = _passage(local_embedder, "policies/refunds.md", "full refund of your first monthly")
+    sample = (
+        f"{opener}\nA canned reply, as an example of the format:\n```\n"
+        "Annual plans are refundable within 365 days of purchase, no questions asked.\n"
+        f"```\n{closer}"
+    )
+    fenced = Hit(**{**hit.__dict__, "text": f"{hit.text}\n\n{sample}"})
+
+    # when
+    deltas, _, _ = _answer(generator, "Are annual plans refundable within 365 days?", [fenced])
+
+    # then
+    assert "365" not in "".join(deltas)
