@@ -10,6 +10,7 @@ old model's chunks stay until ``embedding_model_drop``: switching back is possib
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,6 +34,9 @@ log = structlog.get_logger("groundwork.kb")
 
 Progress = Callable[[int, int], None]
 BUILD_BATCH_DOCUMENTS = 32
+# How often a build re-touches the pending rows it will reach: well inside the sweep's default
+# two minutes, so the sweep never resends what the build is about to do.
+TOUCH_PENDING_SECONDS = 30.0
 
 
 class EmbeddingModelError(RuntimeError):
@@ -175,21 +179,25 @@ def embedding_model_build(
     current = _current_states(model).filter(document=OuterRef("pk"))
     todo = Document.objects.filter(~Exists(current)).order_by("pk")
     total = todo.count()
-    given_up: set[int] = set()
     done = 0
-    while True:
-        batch = list(
-            todo.exclude(pk__in=given_up).only("pk", "path", "title", "body", "content_hash")[
-                :batch_documents
-            ]
-        )
-        if not batch:
-            break
-        # Keep the sweep off rows this build is about to reach; if the build dies they age
-        # and the sweep takes them over.
-        DocumentIndexState.objects.filter(
-            embedding_model=model, status=DocumentIndexState.Status.PENDING
-        ).update(updated_at=timezone.now())
+    # Walk the documents once, in pk order: each one left behind is current, failed or edited
+    # meanwhile (and then its edit's own task indexes it), so none needs another look, and a
+    # batch query never rescans the documents already done.
+    after_pk = 0
+    touched_at = -math.inf
+    while batch := list(
+        todo.filter(pk__gt=after_pk).only("pk", "path", "title", "body", "content_hash")[
+            :batch_documents
+        ]
+    ):
+        after_pk = batch[-1].pk
+        if time.monotonic() - touched_at >= TOUCH_PENDING_SECONDS:
+            # Keep the sweep off rows this build is about to reach; if the build dies they age
+            # and the sweep takes them over. Every pending row is rewritten, so not per batch.
+            DocumentIndexState.objects.filter(
+                embedding_model=model, status=DocumentIndexState.Status.PENDING
+            ).update(updated_at=timezone.now())
+            touched_at = time.monotonic()
         chunked = []
         for document in batch:
             try:
@@ -200,15 +208,18 @@ def embedding_model_build(
                     )
                 )
             except ValueError as exc:
-                given_up.add(document.pk)
                 report.failed.append(document.path)
                 _state_failed(document, model, f"cannot be chunked: {exc}")
         embedded = chunks_embed(documents=[chunks for _, chunks in chunked], embedder=embedder)
         for (document, _), chunks in zip(chunked, embedded, strict=True):
             with transaction.atomic():
-                locked = Document.objects.select_for_update().filter(pk=document.pk).first()
+                locked = (
+                    Document.objects.select_for_update()
+                    .only("pk", "path", "content_hash")
+                    .filter(pk=document.pk)
+                    .first()
+                )
                 if locked is None or locked.content_hash != chunks.content_hash:
-                    given_up.add(document.pk)
                     report.stale += 1
                     continue
                 chunks_replace(document=locked, embedding_model=model, chunks=chunks)

@@ -5,12 +5,14 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
+from datetime import timedelta
 from io import StringIO
 from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
 from django.db import close_old_connections, connection
+from django.utils import timezone
 
 from kb.embedders import embedder_for
 from kb.ingestion import corpus_sync
@@ -23,6 +25,7 @@ from kb.services import (
     embedding_model_coverage,
     embedding_model_drop,
     hnsw_index_exists,
+    index_sweep,
 )
 from kb.services import embedding_models as lifecycle
 from kb.tasks import document_index_task
@@ -176,6 +179,34 @@ def test_a_build_is_idempotent_and_resumes_where_it_stopped(corpus, voyage, buil
 
     assert first.indexed == 3 and again.indexed == 0
     assert len(voyage.requests) == requests
+
+
+@pytest.mark.django_db
+def test_a_running_build_keeps_the_sweep_off_the_documents_it_will_reach(
+    corpus, voyage, builds, monkeypatch
+) -> None:
+    # given a model being built whose pending rows are old enough for the sweep to resend
+    model = embedding_model_add(embedder=embedder_for(VOYAGE))
+    DocumentIndexState.objects.filter(embedding_model=model).update(
+        updated_at=timezone.now() - timedelta(hours=1)
+    )
+    sent: list[int] = []
+    monkeypatch.setattr(
+        "kb.services.indexing.index_enqueue",
+        lambda *, document_ids: sent.extend(document_ids) or len(document_ids),
+    )
+
+    # when the sweep runs after each batch of the build
+    swept: list[int] = []
+    report = embedding_model_build(
+        model_id=model.pk,
+        batch_documents=1,
+        progress=lambda done, total: swept.append(index_sweep()),
+    )
+
+    # then it resent nothing: the build did every document once
+    assert report.indexed == len(PAGES)
+    assert swept == [0] * len(PAGES) and sent == []
 
 
 @pytest.mark.django_db
