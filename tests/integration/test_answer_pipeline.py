@@ -29,7 +29,7 @@ from assistant.services import (
     message_ask,
 )
 from kb.ingestion import corpus_sync
-from kb.models import Document
+from kb.models import Document, EmbeddingModel
 from kb.services import document_restore, document_retire
 from search.rerankers.base import RerankError
 from search.services import STAFF_AUDIENCES, retrieve
@@ -254,6 +254,32 @@ def test_index_version_follows_every_change_to_what_is_retrievable(help_center) 
 
     assert len(set(versions)) == len(versions)
     assert index_version() == versions[-1]  # and nothing else moves it
+
+
+def test_index_version_is_one_query_and_follows_the_active_embedding_model(
+    help_center, django_assert_num_queries
+) -> None:
+    # given
+    active = EmbeddingModel.objects.active().get()
+    with django_assert_num_queries(1):  # read on every first question
+        before = index_version()
+    building = EmbeddingModel.objects.create(
+        key="voyage/voyage-3.5",
+        provider="voyage",
+        model_name="voyage-3.5",
+        dimensions=1024,
+        max_input_tokens=32000,
+    )
+    assert index_version() == before  # a model being built is not what retrieval reads
+
+    # when: the switch, as its service leaves the rows
+    EmbeddingModel.objects.filter(pk=active.pk).update(state=EmbeddingModel.State.RETIRED)
+    EmbeddingModel.objects.filter(pk=building.pk).update(
+        state=EmbeddingModel.State.ACTIVE, activated_at=timezone.now()
+    )
+
+    # then
+    assert index_version() != before
 
 
 def test_follow_up_is_searched_with_the_question_it_follows(help_center, generator) -> None:
