@@ -9,18 +9,29 @@ from __future__ import annotations
 
 import os
 
+
+def _int(name: str, default: int) -> int:
+    """An integer setting; a bad value stops the start with the variable's name."""
+    value = os.environ.get(name, str(default))
+    try:
+        return int(value)
+    except ValueError:
+        raise SystemExit(f"{name} must be an integer (got {value!r})") from None
+
+
 bind = os.environ.get("GUNICORN_BIND", f"0.0.0.0:{os.environ.get('PORT', '8000')}")
-workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
+workers = _int("WEB_CONCURRENCY", 2)
 worker_class = "gthread"
-threads = int(os.environ.get("GUNICORN_THREADS", "8"))
+threads = _int("GUNICORN_THREADS", 8)
 # A streamed answer may take as long as the generator's timeout plus retrieval.
-timeout = int(os.environ.get("GUNICORN_TIMEOUT", "90"))
+timeout = _int("GUNICORN_TIMEOUT", 90)
 graceful_timeout = 30
 keepalive = 5
-# Load the app (and the local embedder) once before forking; workers share its pages.
+# Import the app once before forking, so workers share those pages. The embedder is not part of
+# it: each worker loads its own on first use (onnxruntime's threads would not survive a fork).
 preload_app = os.environ.get("GUNICORN_PRELOAD", "false").lower() == "true"
 # Recycle workers now and then so a slow leak cannot grow for ever.
-max_requests = int(os.environ.get("GUNICORN_MAX_REQUESTS", "2000"))
+max_requests = _int("GUNICORN_MAX_REQUESTS", 2000)
 max_requests_jitter = 200
 # Request lines come from Groundwork's own middleware (with request ids), not gunicorn's log.
 accesslog = None
