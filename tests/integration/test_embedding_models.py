@@ -14,7 +14,7 @@ from django.core.management import CommandError, call_command
 from django.db import close_old_connections, connection
 from django.utils import timezone
 
-from kb.embedders import embedder_for
+from kb.embedders import EmbeddingError, embedder_for
 from kb.ingestion import corpus_sync
 from kb.models import Chunk, Document, DocumentIndexState, EmbeddingModel
 from kb.services import (
@@ -216,7 +216,7 @@ def test_a_failing_provider_leaves_the_build_pending_and_search_untouched(
     model = embedding_model_add(embedder=embedder_for(VOYAGE))
     voyage.fail_next(status=500, times=10)
 
-    with pytest.raises(Exception, match="Voyage embed failed"):
+    with pytest.raises(EmbeddingError, match="Voyage embed failed"):
         embedding_model_build(model_id=model.pk)
 
     assert embedding_model_coverage(model=model).pending == len(PAGES)
