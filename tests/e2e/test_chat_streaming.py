@@ -9,13 +9,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from django.core.cache import cache
 from playwright.sync_api import Page, expect
 
 from assistant.models import Message
-from kb.ingestion import corpus_sync
 from tests.support.anthropic_stub import AnthropicStub
-from tests.support.chat import REFUND_QUESTION, write_help_center
+from tests.support.chat import REFUND_QUESTION, index_help_center
 
 pytestmark = pytest.mark.e2e
 
@@ -43,8 +41,7 @@ def e2e_server_env(anthropic_stub: AnthropicStub) -> dict[str, str]:
 
 @pytest.fixture
 def help_center(e2e_server, tmp_path: Path, local_embedder) -> None:
-    corpus_sync(directory=write_help_center(tmp_path / "docs"), embedder=local_embedder)
-    cache.clear()
+    index_help_center(tmp_path / "docs", embedder=local_embedder)
 
 
 def test_first_words_show_before_the_model_has_finished(

@@ -39,7 +39,7 @@ from tests.support.chat import (
     UNANSWERABLE_QUESTION,
     RecordingGenerator,
     ScriptedGenerator,
-    write_help_center,
+    index_help_center,
 )
 
 pytestmark = pytest.mark.django_db
@@ -54,10 +54,7 @@ def empty_cache():
 
 @pytest.fixture
 def help_center(tmp_path: Path, local_embedder) -> Path:
-    root = write_help_center(tmp_path / "docs")
-    report = corpus_sync(directory=root, embedder=local_embedder)
-    assert report.failed == []
-    return root
+    return index_help_center(tmp_path / "docs", embedder=local_embedder)
 
 
 @pytest.fixture

@@ -5,20 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from django.core.cache import cache
 from django.test import Client
 
 from assistant.models import Message
-from kb.ingestion import corpus_sync
-from tests.support.chat import REFUND_QUESTION, write_help_center
+from tests.support.chat import REFUND_QUESTION, index_help_center
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def answered(tmp_path: Path, local_embedder) -> Message:
-    corpus_sync(directory=write_help_center(tmp_path / "docs"), embedder=local_embedder)
-    cache.clear()
+    index_help_center(tmp_path / "docs", embedder=local_embedder)
     Client().post("/ask", {"question": REFUND_QUESTION})
     return Message.objects.get()
 

@@ -6,20 +6,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from django.core.cache import cache
 
 from assistant.benchmarks import BenchmarkError, answer_latency
 from assistant.models import Conversation, Message
-from kb.ingestion import corpus_sync
-from tests.support.chat import REFUND_QUESTION, UNANSWERABLE_QUESTION, write_help_center
+from tests.support.chat import REFUND_QUESTION, UNANSWERABLE_QUESTION, index_help_center
 
 pytestmark = pytest.mark.django_db
 
 
 def test_answer_latency_reports_first_byte_and_total_percentiles(tmp_path: Path, local_embedder):
     # given
-    corpus_sync(directory=write_help_center(tmp_path / "docs"), embedder=local_embedder)
-    cache.clear()
+    index_help_center(tmp_path / "docs", embedder=local_embedder)
     questions = [REFUND_QUESTION, UNANSWERABLE_QUESTION, "How many API requests per second?"]
 
     # when

@@ -14,7 +14,6 @@ from django.test import Client
 
 from assistant.models import Feedback, Message
 from assistant.services import answering
-from kb.ingestion import corpus_sync
 from search.rerankers.base import RerankError
 from search.services import retrieve
 from tests.support.chat import (
@@ -22,7 +21,7 @@ from tests.support.chat import (
     REFUND_QUESTION,
     UNANSWERABLE_QUESTION,
     ScriptedGenerator,
-    write_help_center,
+    index_help_center,
 )
 
 pytestmark = pytest.mark.django_db
@@ -40,9 +39,7 @@ def empty_cache():
 
 @pytest.fixture
 def help_center(tmp_path: Path, local_embedder) -> Path:
-    root = write_help_center(tmp_path / "docs")
-    assert corpus_sync(directory=root, embedder=local_embedder).failed == []
-    return root
+    return index_help_center(tmp_path / "docs", embedder=local_embedder)
 
 
 def _ask_without_js(client: Client, question: str):

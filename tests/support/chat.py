@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+from django.core.cache import cache
+
 from assistant.generators import (
     GenerationDone,
     GenerationError,
@@ -13,6 +15,8 @@ from assistant.generators import (
     Prompt,
     TextDelta,
 )
+from kb.embedders import Embedder
+from kb.ingestion import corpus_sync
 
 REFUNDS = """---
 title: Refund Policy
@@ -78,6 +82,15 @@ def write_help_center(root: Path, pages: dict[str, str] | None = None) -> Path:
         target = root / path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text)
+    return root
+
+
+def index_help_center(root: Path, *, embedder: Embedder) -> Path:
+    """The tiny help center written under ``root`` and indexed, every page of it, with no answers
+    or rate counts left in the shared Redis by earlier tests."""
+    report = corpus_sync(directory=write_help_center(root), embedder=embedder)
+    assert report.failed == [], report.failed
+    cache.clear()
     return root
 
 
