@@ -65,7 +65,7 @@ def check_citations(*, answer: str, sources: Sequence[Source], question: str) ->
     def rewrite(match: re.Match[str]) -> str:
         if any(start <= match.start("body") < end for start, end in code):
             return match.group()  # `items[0]` in a code sample is not a citation
-        numbers = _numbers(match.group("body"))
+        numbers = marker_numbers(match.group("body"))
         if numbers is None:
             return match.group()
         kept = [number for number in numbers if number in valid]
@@ -112,8 +112,9 @@ def _confidence(
     return False, ONLY_INVALID_CITATIONS if removed else NO_VALID_CITATION
 
 
-def _numbers(body: str) -> list[int] | None:
-    """The source numbers a marker names, in order; None when it is not a citation at all."""
+def marker_numbers(body: str) -> list[int] | None:
+    """The source numbers a marker's ``body`` names, in order; None when it is not a citation
+    at all. The answer page reads markers with it too, so a marker links what was checked."""
     numbers: list[int] = []
     for part in body.split(","):
         bounds = [int(value) for value in re.split(r"[-\u2013]", part.strip())]

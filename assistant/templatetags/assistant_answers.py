@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.utils.http import urlencode
 from django.utils.safestring import SafeString, mark_safe
 
-from assistant.citations import MARKER, MAX_RANGE
+from assistant.citations import MARKER, marker_numbers
 from assistant.models import Message
 from kb.rendering import markdown_to_html
 
@@ -30,7 +30,7 @@ def answer_html(message: Message) -> SafeString:
     numbers = {source["number"] for source in message.citations}
 
     def link(match: re.Match[str]) -> str:
-        cited = _marker_numbers(match.group("body"))
+        cited = marker_numbers(match.group("body"))
         if not cited or not all(number in numbers for number in cited):
             return match.group()
         links = "".join(
@@ -44,17 +44,6 @@ def answer_html(message: Message) -> SafeString:
     linked = [part if part.startswith("<") else MARKER.sub(link, part) for part in parts]
     # Safe: sanitised HTML, plus links built from a UUID and digits.
     return mark_safe("".join(linked))
-
-
-def _marker_numbers(body: str) -> list[int]:
-    """[1, 3] and [1-3] (a range, as ``assistant.citations`` reads it) as source numbers."""
-    numbers: list[int] = []
-    for part in body.split(","):
-        bounds = [int(value) for value in re.split(r"[-\u2013]", part.strip())]
-        if len(bounds) == 2 and not 0 <= bounds[1] - bounds[0] <= MAX_RANGE:
-            return []
-        numbers.extend(range(bounds[0], bounds[-1] + 1))
-    return numbers
 
 
 @register.filter

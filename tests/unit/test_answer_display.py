@@ -48,6 +48,14 @@ def test_a_marker_naming_no_cited_source_stays_text() -> None:
     )
 
 
+def test_a_marker_the_citation_check_does_not_read_as_one_stays_text() -> None:
+    # "[1-2-3]" and "[1-90]" are no citation to the checker, which kept them as written
+    html = answer_html(_message("Steps [1-2-3] and pages [1-90], then [2].", [1, 2, 3]))
+
+    assert "Steps [1-2-3] and pages [1-90], then " in html
+    assert html.count('class="cite"') == 1 and _link(2) in html
+
+
 def test_markup_in_an_answer_is_text() -> None:
     html = answer_html(
         _message('Paste <script>alert("pwned")</script> <img src=x onerror=alert(1)> [1]', [1])
