@@ -72,6 +72,16 @@ class HybridRows:
     keyword_candidates: int
 
 
+def _visible_sql(embedding_model: EmbeddingModel) -> str:
+    """The condition on ``c`` (kb_chunk) joined to ``d`` (its document) for chunks the asker may
+    see, of one model; its one parameter is the audiences array. Retired and superseded pages
+    are never retrieved: a successor speaks for them."""
+    return (
+        "d.status = 'published' AND d.superseded_by_id IS NULL "
+        f"AND d.audience = ANY(%s::text[]) AND c.embedding_model_id = {int(embedding_model.pk)}"
+    )
+
+
 def _tsquery_sql(count: int, *, function: str = "plainto_tsquery") -> str:
     """``plainto_tsquery(%s) || ...`` for ``count`` bound terms; NULL when there are none."""
     if not count:
@@ -105,15 +115,10 @@ def hybrid_search(
     if not use_vector and not use_keyword:
         return HybridRows(candidates=[], vector_candidates=0, keyword_candidates=0)
 
-    model_id = int(embedding_model.pk)
     dims = int(embedding_model.dimensions)
     params: list[object] = []
     ctes: list[str] = []
-    # Retired and superseded pages are never retrieved: a successor speaks for them.
-    visible = (
-        "d.status = 'published' AND d.superseded_by_id IS NULL "
-        f"AND d.audience = ANY(%s::text[]) AND c.embedding_model_id = {model_id}"
-    )
+    visible = _visible_sql(embedding_model)
 
     if use_vector:
         vector_text = vector_literal(query_vector)
@@ -228,9 +233,7 @@ def unknown_names(
             WHERE numnode(plainto_tsquery('english', n.name)) > 0
               AND NOT EXISTS (
                   SELECT 1 FROM kb_chunk c JOIN kb_document d ON d.id = c.document_id
-                  WHERE d.status = 'published' AND d.superseded_by_id IS NULL
-                    AND d.audience = ANY(%s::text[])
-                    AND c.embedding_model_id = {int(embedding_model.pk)}
+                  WHERE {_visible_sql(embedding_model)}
                     AND c.tsv @@ plainto_tsquery('english', n.name)
               )
             ORDER BY n.position
