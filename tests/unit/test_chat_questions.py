@@ -20,7 +20,7 @@ def test_question_is_cleaned_but_keeps_its_lines() -> None:
 
 
 def test_full_width_letters_become_plain_ones() -> None:
-    assert question_normalise("\uff21\uff30\uff29 limits")  # full-width "API" == "API limits"
+    assert question_normalise("\uff21\uff30\uff29 limits") == "API limits"
 
 
 @pytest.mark.parametrize("blank", ["", "   ", "\n\t", "\x00\x01", "\u00a0"])
