@@ -11,6 +11,7 @@ characters here, never operators.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -46,7 +47,7 @@ class KeywordQuery:
     terms: tuple[str, ...]  # every term, ORed
     identifiers: tuple[str, ...]  # the subset that looks like an identifier
 
-    @property
+    @functools.cached_property
     def identifier_phrases(self) -> tuple[str, ...]:
         """The identifiers the index can find exactly, as phrases (``collection method`` for
         ``collection_method``: its words adjacent, in order). An identifier with a stop word

@@ -100,6 +100,19 @@ def test_keyword_leg_speaks_only_for_identifiers(help_center: Path) -> None:
     )
 
 
+def test_an_identifier_the_index_cannot_find_exactly_counts_as_plain(help_center: Path) -> None:
+    # given identifiers the english index cuts down to one common word ("after" is a stop word)
+    cut = retrieve(question="what does starting_after do", rerank=False)
+    # and beside one, an identifier the index can find
+    found = retrieve(question="E4012 with starting_after", rerank=False)
+
+    # then only a findable one runs the keyword leg and weighs it in the fusion
+    assert cut.keyword_candidates == 0
+    assert cut.hits[0].fused_score == pytest.approx(1 / (60 + cut.hits[0].vector_rank))
+    assert found.keyword_candidates > 0
+    assert found.hits[0].path == "webhooks/events.md" and found.hits[0].keyword_rank == 1
+
+
 def test_retired_document_is_never_retrieved(help_center: Path) -> None:
     result = retrieve(question="zebra-clause annual plans could never be refunded", limit=20)
 
