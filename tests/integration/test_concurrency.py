@@ -8,15 +8,13 @@ a search that mixed versions would show two numbers for one document.
 from __future__ import annotations
 
 import re
-import threading
 import time
-
-from django.db import connection
 
 from kb.models import Document, DocumentIndexState
 from kb.services import document_index, embedding_model_register
 from search.services import retrieve
 from tests.support.celery_worker import worker_process
+from tests.support.searching import searching
 
 SECTIONS = ("Refund window", "Prorated credits", "Chargebacks", "Annual renewals")
 REVISION = re.compile(r"revision (\d+)")
@@ -31,6 +29,17 @@ def _body(revision: int) -> str:
     return "\n\n".join(f"## {name}\n\n{filler}" for name in SECTIONS)
 
 
+def _revisions_found() -> set[int]:
+    """The revision numbers one search finds in billing.md's chunks."""
+    result = retrieve(question="billing policy revision clauses", limit=10)
+    return {
+        int(number)
+        for hit in result.hits
+        if hit.path == "billing.md"
+        for number in REVISION.findall(hit.text)
+    }
+
+
 def test_no_search_ever_mixes_two_versions_of_a_document(transactional_db, local_embedder) -> None:
     # given a document indexed as four chunks of revision 0
     embedding_model_register(embedder=local_embedder)
@@ -38,52 +47,23 @@ def test_no_search_ever_mixes_two_versions_of_a_document(transactional_db, local
     document_index(document_id=document.pk, embedder=local_embedder)
     assert DocumentIndexState.objects.get(document=document).chunk_count == len(SECTIONS)
 
-    searches: list[set[int]] = []
-    errors: list[BaseException] = []
-    stop = threading.Event()
-
-    def search() -> None:
-        try:
-            while not stop.is_set():
-                result = retrieve(question="billing policy revision clauses", limit=10)
-                revisions = {
-                    int(number)
-                    for hit in result.hits
-                    if hit.path == "billing.md"
-                    for number in REVISION.findall(hit.text)
-                }
-                searches.append(revisions)
-        except BaseException as exc:
-            errors.append(exc)
-        finally:
-            connection.close()
-
-    searchers = [threading.Thread(target=search) for _ in range(2)]
-    with worker_process() as worker:
-        for thread in searchers:
-            thread.start()
-        try:
-            # when a writer saves revision after revision, each re-indexed under the searches
-            state = DocumentIndexState.objects.filter(document=document)
-            for revision in range(1, EDITS + 1):
-                document.body = _body(revision)
-                document.save()
-                deadline = time.monotonic() + 90
-                while not state.filter(status="indexed", indexed_hash=document.content_hash):
-                    assert time.monotonic() < deadline, worker.stdout and worker.stdout.read(2000)
-                    time.sleep(0.1)
-                time.sleep(0.2)
-        finally:
-            stop.set()
-            for thread in searchers:
-                thread.join(timeout=30)
+    with worker_process() as worker, searching(_revisions_found, threads=2) as searches:
+        # when a writer saves revision after revision, each re-indexed under the searches
+        state = DocumentIndexState.objects.filter(document=document)
+        for revision in range(1, EDITS + 1):
+            document.body = _body(revision)
+            document.save()
+            deadline = time.monotonic() + 90
+            while not state.filter(status="indexed", indexed_hash=document.content_hash):
+                assert time.monotonic() < deadline, worker.stdout and worker.stdout.read(2000)
+                time.sleep(0.1)
+            time.sleep(0.2)
 
     # then every search saw exactly one revision of the document, and the last one won
-    assert not errors, errors
-    assert len(searches) > 20
-    assert all(len(revisions) == 1 for revisions in searches), [s for s in searches if len(s) != 1][
-        :5
-    ]
-    seen = {next(iter(revisions)) for revisions in searches}
+    assert not searches.errors, searches.errors
+    found = searches.results
+    assert len(found) > 20
+    assert all(len(revisions) == 1 for revisions in found), [r for r in found if len(r) != 1][:5]
+    seen = {next(iter(revisions)) for revisions in found}
     assert seen == set(range(EDITS + 1))  # every re-indexing happened under the searches
-    assert searches[-1] == {EDITS}
+    assert found[-1] == {EDITS}
