@@ -175,7 +175,10 @@ def ask(request: HttpRequest) -> HttpResponse:
 
     if conversation is None:
         conversation = conversation_start(client_hash=client_hash)
-    request.session[CONVERSATION_SESSION_KEY] = str(conversation.public_id)
+    conversation_id = str(conversation.public_id)
+    if request.session.get(CONVERSATION_SESSION_KEY) != conversation_id:
+        # Assigning marks the session modified even for the same value: a write per ask.
+        request.session[CONVERSATION_SESSION_KEY] = conversation_id
     message = message_ask(conversation=conversation, question=question)
 
     if request.htmx:

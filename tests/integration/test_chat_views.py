@@ -168,6 +168,21 @@ def test_follow_up_stays_in_the_conversation(help_center) -> None:
     assert "60 days" in html
 
 
+def test_asking_again_in_the_same_conversation_does_not_rewrite_the_session(db) -> None:
+    # given
+    client = Client()
+    _ask_with_htmx(client, UNANSWERABLE_QUESTION)
+    before = Session.objects.values_list("session_data", "expire_date").get()
+
+    # when
+    response = _ask_with_htmx(client, REFUND_QUESTION)
+
+    # then
+    assert response.status_code == 200
+    assert Message.objects.values("conversation").distinct().count() == 1
+    assert Session.objects.values_list("session_data", "expire_date").get() == before
+
+
 def test_a_new_conversation_forgets_the_context(help_center) -> None:
     client = Client()
     _ask_without_js(client, REFUND_QUESTION)
