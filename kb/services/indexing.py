@@ -16,7 +16,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from kb.chunking import CHUNKER_VERSION, ChunkDraft, ChunkLimits, chunk_markdown, embedding_text
-from kb.embedders import Embedder, EmbeddingError
+from kb.embedders import Embedder, EmbeddingError, embedder_for
 from kb.models import (
     Chunk,
     Document,
@@ -385,6 +385,42 @@ def document_index(*, document_id: int, embedder: Embedder) -> str:
         ms=round((time.perf_counter() - started) * 1000),
     )
     return "indexed"
+
+
+def document_index_all_models(*, document_id: int) -> list[str]:
+    """Index one document into every model that follows edits: the active one and any being
+    built. Returns each model's outcome (see ``document_index``), in model order.
+
+    A model whose embedder cannot even be built (a Voyage model without its key) is recorded
+    as failed on the document, with the reason and an attempt counted, so the sweep gives up
+    on it after ``MAX_INDEX_ATTEMPTS`` instead of resending it for ever. Raises a transient
+    ``IndexingFailed`` after trying every model if any of them may succeed later.
+    """
+    outcomes: list[str] = []
+    transient: IndexingFailed | None = None
+    for model in EmbeddingModel.objects.indexing().order_by("pk"):
+        try:
+            outcomes.append(
+                document_index(document_id=document_id, embedder=embedder_for(model.key))
+            )
+        except EmbeddingError as exc:
+            DocumentIndexState.objects.filter(
+                document_id=document_id, embedding_model=model
+            ).update(
+                status=DocumentIndexState.Status.FAILED,
+                error=f"no embedder: {exc}"[:2000],
+                attempts=F("attempts") + 1,
+            )
+            log.warning(
+                "document_index_failed", document_id=document_id, model=model.key, error=str(exc)
+            )
+            outcomes.append("failed")
+        except IndexingFailed as exc:
+            transient = exc if exc.transient else transient
+            outcomes.append("failed")
+    if transient is not None:
+        raise transient
+    return outcomes
 
 
 def _index_failed(document: Document, embedding_model: EmbeddingModel, error: str) -> None:

@@ -364,3 +364,26 @@ def test_a_new_models_index_is_built_concurrently_and_a_broken_one_rebuilt(
     assert not hnsw_index_exists(model)
     embedding_model_add(embedder=embedder_for(VOYAGE))
     assert hnsw_index_exists(model)
+
+
+@pytest.mark.django_db
+def test_a_model_whose_embedder_cannot_be_built_is_failed_not_resent_for_ever(
+    corpus, voyage, builds, settings
+) -> None:
+    # given a model being built, then its key removed from the configuration
+    model = embedding_model_add(embedder=embedder_for(VOYAGE))
+    embedding_model_build(model_id=model.pk)
+    settings.VOYAGE_API_KEY = ""
+    embedder_for.cache_clear()
+    document = Document.objects.get(path="trial.md")
+    document.body = "# Free trial\n\nThe trial now lasts 30 days.\n"
+    document.save()
+
+    # when its indexing task runs
+    outcome = document_index_task(document.pk)
+
+    # then the active model is indexed, and the other is failed with the reason, one attempt
+    assert outcome == "indexed,failed"
+    state = DocumentIndexState.objects.get(document=document, embedding_model=model)
+    assert state.status == "failed" and state.attempts == 1
+    assert "voyage/voyage-3.5 needs VOYAGE_API_KEY" in state.error
