@@ -59,12 +59,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import pytest
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import connection
 from django.test import Client
 from playwright.sync_api import (
     Browser,
@@ -75,7 +73,7 @@ from playwright.sync_api import (
     sync_playwright,
 )
 
-from tests.support.processes import stop_process
+from tests.support.processes import database_url, stop_process
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -103,14 +101,6 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
-
-
-def _test_database_url() -> str:
-    database = connection.settings_dict
-    host = quote(str(database["HOST"] or ""), safe="")
-    password = f":{quote(database['PASSWORD'], safe='')}" if database.get("PASSWORD") else ""
-    user = quote(str(database["USER"] or ""), safe="")
-    return f"postgres://{user}{password}@{host}:{database['PORT']}/{database['NAME']}"
 
 
 def _wait_until_serving(server: E2EServer) -> None:
@@ -151,7 +141,7 @@ def running_server(
         **os.environ,
         "GROUNDWORK_ENV": "test",
         "GROUNDWORK_DATA_DIR": str(settings.DATA_DIR),
-        "DATABASE_URL": _test_database_url(),
+        "DATABASE_URL": database_url(),
         "PYTHONUNBUFFERED": "1",
         **env,
     }

@@ -8,11 +8,8 @@ import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from urllib.parse import quote
 
-from django.db import connection
-
-from tests.support.processes import stop_process
+from tests.support.processes import database_url, stop_process
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -23,13 +20,7 @@ def worker_process(
 ) -> Iterator[subprocess.Popen[str]]:
     """Start ``celery worker`` (solo pool) pointed at the test database; stop it afterwards.
     Needs ``transactional_db``: the worker only sees committed rows."""
-    database = connection.settings_dict
-    host = quote(str(database["HOST"]), safe="")
-    env = {
-        **os.environ,
-        "DATABASE_URL": f"postgres://{database['USER']}@{host}:{database['PORT']}/{database['NAME']}",
-        **(extra_env or {}),
-    }
+    env = {**os.environ, "DATABASE_URL": database_url(), **(extra_env or {})}
     process = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool", "solo",
          "--loglevel", "WARNING", "--without-mingle", "--without-gossip"],
