@@ -14,7 +14,6 @@ from kb.chunking.chunker import (
     chunk_markdown,
     embedding_text,
 )
-from kb.chunking.lines import without_comments
 
 __all__ = [
     "CHUNKER_VERSION",
@@ -22,5 +21,4 @@ __all__ = [
     "ChunkLimits",
     "chunk_markdown",
     "embedding_text",
-    "without_comments",
 ]

@@ -153,7 +153,3 @@ class _CodeSpans:
         following = bisect.bisect_right(starts, opening_start)
         return self._ends[starts[following]] if following < len(starts) else -1
 
-
-def without_comments(text: str) -> str:
-    """`text` with its HTML comments removed, code left intact: what a reader of the page sees."""
-    return "\n".join(line.text for line in scan_lines(text))
