@@ -9,6 +9,7 @@ phrasings (the whole pipeline) and questions the help center cannot answer.
 
 from __future__ import annotations
 
+import html
 import http.cookiejar
 import json
 import random
@@ -25,6 +26,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from django.core.cache import cache
+from django.db.models import Q
 
 from assistant.models import Message
 from kb.ingestion import corpus_sync
@@ -41,6 +43,12 @@ QUESTIONS = [
     "Do you sell gift cards?",  # not in the help center
 ]
 EVENTS_URL = re.compile(r'sse-connect="([^"]+)"')
+FINISHED_ANSWER = 'class="answer-text'  # _answer.html's text of an answer that is not pending
+PENDING_MARKS = ('aria-busy="true"', "answer-waiting")  # a turn still waiting for its answer
+
+
+def _finished(fragment: str) -> bool:
+    return FINISHED_ANSWER in fragment and not any(mark in fragment for mark in PENDING_MARKS)
 
 
 @pytest.fixture
@@ -120,8 +128,8 @@ class Asker:
         started = time.perf_counter()
         if not self.streaming:
             page = self.request("/ask", data=form).read().decode()  # follows the redirect
-            if "answer" not in page:
-                raise AssertionError("the page came back without an answer")
+            if html.escape(question) not in page or not _finished(page):
+                raise AssertionError("the page came back without the question's finished answer")
             with self.tally.lock:
                 self.tally.answers.append(time.perf_counter() - started)
             return
@@ -129,14 +137,21 @@ class Asker:
         events_url = EVENTS_URL.search(fragment.decode()).group(1)
         stream = self.request(events_url, headers={"Accept": "text/event-stream"})
         first_byte = None
+        final: list[str] | None = None  # the final event's data lines: the finished answer
         for raw_line in stream:
             line = raw_line.decode()
-            if line.startswith("event: delta") and first_byte is None:
+            if final is not None:
+                if not line.strip():
+                    break
+                final.append(line.removeprefix("data: "))
+            elif line.startswith("event: delta") and first_byte is None:
                 first_byte = time.perf_counter() - started
-            if line.startswith("event: final"):
-                break
-        else:
+            elif line.startswith("event: final"):
+                final = []
+        if final is None:
             raise AssertionError("the stream ended without a final event")
+        if not _finished("".join(final)):
+            raise AssertionError("the final event did not carry a finished answer")
         elapsed = time.perf_counter() - started
         with self.tally.lock:
             self.tally.answers.append(elapsed)
@@ -162,6 +177,7 @@ def test_concurrent_askers_get_every_answer_without_a_server_error(
         thread.start()
     for thread in threads:
         thread.join(timeout=SECONDS + 120)
+    assert not any(thread.is_alive() for thread in threads), "an asker never got its answer"
 
     # then nothing failed and every answer was stored whole
     requests = sum(tally.statuses.values())
@@ -193,3 +209,4 @@ def test_concurrent_askers_get_every_answer_without_a_server_error(
     assert len(answers) >= ASKERS * 2
     assert report["stored_failed"] == 0 and report["stored_pending"] == 0
     assert Message.objects.count() == len(answers)
+    assert not Message.objects.filter(Q(answer="") | Q(answered_at__isnull=True)).exists()
