@@ -8,6 +8,7 @@ import itertools
 
 import pytest
 from django.contrib.auth.models import Permission, User
+from django.core.cache import cache
 from django.test import Client
 from django.utils import timezone
 
@@ -195,3 +196,29 @@ def test_content_gaps_need_permission_to_read_answers(db) -> None:
     assert 'href="/admin/content-gaps/"' not in client.get("/admin/").content.decode()
     writer.user_permissions.add(Permission.objects.get(codename="view_message"))
     assert client.get("/admin/content-gaps/").status_code == 200
+
+
+def test_a_question_is_embedded_once_across_page_loads(counting_embedder) -> None:
+    # given two unanswered needs, and no vectors cached yet
+    cache.clear()
+    _message("Is there a GraphQL endpoint?")
+    _message("Is there a Zapier integration?")
+
+    # when the page is built twice, with one new question in between
+    first = content_gaps(embedder=counting_embedder)
+    _message("Do you have an iPhone app?")
+    second = content_gaps(embedder=counting_embedder)
+
+    # then each question was embedded exactly once, and the groups are the same as uncached
+    assert sorted(counting_embedder.embedded_texts) == [
+        "Do you have an iPhone app?",
+        "Is there a GraphQL endpoint?",
+        "Is there a Zapier integration?",
+    ]
+    assert {gap.label for gap in first} == {
+        "Is there a GraphQL endpoint?",
+        "Is there a Zapier integration?",
+    }
+    assert {gap.label for gap in second} == {gap.label for gap in first} | {
+        "Do you have an iPhone app?"
+    }
