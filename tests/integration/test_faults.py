@@ -150,6 +150,7 @@ def test_a_sync_cut_off_by_a_database_restart_leaves_whole_documents_and_resumes
     assert versions["page-07.md"] == "one"
     # (pages are written in path order: 7 of 12 were new when the server went down)
     assert sum(1 for v in versions.values() if v == "two") == written_before < DOCUMENTS
+    assert written_before == 7  # the cut came mid-sync, not before its first write
 
     # and a re-run finishes the job, re-embedding only what was left
     rerun = _run(env, "kb_sync", str(corpus), "--no-progress")
