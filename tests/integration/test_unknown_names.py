@@ -61,10 +61,14 @@ def test_a_name_only_internal_pages_mention_is_unknown_to_customers(help_center)
 def test_a_failing_name_lookup_only_loses_the_hint(help_center, monkeypatch) -> None:
     from django.db import DatabaseError
 
+    asked: list[object] = []
+
     def broken(**kwargs):
+        asked.append(kwargs["names"])
         raise DatabaseError("relation kb_chunk is locked")
 
     monkeypatch.setattr("search.services.unknown_names", broken)
     result = retrieve(question="can customers pay with Zelle?")
 
+    assert asked == [("Zelle",)]  # the lookup was tried, and failed
     assert result.unknown_names == [] and not result.degraded and result.hits
