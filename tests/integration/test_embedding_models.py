@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterator
 from datetime import timedelta
@@ -11,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.db import close_old_connections, connection
+from django.db import connection
 from django.utils import timezone
 
 from kb.embedders import EmbeddingError, embedder_for
@@ -31,6 +30,7 @@ from kb.services import embedding_models as lifecycle
 from kb.tasks import document_index_task
 from search.services import retrieve
 from tests.support.celery_worker import worker_process
+from tests.support.searching import searching
 from tests.support.voyage_stub import VoyageStub
 
 LOCAL = "local/all-MiniLM-L6-v2"
@@ -252,38 +252,23 @@ def test_a_model_switch_never_returns_chunks_of_two_models_in_one_search(
 ) -> None:
     """A real worker builds the new model from the real broker while searches run, then the
     switch happens under them: every search sees exactly one model, the one it reports."""
-    seen: list[tuple[str, set[str]]] = []
-    errors: list[BaseException] = []
-    stop = threading.Event()
 
-    def search_continuously() -> None:
-        try:
-            while not stop.is_set():
-                result = retrieve(question="how long does the free trial last?", limit=5)
-                seen.append((result.embedding_model, _models_of(result)))
-        except BaseException as exc:  # reported by the main thread
-            errors.append(exc)
-        finally:
-            close_old_connections()
-            connection.close()
+    def search() -> tuple[str, set[str]]:
+        result = retrieve(question="how long does the free trial last?", limit=5)
+        return result.embedding_model, _models_of(result)
 
-    searcher = threading.Thread(target=search_continuously)
     extra_env = {"VOYAGE_API_KEY": API_KEY, "VOYAGE_BASE_URL": voyage.base_url}
-    with worker_process(extra_env) as worker:
-        searcher.start()
-        try:
-            model = embedding_model_add(embedder=embedder_for(VOYAGE))
-            deadline = time.monotonic() + 90
-            while not embedding_model_coverage(model=model).complete:
-                assert time.monotonic() < deadline, worker.stdout and worker.stdout.read(2000)
-                time.sleep(0.2)
-            embedding_model_activate(model=model)
-            time.sleep(1.0)
-        finally:
-            stop.set()
-            searcher.join(timeout=30)
+    with worker_process(extra_env) as worker, searching(search) as searches:
+        model = embedding_model_add(embedder=embedder_for(VOYAGE))
+        deadline = time.monotonic() + 90
+        while not embedding_model_coverage(model=model).complete:
+            assert time.monotonic() < deadline, worker.stdout and worker.stdout.read(2000)
+            time.sleep(0.2)
+        embedding_model_activate(model=model)
+        time.sleep(1.0)
 
-    assert not errors, errors
+    assert not searches.errors, searches.errors
+    seen = searches.results
     served = [reported for reported, _ in seen]
     assert LOCAL in served and VOYAGE in served
     assert served.index(VOYAGE) > served.index(LOCAL)
