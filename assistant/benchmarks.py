@@ -10,7 +10,6 @@ every answer is computed (a cached answer would measure Redis, not the pipeline)
 from __future__ import annotations
 
 import re
-import statistics
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -24,16 +23,13 @@ from django.test import Client, override_settings
 from assistant.generators import get_generator
 from assistant.models import Message
 from assistant.services import answer_cache_key, index_version
+from kb.benchmarking import BenchmarkError, percentiles
 from kb.models import EmbeddingModel
 from search.services import PUBLIC_AUDIENCES
 
 STREAM_URL = re.compile(r'sse-connect="(?P<url>/answers/(?P<id>[0-9a-f-]{36})/events)"')
 DELTA_EVENT = b"event: delta"
 FINAL_EVENT = b"event: final"
-
-
-class BenchmarkError(RuntimeError):
-    """The benchmark cannot run as asked; the message says how to fix it."""
 
 
 def answer_latency(questions: list[str], *, warm_up: bool = True) -> dict[str, Any]:
@@ -77,7 +73,8 @@ def answer_latency(questions: list[str], *, warm_up: bool = True) -> dict[str, A
         cache.delete_many(keys)
 
     def summary(values: Sequence[float]) -> dict[str, float]:
-        return {"p50": round(_percentile(values, 50), 1), "p95": round(_percentile(values, 95), 1)}
+        measured = percentiles(values)
+        return {"p50": round(measured[50], 1), "p95": round(measured[95], 1)}
 
     first = [s["first_byte_ms"] for s in samples if s["first_byte_ms"] is not None]
     return {
@@ -120,9 +117,3 @@ def _ask_and_stream(question: str) -> dict[str, Any]:
         "generation_ms": timings.get("generation", 0.0),
         "status": message.status,
     }
-
-
-def _percentile(values: Sequence[float], percent: int) -> float:
-    if len(values) == 1:
-        return float(values[0])
-    return statistics.quantiles(values, n=100, method="inclusive")[percent - 1]

@@ -1,11 +1,22 @@
-"""What every benchmark command needs: a database of its own, created and dropped around it."""
+"""What every benchmark needs: a database of its own, percentiles, and one error type."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
+import numpy as np
 from django.db import connection
+
+
+class BenchmarkError(RuntimeError):
+    """The benchmark cannot run as asked; the message says why and how to fix it."""
+
+
+def percentiles(values: Sequence[float]) -> dict[int, float]:
+    """p50, p95 and p99 of ``values`` (linear interpolation, as numpy computes it)."""
+    p50, p95, p99 = np.percentile(np.asarray(values, dtype=float), [50, 95, 99])
+    return {50: float(p50), 95: float(p95), 99: float(p99)}
 
 
 @contextmanager

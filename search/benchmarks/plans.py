@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from django.db import connection
 
-from search.benchmarks.synthetic import BenchmarkError
+from kb.benchmarking import BenchmarkError
 
 
 def index_definition(name: str) -> str:

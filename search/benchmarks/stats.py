@@ -4,16 +4,9 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-
-import numpy as np
-
-
-def percentiles(values: Sequence[float]) -> dict[int, float]:
-    p50, p95, p99 = np.percentile(np.asarray(values, dtype=float), [50, 95, 99])
-    return {50: float(p50), 95: float(p95), 99: float(p99)}
 
 
 def questions_cycle(path: Path, count: int) -> list[str]:

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 from django.db.backends.utils import CursorWrapper
 
+from kb.benchmarking import BenchmarkError
 from kb.embedders import Embedder
 from kb.models import EmbeddingModel
 from kb.parsing import parse_document
@@ -26,10 +27,6 @@ CHUNKS_PER_DOCUMENT = 10
 # Noise norm relative to the mixture's norm. Measured: a question's best synthetic chunk sits at
 # median cosine 0.57 (0.56 against the real corpus), a chunk's nearest neighbour at 0.81.
 NOISE_RATIO = 0.45
-
-
-class BenchmarkError(RuntimeError):
-    """The benchmark cannot run as asked; the message says why."""
 
 
 @dataclass(frozen=True)

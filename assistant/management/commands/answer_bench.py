@@ -15,8 +15,8 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from assistant.benchmarks import BenchmarkError, answer_latency
-from kb.benchmarking import throwaway_database
+from assistant.benchmarks import answer_latency
+from kb.benchmarking import BenchmarkError, throwaway_database
 from kb.embedders import get_embedder
 from kb.ingestion import corpus_sync
 

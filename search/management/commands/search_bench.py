@@ -22,7 +22,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connection, connections
 
-from kb.benchmarking import throwaway_database
+from kb.benchmarking import BenchmarkError, percentiles, throwaway_database
 from kb.embedders import get_embedder
 from kb.models import EmbeddingModel
 from kb.services import embedding_model_register, hnsw_index_create
@@ -34,10 +34,9 @@ from search.benchmarks.plans import (
     relevant_lines,
     search_settings,
 )
-from search.benchmarks.stats import percentiles, questions_cycle, quiet
+from search.benchmarks.stats import questions_cycle, quiet
 from search.benchmarks.synthetic import (
     CHUNKS_PER_DOCUMENT,
-    BenchmarkError,
     SeedChunk,
     chunks_insert,
     corpus_identifiers,
