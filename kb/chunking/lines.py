@@ -152,4 +152,3 @@ class _CodeSpans:
         starts = self._starts_by_length[length]
         following = bisect.bisect_right(starts, opening_start)
         return self._ends[starts[following]] if following < len(starts) else -1
-
