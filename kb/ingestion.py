@@ -30,6 +30,7 @@ from kb.parsing import (
 )
 from kb.services import (
     DocumentChunks,
+    Progress,
     chunks_embed,
     chunks_replace,
     document_chunk,
@@ -81,7 +82,6 @@ class SyncReport:
 
 
 # A progress callback receives (documents done, documents to index).
-Progress = Callable[[int, int], None]
 
 
 # A source file: its document path, and a reader returning at most MAX_DOCUMENT_BYTES + 1 bytes.

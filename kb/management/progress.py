@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 from tqdm import tqdm
 
-Progress = Callable[[int, int], None]
+from kb.services.indexing import Progress
 
 
 @contextmanager

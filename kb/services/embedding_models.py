@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import structlog
@@ -24,6 +23,7 @@ from kb.chunking import CHUNKER_VERSION
 from kb.embedders import Embedder, embedder_for
 from kb.models import Document, DocumentIndexState, EmbeddingModel
 from kb.services.indexing import (
+    Progress,
     chunks_embed,
     chunks_replace,
     document_chunk,
@@ -32,7 +32,6 @@ from kb.services.indexing import (
 
 log = structlog.get_logger("groundwork.kb")
 
-Progress = Callable[[int, int], None]
 BUILD_BATCH_DOCUMENTS = 32
 # How often a build re-touches the pending rows it will reach: well inside the sweep's default
 # two minutes, so the sweep never resends what the build is about to do.

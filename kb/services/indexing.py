@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
@@ -27,6 +27,9 @@ from kb.models import (
 )
 
 log = structlog.get_logger("groundwork.kb")
+
+# progress(done, total): how long-running work reports itself (a bar in the commands).
+Progress = Callable[[int, int], None]
 
 
 class EmbeddingModelMismatch(RuntimeError):
