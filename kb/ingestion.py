@@ -16,6 +16,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import structlog
 from django.db import transaction
 
@@ -37,6 +38,7 @@ from kb.services import (
     embedding_model_for_indexing,
     index_is_current,
     indexing_inline,
+    vectors_stored,
 )
 
 log = structlog.get_logger("groundwork.kb")
@@ -70,6 +72,7 @@ class SyncReport:
     warnings: list[str] = field(default_factory=list)
     chunks: int = 0  # chunks written
     embedded: int = 0  # texts sent to the embedder
+    reused: int = 0  # texts whose vector the model already had (same embedded text)
     seconds: float = 0.0
 
     def summary(self) -> str:
@@ -77,7 +80,8 @@ class SyncReport:
         return (
             f"{len(self.indexed)} changed{queued}, {len(self.updated)} metadata-only, "
             f"{self.unchanged} unchanged, {len(self.removed)} removed, {len(self.failed)} failed; "
-            f"{self.chunks} chunks written, {self.embedded} texts embedded in {self.seconds:.2f} s"
+            f"{self.chunks} chunks written, {self.embedded} texts embedded and {self.reused} "
+            f"reused in {self.seconds:.2f} s"
         )
 
 
@@ -279,8 +283,12 @@ def _index_documents(
     if progress and to_index:
         progress(done, len(to_index))
 
-    def embed(window: list[tuple[ParsedDocument, DocumentChunks]]) -> list[DocumentChunks]:
-        return chunks_embed(documents=[chunks for _, chunks in window], embedder=embedder)
+    def embed(
+        window: list[tuple[ParsedDocument, DocumentChunks]], stored: dict[str, np.ndarray]
+    ) -> list[DocumentChunks]:
+        return chunks_embed(
+            documents=[chunks for _, chunks in window], embedder=embedder, stored=stored
+        )
 
     def write(window: list[tuple[ParsedDocument, DocumentChunks]], pending: Future) -> None:
         nonlocal done
@@ -291,7 +299,8 @@ def _index_documents(
             report.failed.extend(SyncFailure(d.path, f"embedding failed: {exc}") for d, _ in window)
         else:
             for (document, _), chunks in zip(window, embedded, strict=True):
-                report.embedded += len(chunks.drafts)
+                report.embedded += chunks.embedded
+                report.reused += chunks.reused
                 current = existing.get(document.path)
                 with transaction.atomic():
                     row = _document_upsert(
@@ -311,7 +320,11 @@ def _index_documents(
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed") as pool:
         previous: tuple[list[tuple[ParsedDocument, DocumentChunks]], Future] | None = None
         for window in _chunked_windows(to_index, embedder):
-            pending = pool.submit(embed, window)
+            # Reusable vectors are looked up here, on the thread that holds the connection.
+            stored = vectors_stored(
+                embedding_model=embedding_model, documents=[chunks for _, chunks in window]
+            )
+            pending = pool.submit(embed, window, stored)
             if previous is not None:
                 write(*previous)
             previous = (window, pending)

@@ -10,7 +10,7 @@ import numpy as np
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models, transaction
-from django.db.models import Q
+from django.db.models import Func, Q
 from pgvector.django import VectorField
 from simple_history.models import HistoricalRecords
 
@@ -142,6 +142,18 @@ class Document(models.Model):
             super().save(*args, **kwargs)
 
 
+def _chunk_tsvector() -> SearchVector:
+    """The keyword index's view of a chunk: its heading path weighted A, its text weighted B."""
+    return SearchVector("heading_path", weight="A", config="english") + SearchVector(
+        "text", weight="B", config="english"
+    )
+
+
+def text_hash_of(text: str) -> str:
+    """Hash of exactly what an embedder reads for a chunk: equal hashes mean a reusable vector."""
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 class Chunk(models.Model):
     """A retrievable passage of one document, embedded by one embedding model.
 
@@ -161,10 +173,23 @@ class Chunk(models.Model):
     char_end = models.PositiveIntegerField()
     token_count = models.PositiveIntegerField()
     embedding = VectorField()
+    text_hash = models.CharField(
+        max_length=64,
+        blank=True,
+        default="",
+        help_text="sha256 of the embedded text; a new chunk with the same text reuses the vector.",
+    )
     tsv = models.GeneratedField(
-        expression=SearchVector("heading_path", weight="A", config="english")
-        + SearchVector("text", weight="B", config="english"),
-        output_field=SearchVectorField(),
+        expression=_chunk_tsvector(), output_field=SearchVectorField(), db_persist=True
+    )
+    # The chunk's length in index terms (every position of every lexeme of ``tsv``), for BM25's
+    # length normalisation. A generated column may not read another one, so it derives from
+    # the same expression; ``kb_tsvector_length`` is created by migration 0005.
+    term_count = models.GeneratedField(
+        expression=Func(
+            _chunk_tsvector(), function="kb_tsvector_length", output_field=models.IntegerField()
+        ),
+        output_field=models.IntegerField(),
         db_persist=True,
     )
 
@@ -181,10 +206,56 @@ class Chunk(models.Model):
         indexes = [
             GinIndex(fields=["tsv"], name="kb_chunk_tsv_gin"),
             models.Index(fields=["embedding_model", "document"], name="kb_chunk_model_document"),
+            models.Index(fields=["embedding_model", "text_hash"], name="kb_chunk_model_text_hash"),
         ]
 
     def __str__(self) -> str:
         return f"{self.document_id}#{self.ordinal}"
+
+
+class IndexStatistic(models.Model):
+    """Per embedding model, what BM25 needs of the whole keyword index: how many chunks there
+    are and how many index terms they hold (their mean is the average chunk length).
+
+    Kept by statement triggers on kb_chunk (migration 0005), in the transaction that writes or
+    deletes the chunks, so every path (indexing, sync, a deleted document, a dropped model)
+    keeps it true and a save costs time proportional to its own chunks, never to the corpus.
+    Its row is updated before any term row, so it also orders concurrent writers of one model:
+    the second waits here, holding no term rows, and two writers can never deadlock.
+    """
+
+    embedding_model = models.OneToOneField(
+        EmbeddingModel, on_delete=models.CASCADE, primary_key=True, related_name="+"
+    )
+    chunk_count = models.BigIntegerField(default=0)
+    term_count = models.BigIntegerField(default=0)
+
+    class Meta:
+        db_table = "kb_index_stat"
+
+    def __str__(self) -> str:
+        return f"{self.embedding_model_id}: {self.chunk_count} chunks"
+
+
+class TermStatistic(models.Model):
+    """Per embedding model and lexeme, how many chunks contain it: BM25's document frequency."""
+
+    embedding_model = models.ForeignKey(
+        EmbeddingModel, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    lexeme = models.TextField()
+    chunk_count = models.IntegerField(default=0)
+
+    class Meta:
+        db_table = "kb_term_stat"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["embedding_model", "lexeme"], name="kb_term_stat_model_lexeme"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.embedding_model_id}:{self.lexeme} in {self.chunk_count}"
 
 
 class DocumentIndexState(models.Model):

@@ -1,4 +1,9 @@
-"""The hybrid retrieval SQL: vector leg and keyword leg as CTEs, fused by weighted RRF, one query.
+"""The hybrid retrieval SQL: a vector leg and a BM25 keyword leg as CTEs, one query.
+
+The vector leg takes the nearest chunks by cosine distance; the keyword leg the best chunks by
+BM25 (IDF and length normalisation from per-model statistics that triggers keep, see
+``kb.models.IndexStatistic``), with the GIN index selecting its candidates. Every candidate of
+either leg is then scored by both, and the scores are fused in Python (``fuse``).
 
 Both legs filter to published documents of the asker's audiences and to one embedding model
 inside the SQL, so nothing the asker may not see is ever fetched. The vector leg orders by
@@ -10,6 +15,7 @@ that model's partial HNSW index; pgvector's iterative scan (set per connection, 
 from __future__ import annotations
 
 import datetime
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -18,36 +24,44 @@ from django.db import connection
 from kb.models import EmbeddingModel, vector_literal
 from search.keywords import KeywordQuery
 
-RRF_K = 60
-
-
-def rrf_score(ranks: Sequence[int | None], *, weights: Sequence[float] | None = None) -> float:
-    """Reciprocal Rank Fusion of 1-based ranks (None: the leg did not return the item)."""
-    weights = weights or [1.0] * len(ranks)
-    return sum(w / (RRF_K + r) for r, w in zip(ranks, weights, strict=True) if r is not None)
+# BM25's free parameters, at the values Lucene and most reference implementations ship with.
+BM25_K1 = 1.2
+BM25_B = 0.75
+# The keyword leg scores the chunks that hold the question's rarest terms: lexemes are taken
+# rarest first while the chunks holding them add up to at most this many (the rarest always
+# counts). BM25 is dominated by rare terms, and scoring costs a few microseconds per candidate:
+# ranking every chunk that says "use" or "file" cost 180 ms at 100k chunks.
+KEYWORD_CANDIDATE_BUDGET = 2000
 
 
 @dataclass(frozen=True)
 class FusionWeights:
-    """RRF weights per leg, with the keyword leg gated on what the question contains.
+    """How the legs are combined: a convex combination of each leg's z-scored scores,
+    ``(1 - w) * z(cosine) + w * z(BM25)``, with the keyword weight ``w`` chosen per question.
 
-    Measured on corpus/eval.jsonl: the keyword leg alone beats the vector leg on pasted
-    identifiers (recall@5 1.00 vs 0.93) but is weak on paraphrases (0.40 vs 0.87), and at equal
-    weight it dragged hybrid below the vector leg (0.87 vs 0.93). So it speaks loudly for
-    questions that carry an identifier and not at all otherwise, unless it is the only leg.
-    An identifier the index cannot find exactly (``starting_after``: the index keeps only
-    "start") makes a plain question: gating on it would rank every chunk saying "start", for
-    70 ms at 100k chunks, and say nothing useful.
+    Rank fusion (RRF) at any fixed weight lost to a leg alone on real documentation, and
+    silencing the keyword leg lost the questions that reuse a page's own words: scores carry
+    how far apart two candidates are, ranks do not. Which leg to trust depends on the question:
+    when one passage holds nearly all of the question's rare words (coverage, see
+    ``HybridRows.keyword_coverage``) the question quotes the docs and BM25 is right; a pasted
+    identifier is BM25's too; a paraphrase is the vector leg's. The four values below were
+    chosen by leave-one-set-out cross-validation over five eval sets (``search_fusion fit``;
+    the figures are in docs/retrieval.md).
     """
 
-    vector: float = 1.0
-    keyword_identifier: float = 1.5  # the question carries an identifier (E4012, invoice.paid)
-    keyword_plain: float = 0.0  # a natural-language question
-    identifier_bonus: float = 1.0  # added to keyword ts_rank when a pasted identifier matches
+    keyword_plain: float = 0.3  # a natural-language question
+    keyword_identifier: float = 0.55  # it carries an identifier (E4012, invoice.paid)
+    keyword_quoted: float = 0.85  # one passage holds >= quoted_coverage of its IDF
+    quoted_coverage: float = 0.9
+    identifier_bonus: float = 1.0  # times the rarest term's IDF, for a chunk matching the phrase
 
-    def keyword_weight(self, keywords: KeywordQuery, *, vector_leg: bool) -> float:
+    def keyword_weight(
+        self, keywords: KeywordQuery, *, vector_leg: bool, coverage: float = 0.0
+    ) -> float:
         if not vector_leg:
             return 1.0
+        if coverage >= self.quoted_coverage:
+            return self.keyword_quoted
         return self.keyword_identifier if keywords.identifier_phrases else self.keyword_plain
 
 
@@ -65,7 +79,8 @@ class Candidate:
     vector_rank: int | None
     keyword_rank: int | None
     fused_score: float
-    similarity: float | None  # cosine similarity to the question, for vector-leg hits
+    similarity: float | None  # cosine similarity to the question (None without a vector leg)
+    keyword_score: float | None = None  # BM25 (None without a keyword leg)
 
 
 @dataclass(frozen=True)
@@ -73,6 +88,97 @@ class HybridRows:
     candidates: list[Candidate]
     vector_candidates: int
     keyword_candidates: int
+    # The share of the question's IDF that the best-covering keyword hit holds: near 1 when a
+    # passage has every rare word of the question (it quotes the page), low for a paraphrase;
+    # words no chunk holds count against it.
+    keyword_coverage: float | None = None
+
+
+@dataclass(frozen=True)
+class TermWeights:
+    """The question's index terms with their BM25 inverse document frequencies."""
+
+    lexemes: tuple[str, ...]
+    idfs: tuple[float, ...]
+    selecting: tuple[str, ...]  # the lexemes whose matches are the keyword leg's candidates
+    average_length: float
+    question_idf: float = 0.0  # of every lexeme of the question, those no chunk holds included
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.lexemes
+
+
+def term_weights(*, embedding_model: EmbeddingModel, keywords: KeywordQuery) -> TermWeights:
+    """Look up the question's lexemes (as the index parses them) in the model's statistics.
+
+    IDF is Lucene's ``ln(1 + (N - df + 0.5) / (df + 0.5))``, always positive. A lexeme no chunk
+    holds can match nothing and is dropped from the terms, but still counts (as the rarest of
+    all) in ``question_idf``: a question full of words the docs never use does not quote them.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT q.lexeme, coalesce(t.chunk_count, 0), s.chunk_count, s.term_count
+            FROM (SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', %s))) q
+            CROSS JOIN kb_index_stat s
+            LEFT JOIN kb_term_stat t
+                ON t.embedding_model_id = s.embedding_model_id AND t.lexeme = q.lexeme
+            WHERE s.embedding_model_id = %s AND s.chunk_count > 0
+            ORDER BY q.lexeme
+            """,
+            [" ".join(keywords.terms), embedding_model.pk],
+        )
+        every = cursor.fetchall()
+    rows = [row for row in every if row[1] > 0]
+    if not rows:
+        return TermWeights(lexemes=(), idfs=(), selecting=(), average_length=1.0)
+    chunks, terms = rows[0][2], rows[0][3]
+
+    def idf(df: int) -> float:
+        return math.log(1 + (chunks - df + 0.5) / (df + 0.5))
+
+    idfs = tuple(idf(df) for _, df, _, _ in rows)
+    selecting: list[str] = []
+    holding = 0
+    for lexeme, df, _, _ in sorted(rows, key=lambda row: (row[1], row[0])):
+        if selecting and holding + df > KEYWORD_CANDIDATE_BUDGET:
+            break
+        selecting.append(lexeme)
+        holding += df
+    return TermWeights(
+        lexemes=tuple(row[0] for row in rows),
+        idfs=idfs,
+        selecting=tuple(selecting),
+        average_length=max(terms / chunks, 1.0),
+        question_idf=sum(idf(df) for _, df, _, _ in every),
+    )
+
+
+def tsquery_text(lexemes: Sequence[str]) -> str:
+    """Lexemes ORed as tsquery input: each quoted, so none is read as an operator."""
+    quoted = ("'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'" for lexeme in lexemes)
+    return " | ".join(quoted)
+
+
+def _bm25_sql(chunk: str) -> str:
+    """BM25 of chunk ``chunk`` against the ``keyword_terms`` CTE, from its own tsvector: a
+    lexeme's positions are its term frequency, ``term_count`` its length. Lucene's form,
+    ``idf * tf / (tf + k1 * (1 - b + b * length / average))``, without the constant (k1 + 1).
+
+    The tsvector is first cut down to the question's lexemes (two ``ts_delete`` calls in C),
+    which halves the cost of unnesting all of it; ``kp`` is the ``keyword_params`` row.
+    """
+    return f"""(SELECT coalesce(sum(t.idf * u.tf
+                    / (u.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * {chunk}.term_count
+                                                        / kp.average_length))), 0)
+               FROM (SELECT lexeme, coalesce(array_length(positions, 1), 1) AS tf
+                     FROM unnest(ts_delete({chunk}.tsv,
+                                           tsvector_to_array(ts_delete({chunk}.tsv, kp.lexemes))))
+                    ) u
+               JOIN keyword_terms t ON t.lexeme = u.lexeme)
+             + CASE WHEN kp.identifiers IS NOT NULL AND {chunk}.tsv @@ kp.identifiers
+                    THEN kp.bonus ELSE 0 END"""
 
 
 def _visible_sql(embedding_model: EmbeddingModel) -> str:
@@ -102,16 +208,13 @@ def hybrid_search(
     limit: int = 20,
     weights: FusionWeights = FusionWeights(),
 ) -> HybridRows:
-    """Run the legs that have input (a vector, keyword terms) and fuse them in one statement."""
+    """Run the legs that have input (a vector, keyword terms) in one statement, score every
+    candidate by both legs, and fuse the scores (see ``FusionWeights``)."""
     use_vector = query_vector is not None
-    use_keyword = keywords is not None and not keywords.is_empty
-    keyword_weight = 0.0
-    if use_keyword:
-        assert keywords is not None
-        keyword_weight = weights.keyword_weight(keywords, vector_leg=use_vector)
-        # A leg with no say in the fusion is not run: at 100k chunks ranking the matches of a
-        # plain question's common words cost ~180 ms of a 4 ms statement.
-        use_keyword = keyword_weight > 0
+    terms = None
+    if keywords is not None and not keywords.is_empty:
+        terms = term_weights(embedding_model=embedding_model, keywords=keywords)
+    use_keyword = terms is not None and not terms.is_empty
     if not use_vector and not use_keyword:
         return HybridRows(candidates=[], vector_candidates=0, keyword_candidates=0)
 
@@ -119,9 +222,9 @@ def hybrid_search(
     params: list[object] = []
     ctes: list[str] = []
     visible = _visible_sql(embedding_model)
+    vector_text = vector_literal(query_vector) if use_vector else None
 
     if use_vector:
-        vector_text = vector_literal(query_vector)
         ctes.append(
             f"""vector_hits AS (
                 SELECT c.id, c.embedding::vector({dims}) <=> %s::vector({dims}) AS distance
@@ -131,69 +234,92 @@ def hybrid_search(
                 LIMIT {int(leg_depth)}
             ),
             vector_leg AS (
-                SELECT id, distance, row_number() OVER (ORDER BY distance, id) AS rank
-                FROM vector_hits
+                SELECT id, row_number() OVER (ORDER BY distance, id) AS rank FROM vector_hits
             )"""
         )
         params += [vector_text, list(audiences), vector_text]
     else:
-        ctes.append(
-            "vector_leg AS (SELECT NULL::bigint AS id, NULL::float8 AS distance, "
-            "NULL::bigint AS rank WHERE false)"
-        )
+        ctes.append("vector_leg AS (SELECT NULL::bigint AS id, NULL::bigint AS rank WHERE false)")
 
     if use_keyword:
-        any_terms = _tsquery_sql(len(keywords.terms))
-        # Beside the vector leg, the keyword leg speaks for the pasted identifiers: candidates
-        # must contain one (rare terms, so the GIN index stays selective), ranked by all terms.
+        assert terms is not None and keywords is not None
         phrases = keywords.identifier_phrases
-        match = "q.identifiers" if use_vector and phrases else "q.any_terms"
-        identifier_terms = _tsquery_sql(len(phrases), function="phraseto_tsquery")
+        bonus = weights.identifier_bonus * max(terms.idfs)
         ctes.append(
-            f"""keyword_query AS (
-                SELECT ({any_terms}) AS any_terms, ({identifier_terms}) AS identifiers
+            f"""keyword_terms AS (
+                SELECT * FROM unnest(%s::text[], %s::float8[]) AS t (lexeme, idf)
+            ),
+            keyword_params AS (
+                SELECT %s::text[] AS lexemes, %s::float8 AS average_length,
+                       ({_tsquery_sql(len(phrases), function="phraseto_tsquery")}) AS identifiers,
+                       %s::float8 AS bonus
             ),
             keyword_hits AS (
-                SELECT c.id,
-                       ts_rank_cd(c.tsv, q.any_terms, 1)
-                       + CASE WHEN q.identifiers IS NOT NULL AND c.tsv @@ q.identifiers
-                              THEN %s ELSE 0 END AS score
-                FROM kb_chunk c JOIN kb_document d ON d.id = c.document_id, keyword_query q
-                WHERE {visible} AND c.tsv @@ {match}
+                SELECT c.id, {_bm25_sql("c")} AS score
+                FROM kb_chunk c JOIN kb_document d ON d.id = c.document_id, keyword_params kp
+                WHERE {visible} AND c.tsv @@ %s::tsquery
                 ORDER BY score DESC, c.id
                 LIMIT {int(leg_depth)}
             ),
             keyword_leg AS (
-                SELECT id, row_number() OVER (ORDER BY score DESC, id) AS rank FROM keyword_hits
+                SELECT k.id, k.score, row_number() OVER (ORDER BY k.score DESC, k.id) AS rank,
+                       (SELECT coalesce(sum(t.idf), 0)
+                        FROM unnest(tsvector_to_array(ts_delete(c.tsv, tsvector_to_array(
+                                 ts_delete(c.tsv, kp.lexemes))))) AS held (lexeme)
+                        JOIN keyword_terms t ON t.lexeme = held.lexeme) AS matched_idf
+                FROM keyword_hits k JOIN kb_chunk c ON c.id = k.id, keyword_params kp
             )"""
         )
-        params += [*keywords.terms, *phrases, weights.identifier_bonus]
-        params += [list(audiences)]
+        params += [list(terms.lexemes), list(terms.idfs)]
+        params += [list(terms.lexemes), terms.average_length, *phrases, bonus]
+        params += [list(audiences), _candidate_tsquery(terms)]
+        keyword_score = f"coalesce(k.score, {_bm25_sql('c')})"
+        keyword_from = ", keyword_params kp"
     else:
-        ctes.append("keyword_leg AS (SELECT NULL::bigint AS id, NULL::bigint AS rank WHERE false)")
+        ctes.append(
+            "keyword_leg AS (SELECT NULL::bigint AS id, NULL::float8 AS score, "
+            "NULL::bigint AS rank, NULL::float8 AS matched_idf WHERE false)"
+        )
+        keyword_score, keyword_from = "NULL::float8", ""
 
+    similarity = (
+        f"1 - (c.embedding::vector({dims}) <=> %s::vector({dims}))"
+        if use_vector
+        else "NULL::float8"
+    )
     sql = f"""
         WITH {", ".join(ctes)},
-        fused AS (
-            SELECT COALESCE(v.id, k.id) AS id, v.rank AS vector_rank, k.rank AS keyword_rank,
-                   1 - v.distance AS similarity,
-                   COALESCE(%s / ({RRF_K} + v.rank), 0) + COALESCE(%s / ({RRF_K} + k.rank), 0)
-                       AS fused_score
-            FROM vector_leg v FULL OUTER JOIN keyword_leg k ON k.id = v.id
-        )
+        pool AS (SELECT id FROM vector_leg UNION SELECT id FROM keyword_leg)
         SELECT c.id, c.document_id, d.path, d.title, c.heading_path, c.text, c.char_start,
-               c.char_end, d.updated_on, f.vector_rank, f.keyword_rank, f.fused_score,
-               f.similarity, (SELECT count(*) FROM vector_leg), (SELECT count(*) FROM keyword_leg)
-        FROM fused f
-        JOIN kb_chunk c ON c.id = f.id
+               c.char_end, d.updated_on, v.rank, k.rank, {similarity}, {keyword_score},
+               (SELECT count(*) FROM vector_leg), (SELECT count(*) FROM keyword_leg),
+               (SELECT max(matched_idf) FROM keyword_leg)
+        FROM pool p
+        JOIN kb_chunk c ON c.id = p.id
         JOIN kb_document d ON d.id = c.document_id
-        ORDER BY f.fused_score DESC, f.vector_rank NULLS LAST, f.keyword_rank NULLS LAST
-        LIMIT {int(limit)}
+        LEFT JOIN vector_leg v ON v.id = p.id
+        LEFT JOIN keyword_leg k ON k.id = p.id{keyword_from}
     """
-    params += [float(weights.vector), float(keyword_weight)]
+    if use_vector:
+        params.append(vector_text)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
+    coverage = None
+    if use_keyword and rows and rows[0][15] is not None and terms is not None:
+        coverage = min(float(rows[0][15]) / terms.question_idf, 1.0)
+    keyword_weight = (
+        weights.keyword_weight(keywords, vector_leg=use_vector, coverage=coverage or 0.0)
+        if use_keyword and keywords
+        else 0.0
+    )
+    fused = fuse(
+        similarities=[row[11] for row in rows],
+        keyword_scores=[row[12] for row in rows],
+        vector_ranked=[row[9] is not None for row in rows],
+        keyword_ranked=[row[10] is not None for row in rows],
+        keyword_weight=keyword_weight,
+    )
     candidates = [
         Candidate(
             chunk_id=row[0],
@@ -207,16 +333,67 @@ def hybrid_search(
             updated_on=row[8],
             vector_rank=row[9],
             keyword_rank=row[10],
-            fused_score=float(row[11]),
-            similarity=None if row[12] is None else float(row[12]),
+            similarity=None if row[11] is None else float(row[11]),
+            keyword_score=None if row[12] is None else float(row[12]),
+            fused_score=score,
         )
-        for row in rows
+        for row, score in zip(rows, fused, strict=True)
     ]
-    vector_count = rows[0][13] if rows else 0
-    keyword_count = rows[0][14] if rows else 0
-    return HybridRows(
-        candidates=candidates, vector_candidates=vector_count, keyword_candidates=keyword_count
+    candidates.sort(
+        key=lambda c: (
+            -c.fused_score,
+            c.vector_rank or leg_depth + 1,
+            c.keyword_rank or leg_depth + 1,
+            c.chunk_id,
+        )
     )
+    return HybridRows(
+        candidates=candidates[: int(limit)],
+        vector_candidates=rows[0][13] if rows else 0,
+        keyword_candidates=rows[0][14] if rows else 0,
+        keyword_coverage=coverage,
+    )
+
+
+def _candidate_tsquery(terms: TermWeights) -> str:
+    return tsquery_text(terms.selecting)
+
+
+def fuse(
+    *,
+    similarities: Sequence[float | None],
+    keyword_scores: Sequence[float | None],
+    vector_ranked: Sequence[bool],
+    keyword_ranked: Sequence[bool],
+    keyword_weight: float,
+) -> list[float]:
+    """``(1 - w) * z(cosine) + w * z(BM25)`` per candidate.
+
+    Each leg's scores are standardised by the mean and spread of the candidates that leg
+    ranked itself (its own top list), so a leg that is confident (one hit far above its
+    others) says so loudly and a leg whose hits are all alike barely moves the order. A leg
+    that did not run scores nothing; with one leg the order is that leg's.
+    """
+    vector = _standardised(similarities, vector_ranked)
+    keyword = _standardised(keyword_scores, keyword_ranked)
+    if vector is None:
+        return keyword or [0.0] * len(similarities)
+    if keyword is None:
+        return vector
+    return [
+        (1 - keyword_weight) * v + keyword_weight * k for v, k in zip(vector, keyword, strict=True)
+    ]
+
+
+def _standardised(scores: Sequence[float | None], ranked: Sequence[bool]) -> list[float] | None:
+    if not scores or any(score is None for score in scores):
+        return None
+    own = [float(s) for s, r in zip(scores, ranked, strict=True) if r and s is not None]
+    if not own:
+        return None
+    mean = sum(own) / len(own)
+    spread = math.sqrt(sum((s - mean) ** 2 for s in own) / len(own)) or 1.0
+    return [(float(s) - mean) / spread for s in scores if s is not None]
 
 
 def unknown_names(

@@ -31,8 +31,9 @@ class Hit:
     updated_on: datetime.date | None  # lets the answer step prefer the newer of two pages
     vector_rank: int | None  # 1-based rank in the vector leg, None when the leg missed it
     keyword_rank: int | None
-    fused_score: float  # weighted Reciprocal Rank Fusion
-    similarity: float | None  # cosine similarity to the question (vector-leg hits only)
+    fused_score: float  # the legs' z-scored scores combined (see search.hybrid.fuse)
+    similarity: float | None  # cosine similarity to the question (None without a vector leg)
+    keyword_score: float | None = None  # BM25 against the question (None without a keyword leg)
     rerank_score: float | None = None  # set when a reranker ordered the candidates
 
     @property
@@ -54,6 +55,7 @@ class RetrievalResult:
     errors: dict[str, str] = field(default_factory=dict)  # stage -> one-line reason
     timings_ms: dict[str, float] = field(default_factory=dict)  # stage -> milliseconds
     unknown_names: list[str] = field(default_factory=list)  # names no visible page mentions
+    keyword_coverage: float | None = None  # see search.hybrid.HybridRows
 
     @property
     def confidence(self) -> float | None:

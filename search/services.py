@@ -127,6 +127,7 @@ def retrieve(
         errors=errors,
         timings_ms={k: round(v, 2) for k, v in timings.items()},
         unknown_names=names,
+        keyword_coverage=rows.keyword_coverage,
     )
     log.info(
         "retrieval_done",

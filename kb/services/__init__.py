@@ -33,6 +33,7 @@ from kb.services.indexing import (
     index_is_current,
     index_sweep,
     indexing_inline,
+    vectors_stored,
 )
 
 __all__ = [
@@ -67,4 +68,5 @@ __all__ = [
     "index_is_current",
     "index_sweep",
     "indexing_inline",
+    "vectors_stored",
 ]

@@ -209,7 +209,9 @@ def embedding_model_build(
             except ValueError as exc:
                 report.failed.append(document.path)
                 _state_failed(document, model, f"cannot be chunked: {exc}")
-        embedded = chunks_embed(documents=[chunks for _, chunks in chunked], embedder=embedder)
+        embedded = chunks_embed(
+            documents=[chunks for _, chunks in chunked], embedder=embedder, embedding_model=model
+        )
         for (document, _), chunks in zip(chunked, embedded, strict=True):
             with transaction.atomic():
                 locked = (

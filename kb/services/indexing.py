@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
@@ -23,6 +23,7 @@ from kb.models import (
     DocumentIndexState,
     EmbeddingModel,
     content_hash_of,
+    text_hash_of,
     vector_literal,
 )
 
@@ -133,9 +134,18 @@ class DocumentChunks:
     content_hash: str
     drafts: list[ChunkDraft]
     vectors: np.ndarray | None = None
+    reused: int = 0  # vectors taken from chunks that already had the same embedded text
 
     def embedding_texts(self) -> list[str]:
         return [embedding_text(self.title, d.heading_path, d.text) for d in self.drafts]
+
+    def text_hashes(self) -> list[str]:
+        return [text_hash_of(text) for text in self.embedding_texts()]
+
+    @property
+    def embedded(self) -> int:
+        """Texts this version sent to the embedder."""
+        return len(self.drafts) - self.reused
 
 
 def document_chunk(*, title: str, body: str, embedder: Embedder) -> DocumentChunks:
@@ -151,18 +161,59 @@ def document_chunk(*, title: str, body: str, embedder: Embedder) -> DocumentChun
 
 
 def chunks_embed(
-    *, documents: Sequence[DocumentChunks], embedder: Embedder
+    *,
+    documents: Sequence[DocumentChunks],
+    embedder: Embedder,
+    embedding_model: EmbeddingModel | None = None,
+    stored: Mapping[str, np.ndarray] | None = None,
 ) -> list[DocumentChunks]:
-    """Embed several documents' chunks in one call, so batches span documents."""
-    vectors = embedder.embed_documents(
-        [text for document in documents for text in document.embedding_texts()]
-    )
+    """Embed several documents' chunks in one call, so batches span documents.
+
+    A text the model has already embedded (same title, heading path and text, in any document)
+    reuses the stored vector instead of being embedded again, so an edit or a chunking change
+    embeds only the text that is new. The vectors come from ``stored`` (see ``vectors_stored``;
+    for a caller that embeds on another thread than the one holding its database connection),
+    or are looked up in ``embedding_model``.
+    """
+    if stored is None:
+        stored = (
+            vectors_stored(embedding_model=embedding_model, documents=documents)
+            if embedding_model is not None
+            else {}
+        )
+    hashes = [text_hash for document in documents for text_hash in document.text_hashes()]
+    texts = [text for document in documents for text in document.embedding_texts()]
+    missing = [index for index, text_hash in enumerate(hashes) if text_hash not in stored]
+    fresh = embedder.embed_documents([texts[index] for index in missing])
+    vectors = np.empty((len(texts), embedder.dimensions), dtype=np.float32)
+    for index, text_hash in enumerate(hashes):
+        if text_hash in stored:
+            vectors[index] = stored[text_hash]
+    if missing:
+        vectors[missing] = fresh
     embedded, offset = [], 0
     for document in documents:
         count = len(document.drafts)
-        embedded.append(replace(document, vectors=vectors[offset : offset + count]))
+        reused = sum(text_hash in stored for text_hash in hashes[offset : offset + count])
+        embedded.append(replace(document, vectors=vectors[offset : offset + count], reused=reused))
         offset += count
     return embedded
+
+
+def vectors_stored(
+    *, embedding_model: EmbeddingModel, documents: Sequence[DocumentChunks]
+) -> dict[str, np.ndarray]:
+    """The vectors ``embedding_model`` already holds for these documents' texts, by text hash."""
+    text_hashes = {text_hash for document in documents for text_hash in document.text_hashes()}
+    if not text_hashes:
+        return {}
+    rows = (
+        Chunk.objects.filter(embedding_model=embedding_model, text_hash__in=text_hashes)
+        .order_by("text_hash")
+        .distinct("text_hash")
+        .values_list("text_hash", "embedding")
+    )
+    return {text_hash: np.asarray(vector, dtype=np.float32) for text_hash, vector in rows}
 
 
 def chunks_replace(
@@ -184,7 +235,7 @@ def chunks_replace(
     return len(chunks.drafts)
 
 
-_CHUNK_ROW = "(%s, %s, %s, %s, %s, %s, %s, %s, %s::vector)"
+_CHUNK_ROW = "(%s, %s, %s, %s, %s, %s, %s, %s, %s::vector, %s)"
 
 
 def _chunks_insert_and_mark_indexed(
@@ -197,7 +248,9 @@ def _chunks_insert_and_mark_indexed(
     """
     assert chunks.vectors is not None
     params: list[object] = []
-    for draft, vector in zip(chunks.drafts, chunks.vectors, strict=True):
+    for draft, vector, text_hash in zip(
+        chunks.drafts, chunks.vectors, chunks.text_hashes(), strict=True
+    ):
         params += [
             document.pk,
             embedding_model.pk,
@@ -208,13 +261,14 @@ def _chunks_insert_and_mark_indexed(
             draft.char_end,
             draft.token_count,
             vector_literal(vector),
+            text_hash,
         ]
     insert_chunks = ""
     if chunks.drafts:
         rows = ", ".join([_CHUNK_ROW] * len(chunks.drafts))
         insert_chunks = f"""WITH new_chunks AS (
             INSERT INTO kb_chunk (document_id, embedding_model_id, ordinal, heading_path, text,
-                                  char_start, char_end, token_count, embedding)
+                                  char_start, char_end, token_count, embedding, text_hash)
             VALUES {rows}
             RETURNING 1
         ) """
@@ -367,6 +421,7 @@ def document_index(*, document_id: int, embedder: Embedder) -> str:
         chunks = chunks_embed(
             documents=[document_chunk(title=document.title, body=document.body, embedder=embedder)],
             embedder=embedder,
+            embedding_model=embedding_model,
         )[0]
     except EmbeddingError as exc:
         _index_failed(document, embedding_model, f"embedding failed: {exc}")

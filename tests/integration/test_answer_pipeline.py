@@ -99,7 +99,7 @@ def test_answer_cites_the_page_that_answers_with_its_evidence(help_center, gener
     snapshot = message.snapshot
     assert snapshot["confidence"] >= 0.35 and not snapshot["degraded"]
     top = snapshot["hits"][0]
-    assert top["path"] == "policies/refunds.md" and top["vector_rank"] == 1
+    assert top["path"] == "policies/refunds.md" and top["vector_rank"] is not None
     assert top["chunk_id"] == citation["chunk_id"] and top["source_number"] == 1
     assert {"fused_score", "similarity", "keyword_rank", "rerank_score"} <= set(top)
     assert {"retrieval", "retrieval_embed", "retrieval_sql", "generation", "total"} <= set(

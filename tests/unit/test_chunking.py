@@ -149,20 +149,20 @@ def test_limits_for_minilm_window_fill_its_254_word_pieces() -> None:
     limits = ChunkLimits.for_window(256)
     assert limits.max_tokens == 254
     assert 190 <= limits.target_tokens <= 210
-    assert (limits.overlap_tokens, limits.min_section_tokens) == (40, 60)
+    assert (limits.overlap_tokens, limits.min_section_tokens) == (40, 0)
 
 
 def test_limits_for_long_context_window_are_350_target_and_500_max() -> None:
     assert ChunkLimits.for_window(32_000) == ChunkLimits(
-        target_tokens=350, max_tokens=500, overlap_tokens=40, min_section_tokens=60
+        target_tokens=350, max_tokens=500, overlap_tokens=40, min_section_tokens=0
     )
 
 
-def test_limits_for_tiny_window_keep_overlap_well_under_target() -> None:
+def test_limits_for_tiny_window_keep_overlap_well_under_target_and_sections_apart() -> None:
     limits = ChunkLimits.for_window(32)
     assert limits.max_tokens == 30
     assert 0 < limits.overlap_tokens * 4 <= limits.target_tokens
-    assert 0 < limits.min_section_tokens < limits.target_tokens
+    assert limits.min_section_tokens == 0
 
 
 def test_limits_reject_a_target_above_the_maximum() -> None:
@@ -752,3 +752,27 @@ def test_chunking_two_thousand_words_takes_well_under_50_ms() -> None:
         chunk(body, limits=MINILM, count=count_tokens)
         timings.append(time.perf_counter() - started)
     assert min(timings) < 0.050
+
+
+def test_short_sibling_sections_keep_a_chunk_each_under_their_own_heading() -> None:
+    # given a page of short reference entries, one setting per section
+    body = (
+        "# Settings\n\nWhat each setting does.\n\n"
+        "## timeout\n\nSeconds before a request is abandoned.\n\n"
+        "## retries\n\nHow often a failed delivery is tried again.\n\n"
+        "## region\n\nWhere the data is stored.\n"
+    )
+
+    # when it is chunked for all-MiniLM-L6-v2
+    chunks = chunk_markdown(
+        title="Settings", body=body, limits=ChunkLimits.for_window(256), count_tokens=count_words
+    )
+
+    # then each section is found by its own heading and words
+    assert [c.heading_path for c in chunks] == [
+        "Settings",
+        "Settings > timeout",
+        "Settings > retries",
+        "Settings > region",
+    ]
+    assert chunks[2].text == "How often a failed delivery is tried again."

@@ -2,21 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from search.hybrid import rrf_score
 from search.keywords import ENGLISH_STOP_WORDS, MAX_TERMS, is_identifier, keyword_query
-
-
-def test_rrf_worked_example_orders_both_legs_first() -> None:
-    # ranks as (vector, keyword): (1, 3), (none, 1), (2, none)
-    scores = [rrf_score([1, 3]), rrf_score([None, 1]), rrf_score([2, None])]
-
-    assert [round(score, 4) for score in scores] == [0.0323, 0.0164, 0.0161]
-    assert scores == sorted(scores, reverse=True)
-
-
-def test_rrf_weights_scale_each_leg() -> None:
-    assert rrf_score([1, 1], weights=[1.0, 0.0]) == pytest.approx(1 / 61)
-    assert rrf_score([None, None]) == 0
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,280 @@
+"""Offline fusion fitting over candidate dumps (see ``search_fusion dump`` and ``fit``).
+
+A dump holds, per eval question, every candidate the two legs returned with its cosine
+similarity, its BM25 score and which leg ranked it: exactly what ``search.hybrid.fuse`` sees.
+Re-sorting those candidates under another weight reproduces the product's ranking under that
+weight, so a weight grid costs no database or embedder time.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from search.evaluation import EvalCase, ndcg_at, ranked_documents, recall_at, reciprocal_rank
+from search.hybrid import fuse
+from search.results import RetrievalResult
+
+WEIGHT_GRID = tuple(round(step * 0.05, 2) for step in range(21))
+
+
+@dataclass(frozen=True)
+class DumpedCandidate:
+    path: str
+    heading_path: str
+    similarity: float
+    keyword_score: float
+    vector_ranked: bool
+    keyword_ranked: bool
+
+
+@dataclass(frozen=True)
+class DumpedCase:
+    id: str
+    question: str
+    kind: str
+    relevant: tuple[str, ...]
+    identifier: bool  # the question carries an identifier the index can find
+    coverage: float  # see search.hybrid.HybridRows.keyword_coverage
+    candidates: tuple[DumpedCandidate, ...]
+
+
+def dumped_case(case: EvalCase, result: RetrievalResult, *, identifier: bool) -> DumpedCase:
+    return DumpedCase(
+        id=case.id,
+        question=case.question,
+        kind=case.kind,
+        relevant=case.relevant,
+        identifier=identifier,
+        coverage=result.keyword_coverage or 0.0,
+        candidates=tuple(
+            DumpedCandidate(
+                path=hit.path,
+                heading_path=hit.heading_path,
+                similarity=hit.similarity or 0.0,
+                keyword_score=hit.keyword_score or 0.0,
+                vector_ranked=hit.vector_rank is not None,
+                keyword_ranked=hit.keyword_rank is not None,
+            )
+            for hit in result.hits
+        ),
+    )
+
+
+def dump_write(path: Path, name: str, cases: Iterable[DumpedCase]) -> None:
+    with path.open("w", encoding="utf-8") as handle:
+        for case in cases:
+            handle.write(json.dumps({"set": name, **asdict(case)}) + "\n")
+
+
+def dump_load(path: Path) -> tuple[str, list[DumpedCase]]:
+    name, cases = "", []
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            raw = json.loads(line)
+            name = raw.pop("set")
+            raw["relevant"] = tuple(raw["relevant"])
+            raw["candidates"] = tuple(DumpedCandidate(**c) for c in raw["candidates"])
+            cases.append(DumpedCase(**raw))
+    return name, cases
+
+
+Ranker = Callable[[DumpedCase], list[str]]
+
+
+def z_ranker(*, plain: float, identifier: float) -> Ranker:
+    """The product's fusion (``search.hybrid.fuse``) at the given keyword weights."""
+
+    def rank(case: DumpedCase) -> list[str]:
+        weight = identifier if case.identifier else plain
+        candidates = case.candidates
+        scores = fuse(
+            similarities=[c.similarity for c in candidates],
+            keyword_scores=[c.keyword_score for c in candidates],
+            vector_ranked=[c.vector_ranked for c in candidates],
+            keyword_ranked=[c.keyword_ranked for c in candidates],
+            keyword_weight=weight,
+        )
+        order = sorted(range(len(candidates)), key=lambda i: -scores[i])
+        return ranked_documents(candidates[i].path for i in order)
+
+    return rank
+
+
+def rrf_ranker(*, keyword_weight: float, k: int = 60) -> Ranker:
+    """Weighted Reciprocal Rank Fusion of the two legs' own orders, for comparison."""
+
+    def rank(case: DumpedCase) -> list[str]:
+        candidates = case.candidates
+        by_vector = sorted(
+            (i for i, c in enumerate(candidates) if c.vector_ranked),
+            key=lambda i: -candidates[i].similarity,
+        )
+        by_keyword = sorted(
+            (i for i, c in enumerate(candidates) if c.keyword_ranked),
+            key=lambda i: -candidates[i].keyword_score,
+        )
+        scores = [0.0] * len(candidates)
+        for position, i in enumerate(by_vector, start=1):
+            scores[i] += (1 - keyword_weight) / (k + position)
+        for position, i in enumerate(by_keyword, start=1):
+            scores[i] += keyword_weight / (k + position)
+        order = sorted(range(len(candidates)), key=lambda i: -scores[i])
+        return ranked_documents(candidates[i].path for i in order)
+
+    return rank
+
+
+def metrics(cases: Sequence[DumpedCase], ranker: Ranker) -> dict[str, float]:
+    answerable = [case for case in cases if case.relevant]
+    totals = {"recall@1": 0.0, "recall@5": 0.0, "mrr@10": 0.0, "ndcg@10": 0.0}
+    for case in answerable:
+        ranked = ranker(case)
+        totals["recall@1"] += recall_at(ranked, case.relevant, 1)
+        totals["recall@5"] += recall_at(ranked, case.relevant, 5)
+        totals["mrr@10"] += reciprocal_rank(ranked, case.relevant)
+        totals["ndcg@10"] += ndcg_at(ranked, case.relevant)
+    return {key: value / max(len(answerable), 1) for key, value in totals.items()}
+
+
+def oracle_ndcg(cases: Sequence[DumpedCase]) -> float:
+    """nDCG@10 if each question got its own best keyword weight: the ceiling of a per-question
+    signal that tells how much to trust the keyword leg."""
+    answerable = [case for case in cases if case.relevant]
+    best_total = 0.0
+    rankers = [z_ranker(plain=w, identifier=w) for w in WEIGHT_GRID]
+    for case in answerable:
+        best_total += max(ndcg_at(ranker(case), case.relevant) for ranker in rankers)
+    return best_total / max(len(answerable), 1)
+
+
+@dataclass(frozen=True)
+class FoldResult:
+    held_out: str
+    plain: float
+    identifier: float
+    ndcg: float
+
+
+def leave_one_set_out(sets: dict[str, list[DumpedCase]]) -> list[FoldResult]:
+    """For each set: fit both weights on the other sets (mean nDCG@10 over them), test on it."""
+    folds = []
+    for held_out in sets:
+        training = [cases for name, cases in sets.items() if name != held_out] or [sets[held_out]]
+        plain, identifier = best_weights(training)
+        ranker = z_ranker(plain=plain, identifier=identifier)
+        folds.append(
+            FoldResult(
+                held_out=held_out,
+                plain=plain,
+                identifier=identifier,
+                ndcg=metrics(sets[held_out], ranker)["ndcg@10"],
+            )
+        )
+    return folds
+
+
+def best_weights(training: Sequence[Sequence[DumpedCase]]) -> tuple[float, float]:
+    """The plain and identifier keyword weights with the best mean nDCG@10 over the sets.
+
+    The two are independent (a question is one kind or the other), so each is a 1-D search;
+    ties go to the smaller weight (the stronger leg alone)."""
+
+    def mean_ndcg(ranker: Ranker, kind: bool) -> float:
+        values = []
+        for cases in training:
+            subset = [c for c in cases if c.identifier == kind and c.relevant]
+            if subset:
+                values.append(metrics(subset, ranker)["ndcg@10"])
+        return sum(values) / len(values) if values else 0.0
+
+    plain = max(WEIGHT_GRID, key=lambda w: (mean_ndcg(z_ranker(plain=w, identifier=w), False), -w))
+    identifier = max(
+        WEIGHT_GRID, key=lambda w: (mean_ndcg(z_ranker(plain=w, identifier=w), True), -w)
+    )
+    return plain, identifier
+
+
+def mean(values: Iterable[float]) -> float:
+    values = list(values)
+    return sum(values) / len(values) if values else math.nan
+
+
+# --- Weight policies: how the keyword weight is chosen per question --------------------------
+
+COVERAGE_GRID = (0.5, 0.6, 0.7, 0.8, 0.9, 1.01)  # 1.01: never "quoted"
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Keyword weight ``quoted`` when the best keyword hit holds at least ``coverage`` of the
+    question's IDF, else ``identifier`` for a question with an identifier, else ``plain``."""
+
+    plain: float
+    identifier: float
+    quoted: float
+    coverage: float
+
+    def weight(self, case: DumpedCase) -> float:
+        if case.coverage >= self.coverage:
+            return self.quoted
+        return self.identifier if case.identifier else self.plain
+
+
+def ndcg_table(cases: Sequence[DumpedCase]) -> list[tuple[DumpedCase, list[float]]]:
+    """nDCG@10 of every answerable case at every grid weight, computed once."""
+    rankers = [z_ranker(plain=w, identifier=w) for w in WEIGHT_GRID]
+    return [
+        (case, [ndcg_at(ranker(case), case.relevant) for ranker in rankers])
+        for case in cases
+        if case.relevant
+    ]
+
+
+def policy_ndcg(table: Sequence[tuple[DumpedCase, list[float]]], policy: Policy) -> float:
+    index = {w: i for i, w in enumerate(WEIGHT_GRID)}
+    values = [row[index[policy.weight(case)]] for case, row in table]
+    return sum(values) / max(len(values), 1)
+
+
+def best_policy(tables: Sequence[Sequence[tuple[DumpedCase, list[float]]]]) -> Policy:
+    """The policy with the best mean over sets of each set's nDCG@10 (ties: smaller weights).
+
+    That objective is a sum over cases, each weighted by 1 / its set's size, and a case falls
+    in exactly one bucket (quoted, identifier, plain) once the coverage cut is fixed, so each
+    bucket's weight is fitted on its own cases: an exact search, not a greedy one.
+    """
+    best: tuple[float, Policy] | None = None
+    for coverage in COVERAGE_GRID:
+        buckets: dict[str, list[float]] = {
+            name: [0.0] * len(WEIGHT_GRID) for name in ("quoted", "identifier", "plain")
+        }
+        for table in tables:
+            share = 1.0 / max(len(table), 1) / len(tables)
+            for case, row in table:
+                if case.coverage >= coverage:
+                    bucket = "quoted"
+                elif case.identifier:
+                    bucket = "identifier"
+                else:
+                    bucket = "plain"
+                for i, value in enumerate(row):
+                    buckets[bucket][i] += value * share
+        chosen = {
+            name: max(range(len(WEIGHT_GRID)), key=lambda i, t=totals: (t[i], -i))
+            for name, totals in buckets.items()
+        }
+        score = sum(buckets[name][i] for name, i in chosen.items())
+        policy = Policy(
+            plain=WEIGHT_GRID[chosen["plain"]],
+            identifier=WEIGHT_GRID[chosen["identifier"]],
+            quoted=WEIGHT_GRID[chosen["quoted"]],
+            coverage=coverage,
+        )
+        if best is None or score > best[0] + 1e-9:
+            best = (score, policy)
+    assert best is not None
+    return best[1]
