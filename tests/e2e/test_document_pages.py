@@ -9,6 +9,7 @@ import pytest
 from django.contrib.auth.models import User
 from playwright.sync_api import Page, expect
 
+from kb.actors import SYSTEM
 from kb.ingestion import corpus_sync
 from kb.models import Chunk, Document
 
@@ -61,7 +62,7 @@ Reimbursements arrive with the next monthly payroll after the claim is approved.
 def handbook(e2e_server, tmp_path: Path, local_embedder) -> Document:
     (tmp_path / "policies").mkdir()
     (tmp_path / "policies" / "expenses.md").write_text(HANDBOOK)
-    corpus_sync(directory=tmp_path, embedder=local_embedder)
+    corpus_sync(directory=tmp_path, embedder=local_embedder, actor=SYSTEM)
     return Document.objects.get(path="policies/expenses.md")
 
 

@@ -28,6 +28,7 @@ from assistant.services import (
     index_version,
     message_ask,
 )
+from kb.actors import SYSTEM
 from kb.ingestion import corpus_sync
 from kb.models import Document, EmbeddingModel
 from kb.services import document_restore, document_retire
@@ -220,7 +221,7 @@ def test_editing_a_document_invalidates_cached_answers(help_center, generator, l
     _ask(REFUND_QUESTION, generator)
     refunds = help_center / "policies" / "refunds.md"
     refunds.write_text(refunds.read_text().replace("30 days", "14 days"))
-    corpus_sync(directory=help_center, embedder=local_embedder)
+    corpus_sync(directory=help_center, embedder=local_embedder, actor=SYSTEM)
 
     second = _ask(REFUND_QUESTION, generator)
 
@@ -230,7 +231,7 @@ def test_editing_a_document_invalidates_cached_answers(help_center, generator, l
 
 def test_retiring_a_document_invalidates_cached_answers(help_center, generator) -> None:
     _ask(REFUND_QUESTION, generator)
-    document_retire(document=Document.objects.get(path="policies/refunds.md"))
+    document_retire(document=Document.objects.get(path="policies/refunds.md"), actor=SYSTEM)
 
     second = _ask(REFUND_QUESTION, generator)
 
@@ -242,9 +243,9 @@ def test_index_version_follows_every_change_to_what_is_retrievable(help_center) 
     refunds = Document.objects.get(path="policies/refunds.md")
     versions = [index_version()]
 
-    document_retire(document=refunds)
+    document_retire(document=refunds, actor=SYSTEM)
     versions.append(index_version())
-    document_restore(document=refunds)
+    document_restore(document=refunds, actor=SYSTEM)
     versions.append(index_version())
     Document.objects.get(path="api/rate-limits.md").delete()
     versions.append(index_version())

@@ -12,6 +12,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
+from kb.actors import SYSTEM
 from kb.ingestion import corpus_sync
 from kb.models import Chunk, Document
 
@@ -205,7 +206,7 @@ expense report together with the receipt from the airline.
 def indexed_travel(tmp_path: Path, local_embedder) -> Document:
     (tmp_path / "policies").mkdir()
     (tmp_path / "policies" / "travel.md").write_text(SECTIONS_DOC)
-    corpus_sync(directory=tmp_path, embedder=local_embedder)
+    corpus_sync(directory=tmp_path, embedder=local_embedder, actor=SYSTEM)
     return Document.objects.get(path="policies/travel.md")
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from kb.actors import SYSTEM
 from kb.ingestion import corpus_sync
 from kb.models import Document
 from search.hybrid import FusionWeights, rrf_score
@@ -55,7 +56,7 @@ def help_center(tmp_path: Path, local_embedder) -> Path:
         "api/rate-limits.md",
         "# Rate Limits\n\nToo many requests return HTTP 429 with a Retry-After header.\n",
     )
-    corpus_sync(directory=root, embedder=local_embedder)
+    corpus_sync(directory=root, embedder=local_embedder, actor=SYSTEM)
     return root
 
 

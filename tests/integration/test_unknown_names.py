@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from kb.actors import SYSTEM
 from kb.ingestion import corpus_sync
 from search.keywords import proper_names
 from search.results import UNKNOWN_NAME_PENALTY
@@ -22,7 +23,7 @@ def help_center(tmp_path: Path, local_embedder) -> None:
     (tmp_path / "partners.md").write_text(
         "---\naudience: internal\n---\n# Partners\n\nOur Klarna pilot is confidential.\n"
     )
-    corpus_sync(directory=tmp_path, embedder=local_embedder)
+    corpus_sync(directory=tmp_path, embedder=local_embedder, actor=SYSTEM)
 
 
 @pytest.mark.parametrize(
