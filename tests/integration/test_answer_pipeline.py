@@ -31,9 +31,10 @@ from assistant.services import (
 from kb.actors import SYSTEM
 from kb.ingestion import corpus_sync
 from kb.models import Document, EmbeddingModel
+from kb.selectors import ALL_AUDIENCES
 from kb.services import document_restore, document_retire
 from search.rerankers.base import RerankError
-from search.services import STAFF_AUDIENCES, retrieve
+from search.services import retrieve
 from tests.support.chat import (
     INTERNAL_QUESTION,
     REFUND_QUESTION,
@@ -133,7 +134,7 @@ def test_question_not_in_the_docs_does_not_call_the_generator(help_center, gener
 
 def test_internal_document_is_never_cited_for_a_customer(help_center, generator) -> None:
     public = _ask(INTERNAL_QUESTION, generator)
-    staff = _ask(INTERNAL_QUESTION, generator, audiences=STAFF_AUDIENCES)
+    staff = _ask(INTERNAL_QUESTION, generator, audiences=ALL_AUDIENCES)
 
     assert all(hit["path"] != "internal/escalation.md" for hit in public.snapshot["hits"])
     assert all(c["path"] != "internal/escalation.md" for c in public.citations)

@@ -9,10 +9,11 @@ import pytest
 from kb.actors import SYSTEM
 from kb.ingestion import corpus_sync
 from kb.models import Document
+from kb.selectors import ALL_AUDIENCES
 from search.hybrid import FusionWeights, rrf_score
 from search.rerankers.base import RerankError
 from search.results import RetrievalUnavailable
-from search.services import STAFF_AUDIENCES, retrieve
+from search.services import retrieve
 from tests.conftest import CountingEmbedder
 
 pytestmark = pytest.mark.django_db
@@ -137,7 +138,7 @@ def test_internal_document_is_filtered_in_sql_for_the_public(help_center: Path) 
     question = "goodwill credits up to $200 without approval"
 
     assert "internal/escalation.md" not in _paths(retrieve(question=question, limit=20))
-    staff = retrieve(question=question, audiences=STAFF_AUDIENCES)
+    staff = retrieve(question=question, audiences=ALL_AUDIENCES)
     assert _paths(staff)[0] == "internal/escalation.md"
 
 
