@@ -289,8 +289,8 @@ def test_doc_writer_import_cannot_republish_a_retired_page(
     ).content.decode()
 
     # then the file is refused with the reason and the page stays retired, successor and all
-    assert "Skipped parking.md: only a policy steward may restore a retired page" in page
     assert _lifecycle(retired_page) == ("retired", "parking-2027.md")
+    assert "Skipped parking.md: only a policy steward may restore a retired page" in page
 
 
 @pytest.mark.parametrize("as_zip", [False, True], ids=["markdown", "zip"])
@@ -303,9 +303,9 @@ def test_doc_writer_import_cannot_retire_a_page_nor_name_its_successor(
     first = _upload(_client(writer), "parking.md", retiring, as_zip=as_zip).content.decode()
     second = _upload(_client(writer), "parking.md", superseding, as_zip=as_zip).content.decode()
 
+    assert _lifecycle(published_page) == ("published", None)
     assert "only a policy steward may retire a page" in first
     assert "only a policy steward may change the page that supersedes it" in second
-    assert _lifecycle(published_page) == ("published", None)
 
 
 def test_doc_writer_import_of_a_new_retired_page_is_refused(
@@ -315,8 +315,8 @@ def test_doc_writer_import_of_a_new_retired_page_is_refused(
         _client(writer), "old.md", "---\nstatus: retired\n---\n# Old\n\nGone.\n", as_zip=False
     ).content.decode()
 
-    assert "only a policy steward may retire a page" in page
     assert not Document.objects.filter(path="old.md").exists()
+    assert "only a policy steward may retire a page" in page
 
 
 def test_steward_import_may_restore_and_edit_a_retired_page(
