@@ -23,7 +23,7 @@ INTERNAL_TEXT = "goodwill credits of up to 200 dollars"
 
 
 def _user(username: str, *, group: str | None = None, permission: bool = False, **flags) -> User:
-    user = User.objects.create_user(username, password="pw-for-tests", **flags)
+    user = User.objects.create_user(username, **flags)  # no password to hash: force_login
     if group:
         user.groups.add(Group.objects.get(name=group))
     if permission:
@@ -39,7 +39,7 @@ READERS: dict[str, tuple[Callable[[], User | None], bool]] = {
     "staff without the permission": (lambda: _user("agent", is_staff=True), False),
     "staff with the permission": (lambda: _user("lead", is_staff=True, permission=True), True),
     "doc writer": (lambda: _user("writer", group="Doc writers", is_staff=True), True),
-    "superuser": (lambda: User.objects.create_superuser("root", password="pw-for-tests"), True),
+    "superuser": (lambda: User.objects.create_superuser("root"), True),
 }
 
 

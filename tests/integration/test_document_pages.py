@@ -93,7 +93,7 @@ def make_document(path: str = "policies/refunds.md", **fields) -> Document:
 @pytest.fixture
 def staff_client() -> Client:
     """Staff who may read internal pages: ``kb.view_document``, as both admin groups have."""
-    agent = User.objects.create_user("agent", password="pw-for-tests", is_staff=True)
+    agent = User.objects.create_user("agent", is_staff=True)
     agent.user_permissions.add(Permission.objects.get(codename="view_document"))
     client = Client()
     client.force_login(agent)
@@ -378,7 +378,7 @@ def test_staff_still_read_a_retired_page_under_the_notice(staff_client: Client) 
 def test_staff_without_view_permission_get_the_public_retired_page() -> None:
     _retired_with_successor()
     agent = Client()
-    agent.force_login(User.objects.create_user("agent", password="pw-for-tests", is_staff=True))
+    agent.force_login(User.objects.create_user("agent", is_staff=True))
 
     response = page("policies/cancellation-legacy.md", client=agent)
 
@@ -420,7 +420,7 @@ def test_internal_page_is_404_for_staff_without_the_view_permission() -> None:
     # the chat never answers such a user from internal pages: the pages must agree
     make_document(path="internal/escalation.md", audience=Document.Audience.INTERNAL)
     agent = Client()
-    agent.force_login(User.objects.create_user("agent", password="pw-for-tests", is_staff=True))
+    agent.force_login(User.objects.create_user("agent", is_staff=True))
 
     assert page("internal/escalation.md", client=agent).status_code == 404
     assert "internal/escalation.md" not in agent.get("/docs/").content.decode()
