@@ -52,14 +52,13 @@ from assistant.services import (
     message_ask,
     question_normalise,
 )
-from search.services import PUBLIC_AUDIENCES, STAFF_AUDIENCES, one_line
+from kb.selectors import audiences_for
+from search.services import one_line
 
 log = structlog.get_logger("groundwork.assistant")
 
 CLIENT_SESSION_KEY = "assistant_client"
 CONVERSATION_SESSION_KEY = "assistant_conversation"
-# Staff who may read internal documents get answers from them too (same rule as debug search).
-INTERNAL_PERMISSION = "kb.view_document"
 STREAM_FAILED_ANSWER = (
     "Sorry, something went wrong while answering. Please reload the page, or contact support."
 )
@@ -90,10 +89,8 @@ def _client_message(request: HttpRequest, public_id: uuid.UUID) -> Message:
 
 
 def _audiences(request: HttpRequest) -> Sequence[str]:
-    user = request.user
-    if user.is_active and user.is_staff and user.has_perm(INTERNAL_PERMISSION):
-        return STAFF_AUDIENCES
-    return PUBLIC_AUDIENCES
+    # Staff who may read internal documents get answers from them too (the /docs pages' rule).
+    return audiences_for(request.user)
 
 
 def _current_conversation(request: HttpRequest, client_hash: str | None) -> Conversation | None:

@@ -14,6 +14,7 @@ from django.utils import timezone
 from django.utils.safestring import mark_safe
 from simple_history.admin import SimpleHistoryAdmin
 
+from kb.actors import Actor
 from kb.embedders import EmbeddingError, active_embedder, embedder_for
 from kb.ingestion import documents_import
 from kb.models import Chunk, Document, DocumentIndexState, EmbeddingModel
@@ -21,21 +22,23 @@ from kb.parsing import MAX_DOCUMENT_BYTES, normalise_newlines
 from kb.rendering import markdown_to_html
 from kb.services import (
     DocumentActionError,
+    DocumentPermissionDenied,
     EmbeddingModelError,
     EmbeddingModelMismatch,
     chunk_limits_for,
     document_chunk,
+    document_lifecycle_check,
     document_restore,
     document_retire,
+    document_save,
     embedding_model_activate,
     embedding_model_add,
     embedding_model_coverage,
     embedding_model_drop,
+    may_retire,
 )
 from kb.uploads import UploadRejected, upload_sources
 from kb.views import document_history_diff
-
-RETIRE_PERMISSION = "kb.retire_document"
 
 
 class DocumentImportForm(forms.Form):
@@ -99,7 +102,13 @@ class RetireForm(forms.Form):
 
 class DocumentForm(forms.ModelForm):
     """The body exactly as written: a browser sends CRLF and Django strips edge whitespace by
-    default, either of which would change the content hash and re-embed an untouched page."""
+    default, either of which would change the content hash and re-embed an untouched page.
+
+    ``actor`` (set by ``DocumentAdmin.get_form``) is who submits it: a change to whether the page
+    is current is checked by the same rule the save service applies, so it shows as a form error.
+    """
+
+    actor: Actor | None = None
 
     body = forms.CharField(strip=False, widget=forms.Textarea, help_text="Markdown.")
 
@@ -117,8 +126,54 @@ class DocumentForm(forms.ModelForm):
             "body",
         ]
 
+    def __init__(self, *args: Any, instance: Document | None = None, **kwargs: Any) -> None:
+        if instance is not None and self.actor is not None and not may_retire(actor=self.actor):
+            _keep_stored_lifecycle(instance)
+        super().__init__(*args, instance=instance, **kwargs)
+
     def clean_body(self) -> str:
         return normalise_newlines(self.cleaned_data["body"])
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        if self.actor is None:
+            return cleaned
+        successor = (
+            cleaned.get("superseded_by")
+            if "superseded_by" in self.fields
+            else self.instance.superseded_by
+        )
+        try:
+            document_lifecycle_check(
+                actor=self.actor,
+                document=self.instance,
+                status=cleaned.get("status", self.instance.status),
+                successor_path=successor.path if successor is not None else None,
+            )
+        except DocumentPermissionDenied as exc:
+            raise forms.ValidationError(str(exc), code="permission_denied") from exc
+        return cleaned
+
+
+def _stored_status(document: Document | None) -> str | None:
+    if document is None or document.pk is None:
+        return None
+    return Document.objects.filter(pk=document.pk).values_list("status", flat=True).first()
+
+
+def _keep_stored_lifecycle(instance: Document) -> None:
+    """For a doc writer reverting to an old version: the old text, but the page stays as current
+    (or as retired, with the same successor) as it is now, since they may not change that."""
+    stored = (
+        Document.objects.filter(pk=instance.pk).values_list("status", "superseded_by_id").first()
+    )
+    if stored is None:
+        return
+    status, superseded_by_id = stored
+    retired = Document.Status.RETIRED
+    if (status == retired) != (instance.status == retired):
+        instance.status = status
+    instance.superseded_by_id = superseded_by_id
 
 
 @admin.register(Document)
@@ -147,21 +202,28 @@ class DocumentAdmin(SimpleHistoryAdmin):
 
     def get_readonly_fields(self, request: HttpRequest, obj: Document | None = None) -> tuple:
         fields = tuple(super().get_readonly_fields(request, obj))
-        if not request.user.has_perm(RETIRE_PERMISSION):
+        if not may_retire(actor=request.user):
             fields += ("superseded_by",)
         return fields
 
     def get_form(self, request: HttpRequest, obj: Document | None = None, **kwargs: Any):
         form = super().get_form(request, obj, **kwargs)
-        if not request.user.has_perm(RETIRE_PERMISSION) and "status" in form.base_fields:
-            # Doc writers draft and publish; retiring is a steward's decision.
+        form.actor = request.user  # a fresh class per call: modelform_factory builds one
+        if not may_retire(actor=request.user) and "status" in form.base_fields:
+            # Doc writers draft and publish; retiring is a steward's decision. The choices follow
+            # the stored row, not ``obj``: in a history revert that is the old version.
             allowed = [c for c in Document.Status.choices if c[0] != Document.Status.RETIRED]
-            if obj is not None and obj.status == Document.Status.RETIRED:
+            if _stored_status(obj) == Document.Status.RETIRED:
                 allowed = [(Document.Status.RETIRED, "Retired")]
             form.base_fields["status"] = forms.ChoiceField(
                 choices=allowed, initial=form.base_fields["status"].initial
             )
         return form
+
+    def save_model(self, request: HttpRequest, obj: Document, form: Any, change: bool) -> None:
+        """The change form and history revert both save here, through the service."""
+        obj._history_user = request.user  # what SimpleHistoryAdmin.save_model records
+        document_save(document=obj, actor=request.user)
 
     class Media:
         js = ("kb/document_preview.js",)
@@ -194,13 +256,13 @@ class DocumentAdmin(SimpleHistoryAdmin):
         change_url = reverse("admin:kb_document_change", args=[document.pk])
         form = RetireForm(request.POST or None, document=document)
         if request.method == "POST" and "restore" in request.POST:
-            document_restore(document=document)
+            document_restore(document=document, actor=request.user)
             self.message_user(request, f"Restored {document.path}: it is retrievable again.")
             return redirect(change_url)
         if request.method == "POST" and form.is_valid():
             successor = form.cleaned_data["successor"]
             try:
-                document_retire(document=document, successor=successor)
+                document_retire(document=document, actor=request.user, successor=successor)
             except DocumentActionError as exc:
                 form.add_error("successor", str(exc))
             else:
@@ -272,6 +334,7 @@ class DocumentAdmin(SimpleHistoryAdmin):
                     sources=upload_sources(filename=upload.name, data=upload.read()),
                     embedder=active_embedder(),
                     origin=upload.name,
+                    actor=request.user,
                     index_inline=False,
                 )
             except (UploadRejected, EmbeddingModelMismatch, EmbeddingError) as exc:
@@ -290,12 +353,12 @@ class DocumentAdmin(SimpleHistoryAdmin):
         return TemplateResponse(request, "admin/kb/document/import.html", context)
 
     def has_retire_permission(self, request: HttpRequest) -> bool:
-        return request.user.has_perm(RETIRE_PERMISSION)
+        return may_retire(actor=request.user)
 
     @admin.action(description="Retire selected documents", permissions=["retire"])
     def retire_documents(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
         for document in queryset:
-            document_retire(document=document)
+            document_retire(document=document, actor=request.user)
         self.message_user(
             request, f"Retired {queryset.count()} document(s): they are no longer retrieved."
         )
@@ -303,7 +366,7 @@ class DocumentAdmin(SimpleHistoryAdmin):
     @admin.action(description="Restore selected documents (un-retire)", permissions=["retire"])
     def restore_documents(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
         for document in queryset:
-            document_restore(document=document)
+            document_restore(document=document, actor=request.user)
         self.message_user(request, f"Restored {queryset.count()} document(s).")
 
     @admin.display(description="index")

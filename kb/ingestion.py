@@ -5,6 +5,10 @@ an unchanged corpus embeds nothing. Embedding runs outside any transaction, in b
 documents; each changed document is then written in one transaction (document row, chunks, index
 state) so a search never sees half of it. A file that cannot be read or parsed is reported and
 its indexed copy is left alone; an empty folder never empties a non-empty index unless asked.
+
+Every write goes through ``document_save`` with the acting user (``SYSTEM`` for a command run on
+the server): a file that would retire, restore or re-link a page its importer may not is
+reported like a file that does not parse, and that page is left as it was.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import numpy as np
 import structlog
 from django.db import transaction
 
+from kb.actors import Actor
 from kb.embedders import Embedder, EmbeddingError
 from kb.models import Document, DocumentIndexState, EmbeddingModel, content_hash_of
 from kb.parsing import (
@@ -31,10 +36,13 @@ from kb.parsing import (
 )
 from kb.services import (
     DocumentChunks,
+    DocumentPermissionDenied,
     Progress,
     chunks_embed,
     chunks_replace,
     document_chunk,
+    document_lifecycle_check,
+    document_save,
     embedding_model_for_indexing,
     index_is_current,
     indexing_inline,
@@ -96,6 +104,7 @@ def corpus_sync(
     *,
     directory: Path,
     embedder: Embedder,
+    actor: Actor,
     allow_prune_all: bool = False,
     progress: Progress | None = None,
 ) -> SyncReport:
@@ -110,6 +119,7 @@ def corpus_sync(
         sources=sources,
         embedder=embedder,
         origin=str(directory),
+        actor=actor,
         prune=True,
         allow_prune_all=allow_prune_all,
         progress=progress,
@@ -121,6 +131,7 @@ def documents_import(
     sources: Sequence[Source],
     embedder: Embedder,
     origin: str,
+    actor: Actor,
     prune: bool = False,
     allow_prune_all: bool = False,
     index_inline: bool = True,
@@ -153,6 +164,7 @@ def documents_import(
             f"{origin} has no Markdown files but the index holds {len(existing)} documents; "
             "refusing to remove them all (pass --allow-prune-all if that is what you want)"
         )
+    parsed = _permitted(parsed, existing, actor, report)
     states = {
         state.document_id: state
         for state in DocumentIndexState.objects.filter(embedding_model=embedding_model)
@@ -165,24 +177,32 @@ def documents_import(
         if _needs_write(current, content_hash, states, index_inline=index_inline):
             to_index.append(document)
         elif _metadata_differs(current, document):
-            _document_update_metadata(current, document)
+            try:
+                _document_update_metadata(current, document, actor)
+            except DocumentPermissionDenied as exc:
+                report.failed.append(SyncFailure(document.path, str(exc)))
+                continue
             report.updated.append(document.path)
         else:
             report.unchanged += 1
 
     if index_inline:
         with indexing_inline(embedding_model):
-            _index_documents(to_index, existing, embedder, embedding_model, report, progress)
+            _index_documents(to_index, existing, embedder, embedding_model, actor, report, progress)
     else:
         for document in to_index:
-            with transaction.atomic():
+            try:
                 _document_upsert(
                     document,
                     current=existing.get(document.path),
                     content_hash=content_hash_of(title=document.title, body=document.body),
+                    actor=actor,
                 )
+            except DocumentPermissionDenied as exc:
+                report.failed.append(SyncFailure(document.path, str(exc)))
+                continue
             report.queued.append(document.path)
-    _link_successors(parsed, report)
+    _link_successors(parsed, report, actor)
     removed = sorted(set(existing) - present) if prune else []
     if removed:
         with transaction.atomic():
@@ -238,15 +258,35 @@ def _read_limited(file_path: Path) -> bytes:
         return handle.read(MAX_DOCUMENT_BYTES + 1)
 
 
+def _permitted(
+    parsed: list[ParsedDocument], existing: dict[str, Document], actor: Actor, report: SyncReport
+) -> list[ParsedDocument]:
+    """The documents ``actor`` may write as their files say; the others are reported failed
+    before anything is embedded. ``document_save`` checks again as each one is written."""
+    permitted = []
+    for document in parsed:
+        try:
+            document_lifecycle_check(
+                actor=actor,
+                document=existing.get(document.path) or Document(path=document.path),
+                status=document.status,
+                successor_path=document.superseded_by,
+            )
+        except DocumentPermissionDenied as exc:
+            report.failed.append(SyncFailure(document.path, str(exc)))
+        else:
+            permitted.append(document)
+    return permitted
+
+
 def _metadata_differs(current: Document, document: ParsedDocument) -> bool:
     return any(getattr(current, name) != getattr(document, name) for name in _METADATA_FIELDS)
 
 
-def _document_update_metadata(current: Document, document: ParsedDocument) -> None:
-    with transaction.atomic():
-        for name in _METADATA_FIELDS:
-            setattr(current, name, getattr(document, name))
-        current.save()
+def _document_update_metadata(current: Document, document: ParsedDocument, actor: Actor) -> None:
+    for name in _METADATA_FIELDS:
+        setattr(current, name, getattr(document, name))
+    document_save(document=current, actor=actor)
 
 
 def _chunked_windows(
@@ -271,6 +311,7 @@ def _index_documents(
     existing: dict[str, Document],
     embedder: Embedder,
     embedding_model: EmbeddingModel,
+    actor: Actor,
     report: SyncReport,
     progress: Progress | None,
 ) -> None:
@@ -302,16 +343,23 @@ def _index_documents(
                 report.embedded += chunks.embedded
                 report.reused += chunks.reused
                 current = existing.get(document.path)
-                with transaction.atomic():
-                    row = _document_upsert(
-                        document, current=current, content_hash=chunks.content_hash
-                    )
-                    report.chunks += chunks_replace(
-                        document=row,
-                        embedding_model=embedding_model,
-                        chunks=chunks,
-                        document_is_new=current is None,
-                    )
+                try:
+                    with transaction.atomic():
+                        row = _document_upsert(
+                            document,
+                            current=current,
+                            content_hash=chunks.content_hash,
+                            actor=actor,
+                        )
+                        report.chunks += chunks_replace(
+                            document=row,
+                            embedding_model=embedding_model,
+                            chunks=chunks,
+                            document_is_new=current is None,
+                        )
+                except DocumentPermissionDenied as exc:
+                    report.failed.append(SyncFailure(document.path, str(exc)))
+                    continue
                 report.indexed.append(document.path)
         done += len(window)
         if progress:
@@ -333,7 +381,7 @@ def _index_documents(
 
 
 def _document_upsert(
-    document: ParsedDocument, *, current: Document | None, content_hash: str
+    document: ParsedDocument, *, current: Document | None, content_hash: str, actor: Actor
 ) -> Document:
     """Write the document row from the file; ``current`` is the row this sync read, if any."""
     row = current or Document(path=document.path)
@@ -341,11 +389,10 @@ def _document_upsert(
         setattr(row, name, getattr(document, name))
     row.body = document.body
     row.content_hash = content_hash
-    row.save()
-    return row
+    return document_save(document=row, actor=actor)
 
 
-def _link_successors(parsed: list[ParsedDocument], report: SyncReport) -> None:
+def _link_successors(parsed: list[ParsedDocument], report: SyncReport, actor: Actor) -> None:
     """Point ``superseded_by`` at successor rows, once every document of this sync exists."""
     wanted = {document.path: document.superseded_by for document in parsed}
     ids = dict(Document.objects.values_list("path", "id"))
@@ -357,7 +404,9 @@ def _link_successors(parsed: list[ParsedDocument], report: SyncReport) -> None:
         if successor_path and successor_id is None:
             report.warnings.append(f"{path}: superseded_by {successor_path} is not in the index")
         if current.get(path) != successor_id:
-            with transaction.atomic():
-                document = Document.objects.get(path=path)
-                document.superseded_by_id = successor_id
-                document.save()
+            document = Document.objects.get(path=path)
+            document.superseded_by_id = successor_id
+            try:
+                document_save(document=document, actor=actor)
+            except DocumentPermissionDenied as exc:
+                report.failed.append(SyncFailure(path, str(exc)))

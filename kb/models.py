@@ -81,9 +81,6 @@ class DocumentQuerySet(models.QuerySet["Document"]):
     def published(self) -> DocumentQuerySet:
         return self.filter(status=Document.Status.PUBLISHED)
 
-    def visible_to(self, *, audiences: tuple[str, ...]) -> DocumentQuerySet:
-        return self.published().filter(audience__in=audiences)
-
 
 class Document(models.Model):
     """A help-center page. ``path`` is its citation id, e.g. ``policies/refunds.md``."""

@@ -8,6 +8,7 @@ looking at that file, not someone reading a traceback.
 from __future__ import annotations
 
 import datetime
+import difflib
 import re
 from dataclasses import dataclass
 from typing import Any, NoReturn
@@ -24,6 +25,10 @@ MARKDOWN_SUFFIXES = (".md", ".markdown")
 
 _FRONT_MATTER_OPEN = re.compile(r"---[ \t]*")
 _FRONT_MATTER_CLOSE = re.compile(r"(?:---|\.\.\.)[ \t]*")
+# Keys that decide who sees a page and whether it is current: a near miss of one of these
+# ("Audience", "audiance", "superseded") would otherwise be ignored and the page published to
+# everyone as current, so it is refused. Other unknown keys (tags, description...) are ignored.
+_GUARDED_KEYS = ("audience", "status", "superseded_by")
 
 
 class DocumentParseError(ValueError):
@@ -176,13 +181,22 @@ _FrontMatterLoader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_as_
 
 
 def _split_front_matter(path: str, text: str) -> tuple[dict[str, Any], str, dict[str, int]]:
-    """(fields, body, line of each key) for `text`; no front matter gives ({}, text, {})."""
+    """(fields, body, line of each key) for `text`; no front matter gives ({}, text, {}).
+
+    Fails closed: a `---` first line always opens front matter, so one that is never closed is
+    an error rather than a page whose body shows `audience: internal` to the public."""
     lines = text.split("\n")
     if not _FRONT_MATTER_OPEN.fullmatch(lines[0]):
+        _refuse_late_front_matter(path, lines)
         return {}, text, {}
     close = next((n for n in range(1, len(lines)) if _FRONT_MATTER_CLOSE.fullmatch(lines[n])), None)
     if close is None:
-        return {}, text, {}
+        raise DocumentParseError(
+            path=path,
+            message="front matter: the '---' on line 1 is never closed (end the front matter "
+            "with a '---' line; a page cannot begin with a horizontal rule)",
+            line=1,
+        )
     source = "\n".join(lines[1:close])
     body = "\n".join(lines[close + 1 :])
     first_line = 2  # the YAML starts on the file's second line
@@ -218,12 +232,49 @@ def _split_front_matter(path: str, text: str) -> tuple[dict[str, Any], str, dict
             ),
             line=first_line,
         )
-    key_lines = {
-        key.value: first_line + value.start_mark.line
-        for key, value in node.value
-        if isinstance(key, yaml.ScalarNode)
-    }
+    key_lines: dict[str, int] = {}  # where each key's value starts, for errors about it
+    seen: dict[str, int] = {}  # where each key is written
+    for key, value in node.value:
+        if not isinstance(key, yaml.ScalarNode):
+            continue
+        line = first_line + key.start_mark.line
+        if key.value in seen:
+            # YAML would keep the last one silently: which did the writer mean?
+            raise DocumentParseError(
+                path=path,
+                message=f"front matter: '{key.value}' is given twice "
+                f"(lines {seen[key.value]} and {line})",
+                line=line,
+            )
+        seen[key.value] = line
+        _refuse_near_miss(path, key.value, line)
+        key_lines[key.value] = first_line + value.start_mark.line
     return fields, body, key_lines
+
+
+def _refuse_late_front_matter(path: str, lines: list[str]) -> None:
+    """A `---` after leading blank lines is front matter that Markdown would show as text."""
+    first = next((n for n, line in enumerate(lines) if line.strip()), None)
+    if first is not None and first > 0 and _FRONT_MATTER_OPEN.fullmatch(lines[first]):
+        raise DocumentParseError(
+            path=path,
+            message="front matter must begin on the first line (remove the blank lines above "
+            "the '---')",
+            line=first + 1,
+        )
+
+
+def _refuse_near_miss(path: str, key: str, line: int) -> None:
+    if key in _GUARDED_KEYS:
+        return
+    folded = key.strip().lower().replace("-", "_").replace(" ", "_")
+    meant = difflib.get_close_matches(folded, _GUARDED_KEYS, n=1, cutoff=0.8)
+    if meant:
+        raise DocumentParseError(
+            path=path,
+            message=f"front matter: unknown key '{key}' (did you mean '{meant[0]}'?)",
+            line=line,
+        )
 
 
 class _FieldReader:

@@ -8,42 +8,60 @@ from difflib import SequenceMatcher
 from itertools import groupby
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.utils.text import capfirst
 
+from kb.actors import SYSTEM, Actor
 from kb.models import Document, DocumentQuerySet
 
-
-def reader_sees_internal(*, user: AbstractBaseUser | AnonymousUser) -> bool:
-    """Internal pages are for staff; everyone else must not learn they exist."""
-    return bool(user.is_active and getattr(user, "is_staff", False))
-
-
-def _readable(*, include_internal: bool) -> DocumentQuerySet:
-    # Retired pages stay readable: old links and old answers point at them, and the page says
-    # it was retired. Drafts are unfinished and never shown.
-    documents = Document.objects.exclude(status=Document.Status.DRAFT)
-    if not include_internal:
-        documents = documents.filter(audience=Document.Audience.PUBLIC)
-    return documents
+# Who may read internal pages (and the text of retired ones): active staff holding this.
+STAFF_READER_PERMISSION = "kb.view_document"
+PUBLIC_AUDIENCES: tuple[str, ...] = (Document.Audience.PUBLIC.value,)
+ALL_AUDIENCES: tuple[str, ...] = tuple(audience.value for audience in Document.Audience)
 
 
-def document_for_reader(*, path: str, include_internal: bool) -> Document | None:
-    """The document at ``path`` if this reader may open it, else None (the page 404s)."""
-    return _readable(include_internal=include_internal).filter(path=path).first()
+def reader_is_staff(user: Actor) -> bool:
+    """Active staff holding ``kb.view_document`` (or the system, running a command): the readers
+    of what customers are not shown, internal pages and the text of retired ones."""
+    if user is SYSTEM:
+        return True
+    return bool(
+        user.is_active
+        and getattr(user, "is_staff", False)
+        and user.has_perm(STAFF_READER_PERMISSION)
+    )
 
 
-def document_successor_for_reader(*, document: Document, include_internal: bool) -> Document | None:
+def audiences_for(user: Actor) -> tuple[str, ...]:
+    """The audiences whose pages ``user`` may see: in /docs pages, chat answers, debug search
+    and evals alike. The one place this is decided; everyone else must not learn internal pages
+    exist."""
+    return ALL_AUDIENCES if reader_is_staff(user) else PUBLIC_AUDIENCES
+
+
+def _readable(*, audiences: tuple[str, ...]) -> DocumentQuerySet:
+    # Retired pages stay reachable: old links and old answers point at them, and the page says
+    # it was retired (customers get the notice, not the text). Drafts are never shown.
+    return Document.objects.exclude(status=Document.Status.DRAFT).filter(audience__in=audiences)
+
+
+def document_for_reader(*, path: str, audiences: tuple[str, ...]) -> Document | None:
+    """The document at ``path`` if a reader of ``audiences`` may open it, else None (404)."""
+    return _readable(audiences=audiences).filter(path=path).first()
+
+
+def document_successor_for_reader(
+    *, document: Document, audiences: tuple[str, ...]
+) -> Document | None:
     """The page that replaced ``document``, when there is one the reader may open."""
     if document.superseded_by_id is None:
         return None
-    return _readable(include_internal=include_internal).filter(pk=document.superseded_by_id).first()
+    return _readable(audiences=audiences).filter(pk=document.superseded_by_id).first()
 
 
-def documents_by_category(*, include_internal: bool) -> list[tuple[str, list[Document]]]:
+def documents_by_category(*, audiences: tuple[str, ...]) -> list[tuple[str, list[Document]]]:
     """Published documents the reader may open, grouped by category (uncategorised last)."""
     documents = (
-        _readable(include_internal=include_internal)
+        _readable(audiences=audiences)
         .filter(status=Document.Status.PUBLISHED)
         .only("path", "title", "category", "audience", "updated_on")
         .order_by("category", "title")

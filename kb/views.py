@@ -20,11 +20,12 @@ from django.views.decorators.http import require_safe
 from kb.models import Document
 from kb.rendering import document_render
 from kb.selectors import (
+    audiences_for,
     document_for_reader,
     document_successor_for_reader,
     document_version_diff,
     documents_by_category,
-    reader_sees_internal,
+    reader_is_staff,
 )
 
 if TYPE_CHECKING:
@@ -36,10 +37,10 @@ CONTENTS_MIN_HEADINGS = 3
 
 @require_safe
 def document_index(request: HttpRequest) -> HttpResponse:
-    include_internal = reader_sees_internal(user=request.user)
-    context = {"categories": documents_by_category(include_internal=include_internal)}
+    audiences = audiences_for(request.user)
+    context = {"categories": documents_by_category(audiences=audiences)}
     response = render(request, "kb/document_index.html", context)
-    if include_internal:
+    if Document.Audience.INTERNAL in audiences:
         patch_cache_control(response, private=True)
     return response
 
@@ -49,13 +50,20 @@ def document_detail(request: HttpRequest, path: str) -> HttpResponse:
     """One document, with the passage a citation points at highlighted.
 
     Drafts, and internal pages for anyone but staff, get the same 404 as a path that does not
-    exist. ``?start=&end=`` are a chunk's offsets into the body; offsets that are not a valid
-    range are ignored, because an old or hand-edited link should still open the page.
+    exist. A retired page is a 410 for customers: the notice and its successor, never the text
+    that no longer applies; staff still read it under the notice. ``?start=&end=`` are a chunk's
+    offsets into the body; offsets that are not a valid range are ignored, because an old or
+    hand-edited link should still open the page.
     """
-    include_internal = reader_sees_internal(user=request.user)
-    document = document_for_reader(path=path, include_internal=include_internal)
+    audiences = audiences_for(request.user)
+    staff = reader_is_staff(request.user)
+    document = document_for_reader(path=path, audiences=audiences)
     if document is None:
         raise Http404("No document at this address.")
+    successor = document_successor_for_reader(document=document, audiences=audiences)
+    if document.status == Document.Status.RETIRED and not staff:
+        context = {"document": document, "successor": successor}
+        return render(request, "kb/document_retired.html", context, status=410)
     rendered = document_render(
         body=document.body,
         cited_range=cited_range_from(request.GET, body_length=len(document.body)),
@@ -70,12 +78,10 @@ def document_detail(request: HttpRequest, path: str) -> HttpResponse:
         else [],
         "is_internal": document.audience == Document.Audience.INTERNAL,
         "is_retired": document.status == Document.Status.RETIRED,
-        "successor": document_successor_for_reader(
-            document=document, include_internal=include_internal
-        ),
+        "successor": successor,
     }
     response = render(request, "kb/document_detail.html", context)
-    if include_internal:
+    if staff:
         patch_cache_control(response, private=True)
     return response
 

@@ -16,6 +16,7 @@ from django.db import DatabaseError, transaction
 from kb.chunking import embedding_text
 from kb.embedders import Embedder, embedder_for
 from kb.models import EmbeddingModel
+from kb.selectors import PUBLIC_AUDIENCES
 from search.hybrid import FusionWeights, HybridRows, hybrid_search, unknown_names
 from search.keywords import KeywordQuery, keyword_query, proper_names
 from search.rerankers import get_reranker
@@ -23,9 +24,6 @@ from search.rerankers.base import Reranker, RerankError
 from search.results import Hit, RetrievalResult, RetrievalUnavailable
 
 log = structlog.get_logger("groundwork.search")
-
-PUBLIC_AUDIENCES = ("public",)
-STAFF_AUDIENCES = ("public", "internal")
 
 
 def one_line(exc: BaseException) -> str:

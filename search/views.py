@@ -19,8 +19,10 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryD
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
+from kb.models import Document
+from kb.selectors import PUBLIC_AUDIENCES, audiences_for
 from search.results import LEGS, Hit, RetrievalResult, RetrievalUnavailable
-from search.services import PUBLIC_AUDIENCES, STAFF_AUDIENCES, one_line, retrieve
+from search.services import one_line, retrieve
 
 log = structlog.get_logger("groundwork.search")
 
@@ -28,8 +30,6 @@ MAX_QUESTION_CHARS = 5000
 # retrieve() fuses 20 candidates by default: a larger limit could not return more hits.
 MAX_LIMIT = 20
 PREVIEW_CHARS = 300
-INTERNAL_PERMISSION = "kb.view_document"
-AUDIENCES = {"public": PUBLIC_AUDIENCES, "internal": STAFF_AUDIENCES}
 
 # What an absent query parameter means; the same as what the assistant asks for.
 SEARCH_DEFAULTS = {"audience": "public", "legs": ",".join(LEGS), "rerank": "1", "limit": "5"}
@@ -115,7 +115,7 @@ class SearchForm(forms.Form):
 
     def clean_audience(self) -> str:
         audience = self.cleaned_data["audience"]
-        if audience == "internal" and not self.user.has_perm(INTERNAL_PERMISSION):
+        if audience == "internal" and Document.Audience.INTERNAL not in audiences_for(self.user):
             raise forms.ValidationError(
                 "Searching internal documents needs the kb.view_document permission.",
                 code="permission_denied",
@@ -127,7 +127,10 @@ class SearchForm(forms.Form):
         data = self.cleaned_data
         return {
             "question": data["q"],
-            "audiences": AUDIENCES[data["audience"]],
+            # "internal" searches what this user may read; "public" what a customer may.
+            "audiences": (
+                audiences_for(self.user) if data["audience"] == "internal" else PUBLIC_AUDIENCES
+            ),
             "limit": data["limit"],
             "legs": tuple(data["legs"]),
             "rerank": data["rerank"],

@@ -1,7 +1,16 @@
 """Writes to the knowledge base. ``indexing`` keeps chunks in step with documents and embedding
 models; ``documents`` holds the staff actions on a document's lifecycle."""
 
-from kb.services.documents import DocumentActionError, document_restore, document_retire
+from kb.services.documents import (
+    RETIRE_PERMISSION,
+    DocumentActionError,
+    DocumentPermissionDenied,
+    document_lifecycle_check,
+    document_restore,
+    document_retire,
+    document_save,
+    may_retire,
+)
 from kb.services.embedding_models import (
     BuildReport,
     Coverage,
@@ -37,10 +46,12 @@ from kb.services.indexing import (
 )
 
 __all__ = [
+    "RETIRE_PERMISSION",
     "BuildReport",
     "Coverage",
     "DocumentActionError",
     "DocumentChunks",
+    "DocumentPermissionDenied",
     "EmbeddingModelError",
     "EmbeddingModelMismatch",
     "IndexingFailed",
@@ -52,8 +63,10 @@ __all__ = [
     "document_index",
     "document_index_all_models",
     "document_index_request",
+    "document_lifecycle_check",
     "document_restore",
     "document_retire",
+    "document_save",
     "embedding_model_activate",
     "embedding_model_add",
     "embedding_model_build",
@@ -68,5 +81,6 @@ __all__ = [
     "index_is_current",
     "index_sweep",
     "indexing_inline",
+    "may_retire",
     "vectors_stored",
 ]

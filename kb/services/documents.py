@@ -1,4 +1,10 @@
-"""Staff actions on a document's lifecycle: retire (optionally naming a successor) and restore.
+"""Writes to a document that change what customers are told: saving an edit, retiring (optionally
+naming a successor) and restoring.
+
+Whether a page is current is a steward's decision: moving a page to or from ``retired``, or
+changing its successor, needs ``kb.retire_document``. Every path that writes a document (the admin
+form, its actions, history revert, import, ``kb_sync``) comes through here with the acting user,
+or ``SYSTEM`` for a command run on the server, so no path can skip the check.
 
 Retiring changes only the document row: retrieval filters on status and successor inside its
 SQL, so the text stops being retrievable the moment the transaction commits, with no
@@ -8,19 +14,86 @@ re-embedding, and restoring brings it back just as fast.
 from __future__ import annotations
 
 import structlog
+from django.core.exceptions import PermissionDenied
 from django.db import transaction
 
+from kb.actors import Actor, actor_has_perm, actor_name
 from kb.models import Document
 
 log = structlog.get_logger("groundwork.kb")
+
+RETIRE_PERMISSION = "kb.retire_document"
 
 
 class DocumentActionError(ValueError):
     """The action would leave the documents inconsistent; the message says why, for people."""
 
 
+class DocumentPermissionDenied(PermissionDenied):
+    """The acting user may not make this change; the message says which change, for people."""
+
+
+def may_retire(*, actor: Actor) -> bool:
+    """Whether ``actor`` may retire, restore and name successors."""
+    return actor_has_perm(actor, RETIRE_PERMISSION)
+
+
+def document_lifecycle_check(
+    *, actor: Actor, document: Document, status: str, successor_path: str | None
+) -> None:
+    """Raise ``DocumentPermissionDenied`` if giving ``document`` this status and successor is a
+    steward's change and ``actor`` is not one: moving it to or from ``retired``, or changing
+    which page supersedes it. Compared with the row as stored, not with ``document``, which may
+    be an old version being reverted to. The successor is named by path, as an import file does."""
+    if may_retire(actor=actor):
+        return
+    stored = (
+        Document.objects.filter(pk=document.pk).values_list("status", "superseded_by__path").first()
+        if document.pk is not None
+        else None
+    )
+    old_status, old_successor_path = stored or (None, None)
+    where = f"{document.path}: " if document.path else ""
+    retired = Document.Status.RETIRED
+    if (old_status == retired) != (status == retired):
+        change = "restore a retired page" if old_status == retired else "retire a page"
+        raise DocumentPermissionDenied(
+            f"{where}only a policy steward may {change} "
+            f"(status {old_status or '(new page)'} → {status})"
+        )
+    if old_successor_path != successor_path:
+        raise DocumentPermissionDenied(
+            f"{where}only a policy steward may change the page that supersedes it "
+            f"({old_successor_path or 'none'} → {successor_path or 'none'})"
+        )
+
+
 @transaction.atomic
-def document_retire(*, document: Document, successor: Document | None = None) -> Document:
+def document_save(*, document: Document, actor: Actor) -> Document:
+    """Save an edit made by ``actor``: the admin form, a history revert, an import."""
+    if document.pk is not None:
+        # Lock the row: a concurrent retire must not slip between the check and the save.
+        list(Document.objects.select_for_update().filter(pk=document.pk).values_list("pk"))
+    document_lifecycle_check(
+        actor=actor,
+        document=document,
+        status=document.status,
+        successor_path=document.superseded_by.path if document.superseded_by_id else None,
+    )
+    document.save()
+    return document
+
+
+def _require_steward(*, actor: Actor, document: Document, action: str) -> None:
+    if not may_retire(actor=actor):
+        raise DocumentPermissionDenied(f"{document.path}: only a policy steward may {action} it")
+
+
+@transaction.atomic
+def document_retire(
+    *, document: Document, actor: Actor, successor: Document | None = None
+) -> Document:
+    _require_steward(actor=actor, document=document, action="retire")
     if successor is not None:
         if successor.pk == document.pk:
             raise DocumentActionError(f"{document.path} cannot be superseded by itself")
@@ -35,15 +108,21 @@ def document_retire(*, document: Document, successor: Document | None = None) ->
     for predecessor in Document.objects.filter(superseded_by=document).exclude(pk=document.pk):
         predecessor.superseded_by = successor
         predecessor.save()
-    log.info("document_retired", path=document.path, successor=successor and successor.path)
+    log.info(
+        "document_retired",
+        path=document.path,
+        successor=successor and successor.path,
+        actor=actor_name(actor),
+    )
     return document
 
 
 @transaction.atomic
-def document_restore(*, document: Document) -> Document:
+def document_restore(*, document: Document, actor: Actor) -> Document:
     """Un-retire: published again and retrievable again, with no successor."""
+    _require_steward(actor=actor, document=document, action="restore")
     document.status = Document.Status.PUBLISHED
     document.superseded_by = None
     document.save()
-    log.info("document_restored", path=document.path)
+    log.info("document_restored", path=document.path, actor=actor_name(actor))
     return document

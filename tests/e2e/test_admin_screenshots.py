@@ -13,6 +13,7 @@ import pytest
 from django.contrib.auth.models import Group, Permission, User
 from playwright.sync_api import Page, expect
 
+from kb.actors import SYSTEM
 from kb.ingestion import corpus_sync
 from kb.models import Chunk, Document
 
@@ -70,7 +71,7 @@ def indexed_help_center(e2e_server, tmp_path: Path, local_embedder) -> list[Docu
         target = tmp_path / relative
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(CORPUS / relative, target)
-    report = corpus_sync(directory=tmp_path, embedder=local_embedder)
+    report = corpus_sync(directory=tmp_path, embedder=local_embedder, actor=SYSTEM)
     assert not report.failed, report.failed
     return list(Document.objects.order_by("path"))
 

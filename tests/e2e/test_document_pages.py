@@ -6,9 +6,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Permission, User
 from playwright.sync_api import Page, expect
 
+from kb.actors import SYSTEM
 from kb.ingestion import corpus_sync
 from kb.models import Chunk, Document
 
@@ -61,7 +62,7 @@ Reimbursements arrive with the next monthly payroll after the claim is approved.
 def handbook(e2e_server, tmp_path: Path, local_embedder) -> Document:
     (tmp_path / "policies").mkdir()
     (tmp_path / "policies" / "expenses.md").write_text(HANDBOOK)
-    corpus_sync(directory=tmp_path, embedder=local_embedder)
+    corpus_sync(directory=tmp_path, embedder=local_embedder, actor=SYSTEM)
     return Document.objects.get(path="policies/expenses.md")
 
 
@@ -118,7 +119,7 @@ def test_document_page_fits_a_phone_screen(
     screenshot(phone, "document-cited-passage-phone")
 
 
-def test_an_internal_page_opens_for_signed_in_staff_only(
+def test_an_internal_page_opens_for_signed_in_staff_who_may_read_it(
     page: Page, e2e_server, sign_in: Callable[[Page, User], None]
 ) -> None:
     # given
@@ -132,8 +133,10 @@ def test_an_internal_page_opens_for_signed_in_staff_only(
     # when / then: anonymous readers get the same 404 as a missing page
     assert page.goto("/docs/internal/escalation.md").status == 404
 
-    # when / then: staff see it, marked internal
-    sign_in(page, User.objects.create_user("agent", password="pw-for-e2e", is_staff=True))
+    # when / then: staff who may read internal pages (kb.view_document) see it, marked internal
+    agent = User.objects.create_user("agent", password="pw-for-e2e", is_staff=True)
+    agent.user_permissions.add(Permission.objects.get(codename="view_document"))
+    sign_in(page, agent)
     assert page.goto("/docs/internal/escalation.md").status == 200
     expect(page.locator(".badge-internal")).to_have_text("Internal")
     expect(page.get_by_text("Agents may grant credits up to $200.")).to_be_visible()

@@ -28,6 +28,7 @@ from django.core.cache import cache
 from django.db.models import Q
 
 from assistant.models import Message
+from kb.actors import SYSTEM
 from kb.benchmarking import percentiles
 from kb.ingestion import corpus_sync
 from tests.e2e.conftest import ROOT, E2EServer, free_port, running_server
@@ -162,7 +163,9 @@ def test_concurrent_askers_get_every_answer_without_a_server_error(
     production_server: E2EServer, tmp_path: Path, local_embedder
 ) -> None:
     # given a help center indexed in the server's database
-    corpus_sync(directory=write_help_center(tmp_path / "docs"), embedder=local_embedder)
+    corpus_sync(
+        directory=write_help_center(tmp_path / "docs"), embedder=local_embedder, actor=SYSTEM
+    )
     cache.clear()
 
     # when ASKERS clients ask for SECONDS, half streaming, half without JavaScript

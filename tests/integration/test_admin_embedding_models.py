@@ -9,6 +9,7 @@ import pytest
 from django.contrib.auth.models import Group, User
 from django.test import Client
 
+from kb.actors import SYSTEM
 from kb.embedders import embedder_for
 from kb.ingestion import corpus_sync
 from kb.models import EmbeddingModel
@@ -46,7 +47,7 @@ def voyage(settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[VoyageStub]:
 def corpus(tmp_path: Path, local_embedder) -> None:
     (tmp_path / "parking.md").write_text("# Parking\n\nVisitors park free in bay C.\n")
     (tmp_path / "pets.md").write_text("# Pets\n\nDogs may visit on Fridays.\n")
-    corpus_sync(directory=tmp_path, embedder=local_embedder)
+    corpus_sync(directory=tmp_path, embedder=local_embedder, actor=SYSTEM)
 
 
 def _act(client: Client, action: str, model: EmbeddingModel):

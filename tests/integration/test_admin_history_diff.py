@@ -6,6 +6,7 @@ import pytest
 from django.contrib.auth.models import Group, User
 from django.test import Client
 
+from kb.actors import SYSTEM
 from kb.models import Document
 from kb.selectors import DiffLine, line_diff
 from kb.services import document_retire
@@ -63,7 +64,7 @@ def test_an_edit_shows_its_body_lines_and_changed_fields(writer: Client, parking
 def test_retiring_shows_the_status_and_the_successor_by_path(writer: Client, parking) -> None:
     successor = Document.objects.create(path="parking-2027.md", title="Parking", body=BODY)
 
-    document_retire(document=parking, successor=successor)
+    document_retire(document=parking, actor=SYSTEM, successor=successor)
 
     html = writer.get(_diff_url(parking, parking.history.latest())).content.decode()
     assert "<td><del>Published</del></td><td><ins>Retired</ins></td>" in html

@@ -122,6 +122,10 @@ def test_anonymous_cannot_import() -> None:
         (b"# A\n\nCaf\xe9 au lait.\n", "not UTF-8 text (invalid byte 0xe9"),
         (b"# A\n\n" + b"x" * (MAX_DOCUMENT_BYTES + 10), "file is too large"),
         (b"# A\n\x00\x01binary", "binary file"),
+        (
+            b"---\naudience: internal\n\n# A\n\nAlpha.\n",
+            "a.md:1: front matter: the &#x27;---&#x27; on line 1 is never closed",
+        ),
     ],
 )
 def test_a_bad_upload_of_an_existing_page_is_refused_and_loses_nothing(
@@ -139,3 +143,12 @@ def test_a_bad_upload_of_an_existing_page_is_refused_and_loses_nothing(
     after = Document.objects.get(path="a.md")
     assert (after.body, after.content_hash) == (before.body, before.content_hash)
     assert after.history.count() == 1
+
+
+def test_unclosed_front_matter_is_refused_and_nothing_is_published(writer_client: Client) -> None:
+    archive = _zip({"internal/escalations.md": b"---\naudience: internal\n\n# E\n\nCredits.\n"})
+
+    page = _upload(writer_client, "docs.zip", archive).content.decode()
+
+    assert "Skipped internal/escalations.md:1: front matter: the &#x27;---&#x27; on line 1" in page
+    assert not Document.objects.exists()

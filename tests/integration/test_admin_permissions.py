@@ -2,23 +2,32 @@
 
 from __future__ import annotations
 
+import io
+import zipfile
 from pathlib import Path
 
 import pytest
 from django.contrib.admin.sites import site
 from django.contrib.auth.models import Group, User
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
+from django.core.management.base import CommandError
 from django.test import Client, RequestFactory
 
+from kb.actors import SYSTEM
 from kb.admin import DocumentAdmin
 from kb.ingestion import corpus_sync
 from kb.models import Document
+from kb.services import embedding_model_register
+from kb.services import indexing as indexing_services
 from search.services import retrieve
 
 pytestmark = pytest.mark.django_db
 
 
 def _member(username: str, group: str) -> User:
-    user = User.objects.create_user(username=username, password="pw-for-tests", is_staff=True)
+    # no password: these tests sign in with force_login, and hashing one costs ~0.5 s
+    user = User.objects.create_user(username=username, is_staff=True)
     user.groups.add(Group.objects.get(name=group))
     return user
 
@@ -36,7 +45,7 @@ def steward() -> User:
 @pytest.fixture
 def indexed(tmp_path: Path, local_embedder) -> Document:
     (tmp_path / "parking.md").write_text("# Parking\n\nVisitors park free in bay C.\n")
-    corpus_sync(directory=tmp_path, embedder=local_embedder)
+    corpus_sync(directory=tmp_path, embedder=local_embedder, actor=SYSTEM)
     return Document.objects.get(path="parking.md")
 
 
@@ -213,3 +222,194 @@ def test_doc_writer_has_no_retire_button_and_cannot_retire(writer: User, indexed
     assert client.post(f"/admin/kb/document/{indexed.pk}/retire/", {}).status_code == 403
     indexed.refresh_from_db()
     assert indexed.status == "published"
+
+
+# --- retiring, restoring and successors are a steward's, on every path ------------------------
+
+PARKING_V1 = "# Parking\n\nVisitors park free in bay C.\n"
+
+
+@pytest.fixture
+def retired_page() -> Document:
+    """A page a steward retired in favour of a newer one; history: published, then retired."""
+    successor = Document.objects.create(
+        path="parking-2027.md", title="Parking", body="# Parking\n\nVisitors park in bay E.\n"
+    )
+    page = Document.objects.create(path="parking.md", title="Parking", body=PARKING_V1)
+    page.status, page.superseded_by = Document.Status.RETIRED, successor
+    page.save()
+    return page
+
+
+@pytest.fixture
+def published_page() -> Document:
+    """A current page with a retired version in its history (retired, then restored)."""
+    page = Document.objects.create(path="parking.md", title="Parking", body=PARKING_V1)
+    page.status = Document.Status.RETIRED
+    page.save()
+    page.status = Document.Status.PUBLISHED
+    page.save()
+    Document.objects.create(
+        path="parking-2027.md", title="Parking", body="# Parking\n\nVisitors park in bay E.\n"
+    )
+    return page
+
+
+@pytest.fixture
+def no_background_indexing(local_embedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    embedding_model_register(embedder=local_embedder)
+    monkeypatch.setattr(indexing_services, "index_enqueue", lambda *, document_ids: 0)
+
+
+def _zip(files: dict[str, str]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, text in files.items():
+            archive.writestr(name, text)
+    return buffer.getvalue()
+
+
+def _upload(client: Client, name: str, text: str, *, as_zip: bool):
+    data = _zip({name: text}) if as_zip else text.encode()
+    upload = SimpleUploadedFile(f"{name}.zip" if as_zip else name, data)
+    return client.post("/admin/kb/document/import/", {"file": upload}, follow=True)
+
+
+def _lifecycle(document: Document) -> tuple[str, str | None]:
+    document.refresh_from_db()
+    return document.status, document.superseded_by and document.superseded_by.path
+
+
+@pytest.mark.parametrize("as_zip", [False, True], ids=["markdown", "zip"])
+def test_doc_writer_import_cannot_republish_a_retired_page(
+    writer: User, retired_page: Document, no_background_indexing, as_zip: bool
+) -> None:
+    # when a writer uploads the retired page marked published, with no successor
+    page = _upload(
+        _client(writer), "parking.md", "---\nstatus: published\n---\n" + PARKING_V1, as_zip=as_zip
+    ).content.decode()
+
+    # then the file is refused with the reason and the page stays retired, successor and all
+    assert _lifecycle(retired_page) == ("retired", "parking-2027.md")
+    assert "Skipped parking.md: only a policy steward may restore a retired page" in page
+
+
+@pytest.mark.parametrize("as_zip", [False, True], ids=["markdown", "zip"])
+def test_doc_writer_import_cannot_retire_a_page_nor_name_its_successor(
+    writer: User, published_page: Document, no_background_indexing, as_zip: bool
+) -> None:
+    retiring = "---\nstatus: retired\nsuperseded_by: parking-2027.md\n---\n" + PARKING_V1
+    superseding = "---\nsuperseded_by: parking-2027.md\n---\n" + PARKING_V1
+
+    first = _upload(_client(writer), "parking.md", retiring, as_zip=as_zip).content.decode()
+    second = _upload(_client(writer), "parking.md", superseding, as_zip=as_zip).content.decode()
+
+    assert _lifecycle(published_page) == ("published", None)
+    assert "only a policy steward may retire a page" in first
+    assert "only a policy steward may change the page that supersedes it" in second
+
+
+def test_doc_writer_import_of_a_new_retired_page_is_refused(
+    writer: User, no_background_indexing
+) -> None:
+    page = _upload(
+        _client(writer), "old.md", "---\nstatus: retired\n---\n# Old\n\nGone.\n", as_zip=False
+    ).content.decode()
+
+    assert not Document.objects.filter(path="old.md").exists()
+    assert "only a policy steward may retire a page" in page
+
+
+def test_steward_import_may_restore_and_edit_a_retired_page(
+    steward: User, retired_page: Document, no_background_indexing
+) -> None:
+    text = "---\nstatus: published\n---\n# Parking\n\nVisitors park free in bay D.\n"
+
+    page = _upload(_client(steward), "parking.md", text, as_zip=True).content.decode()
+
+    assert "Skipped" not in page
+    assert _lifecycle(retired_page) == ("published", None)
+    assert "bay D" in retired_page.body
+
+
+def test_kb_sync_run_for_a_doc_writer_cannot_republish_a_retired_page(
+    tmp_path: Path, writer: User, retired_page: Document, local_embedder
+) -> None:
+    (tmp_path / "parking.md").write_text(PARKING_V1)  # no front matter: "published"
+    (tmp_path / "parking-2027.md").write_text("# Parking\n\nVisitors park in bay E.\n")
+
+    with pytest.raises(CommandError, match=r"1 file\(s\) skipped"):
+        call_command("kb_sync", str(tmp_path), "--user", "writer", "--no-progress")
+
+    assert _lifecycle(retired_page) == ("retired", "parking-2027.md")
+
+
+def _revert(client: Client, document: Document, version, **changes: str):
+    """POST the history revert form as the browser would: the version's values, edited."""
+    form = {
+        "path": version.path,
+        "title": version.title,
+        "category": version.category,
+        "audience": version.audience,
+        "status": version.status,
+        "body": version.body,
+        "updated_on": "",
+        "review_by": "",
+        **changes,
+    }
+    url = f"/admin/kb/document/{document.pk}/history/{version.history_id}/"
+    return client.post(url, form)
+
+
+def test_doc_writer_history_revert_cannot_republish_a_retired_page(
+    writer: User, retired_page: Document
+) -> None:
+    published = retired_page.history.earliest()
+    client = _client(writer)
+    offered = client.get(f"/admin/kb/document/{retired_page.pk}/history/{published.history_id}/")
+    assert offered.status_code == 200
+    assert dict(offered.context["adminform"].form.fields["status"].choices) == {
+        "retired": "Retired"
+    }
+
+    response = _revert(client, retired_page, published)
+
+    assert response.status_code == 200  # the form again, with the error
+    assert _lifecycle(retired_page) == ("retired", "parking-2027.md")
+
+
+def test_doc_writer_history_revert_cannot_retire_a_published_page(
+    writer: User, published_page: Document
+) -> None:
+    retired_version = published_page.history.filter(status="retired").get()
+
+    response = _revert(_client(writer), published_page, retired_version)
+
+    assert response.status_code == 200
+    assert _lifecycle(published_page) == ("published", None)
+
+
+def test_doc_writer_history_revert_of_a_retired_page_brings_back_text_not_status(
+    writer: User, retired_page: Document
+) -> None:
+    # given the retired page's text was edited after it was retired
+    retired_page.body = PARKING_V1.replace("bay C", "bay X")
+    retired_page.save()
+    first = retired_page.history.earliest()  # published, bay C, no successor
+
+    # when a writer reverts to the first version's text, as the form now offers it
+    response = _revert(_client(writer), retired_page, first, status="retired")
+
+    # then the old text is back and the page is still retired with its successor
+    assert response.status_code == 302
+    assert _lifecycle(retired_page) == ("retired", "parking-2027.md")
+    assert "bay C" in retired_page.body
+
+
+def test_steward_history_revert_may_restore_a_retired_page(
+    steward: User, retired_page: Document
+) -> None:
+    response = _revert(_client(steward), retired_page, retired_page.history.earliest())
+
+    assert response.status_code == 302
+    assert _lifecycle(retired_page) == ("published", None)

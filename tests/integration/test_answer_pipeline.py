@@ -28,11 +28,13 @@ from assistant.services import (
     index_version,
     message_ask,
 )
+from kb.actors import SYSTEM
 from kb.ingestion import corpus_sync
 from kb.models import Document, EmbeddingModel
+from kb.selectors import ALL_AUDIENCES
 from kb.services import document_restore, document_retire
 from search.rerankers.base import RerankError
-from search.services import STAFF_AUDIENCES, retrieve
+from search.services import retrieve
 from tests.support.chat import (
     INTERNAL_QUESTION,
     REFUND_QUESTION,
@@ -132,7 +134,7 @@ def test_question_not_in_the_docs_does_not_call_the_generator(help_center, gener
 
 def test_internal_document_is_never_cited_for_a_customer(help_center, generator) -> None:
     public = _ask(INTERNAL_QUESTION, generator)
-    staff = _ask(INTERNAL_QUESTION, generator, audiences=STAFF_AUDIENCES)
+    staff = _ask(INTERNAL_QUESTION, generator, audiences=ALL_AUDIENCES)
 
     assert all(hit["path"] != "internal/escalation.md" for hit in public.snapshot["hits"])
     assert all(c["path"] != "internal/escalation.md" for c in public.citations)
@@ -220,7 +222,7 @@ def test_editing_a_document_invalidates_cached_answers(help_center, generator, l
     _ask(REFUND_QUESTION, generator)
     refunds = help_center / "policies" / "refunds.md"
     refunds.write_text(refunds.read_text().replace("30 days", "14 days"))
-    corpus_sync(directory=help_center, embedder=local_embedder)
+    corpus_sync(directory=help_center, embedder=local_embedder, actor=SYSTEM)
 
     second = _ask(REFUND_QUESTION, generator)
 
@@ -230,7 +232,7 @@ def test_editing_a_document_invalidates_cached_answers(help_center, generator, l
 
 def test_retiring_a_document_invalidates_cached_answers(help_center, generator) -> None:
     _ask(REFUND_QUESTION, generator)
-    document_retire(document=Document.objects.get(path="policies/refunds.md"))
+    document_retire(document=Document.objects.get(path="policies/refunds.md"), actor=SYSTEM)
 
     second = _ask(REFUND_QUESTION, generator)
 
@@ -242,9 +244,9 @@ def test_index_version_follows_every_change_to_what_is_retrievable(help_center) 
     refunds = Document.objects.get(path="policies/refunds.md")
     versions = [index_version()]
 
-    document_retire(document=refunds)
+    document_retire(document=refunds, actor=SYSTEM)
     versions.append(index_version())
-    document_restore(document=refunds)
+    document_restore(document=refunds, actor=SYSTEM)
     versions.append(index_version())
     Document.objects.get(path="api/rate-limits.md").delete()
     versions.append(index_version())

@@ -14,6 +14,7 @@ from django.contrib.auth.models import Permission, User
 from django.test import Client
 from django.utils import timezone
 
+from kb.actors import SYSTEM
 from kb.embedders import EmbeddingError
 from kb.models import Chunk, Document, DocumentIndexState
 from kb.services import IndexingFailed, document_index, embedding_model_register, index_sweep
@@ -208,7 +209,7 @@ def test_kb_sync_indexes_inline_without_background_requests(
 
     (tmp_path / "a.md").write_text("# A\n\nAlpha text.\n")
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
-        corpus_sync(directory=tmp_path, embedder=local_embedder)
+        corpus_sync(directory=tmp_path, embedder=local_embedder, actor=SYSTEM)
 
     assert sent == [] and callbacks == []
     assert DocumentIndexState.objects.get().status == "indexed"

@@ -9,6 +9,7 @@ import bm25s
 import pytest
 from django.db import DatabaseError, DataError, connection, transaction
 
+from kb.actors import SYSTEM
 from kb.ingestion import corpus_sync
 from kb.models import Chunk, Document, EmbeddingModel, IndexStatistic, TermStatistic
 from search.hybrid import BM25_B, BM25_K1, FusionWeights, tsquery_text
@@ -37,7 +38,7 @@ def pages(tmp_path: Path, local_embedder) -> Path:
         target = root / path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text)
-    corpus_sync(directory=root, embedder=local_embedder)
+    corpus_sync(directory=root, embedder=local_embedder, actor=SYSTEM)
     return root
 
 
@@ -112,7 +113,7 @@ def test_statistics_follow_edits_deletions_and_model_drops(pages: Path, local_em
 
     # an edit re-chunks one page
     (pages / "billing/refunds.md").write_text("# Refunds\n\nNo refunds, ever.\n")
-    corpus_sync(directory=pages, embedder=local_embedder)
+    corpus_sync(directory=pages, embedder=local_embedder, actor=SYSTEM)
     _statistics_match_a_recount()
 
     # a page deleted in admin takes its chunks with it (a cascade)

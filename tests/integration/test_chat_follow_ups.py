@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from assistant.services import retrieval_query_for
+from kb.actors import SYSTEM
 from kb.ingestion import corpus_sync
 from search.services import retrieve
 from tests.conftest import CORPUS_DIR
@@ -43,7 +44,7 @@ def sample_pages(tmp_path: Path, local_embedder) -> None:
     for page in PAGES:
         (tmp_path / page).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(CORPUS_DIR / page, tmp_path / page)
-    assert corpus_sync(directory=tmp_path, embedder=local_embedder).failed == []
+    assert corpus_sync(directory=tmp_path, embedder=local_embedder, actor=SYSTEM).failed == []
 
 
 def test_follow_ups_find_their_page_only_with_the_question_they_follow(sample_pages) -> None:

@@ -10,6 +10,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from kb.actors import SYSTEM
 from kb.chunking import embedding_text
 from kb.embedders import EmbeddingError
 from kb.ingestion import SyncRefused, corpus_sync
@@ -50,7 +51,7 @@ def test_full_corpus_lifecycle(tmp_path: Path, counting_embedder: CountingEmbedd
     files = sorted(p.relative_to(corpus).as_posix() for p in corpus.rglob("*.md"))
 
     # when it is synced the first time, every document is chunked and embedded
-    first = corpus_sync(directory=corpus, embedder=counting_embedder)
+    first = corpus_sync(directory=corpus, embedder=counting_embedder, actor=SYSTEM)
     assert first.failed == []
     assert sorted(first.indexed) == files
     assert Document.objects.count() == len(files)
@@ -58,7 +59,7 @@ def test_full_corpus_lifecycle(tmp_path: Path, counting_embedder: CountingEmbedd
 
     # when it is synced again unchanged, nothing is embedded or written
     counting_embedder.embedded_texts.clear()
-    again = corpus_sync(directory=corpus, embedder=counting_embedder)
+    again = corpus_sync(directory=corpus, embedder=counting_embedder, actor=SYSTEM)
     assert counting_embedder.embedded_texts == []
     assert (again.indexed, again.updated, again.removed, again.unchanged) == (
         [],
@@ -73,7 +74,7 @@ def test_full_corpus_lifecycle(tmp_path: Path, counting_embedder: CountingEmbedd
         Chunk.objects.exclude(document__path="policies/refunds.md").values_list("id", flat=True)
     )
     refunds.write_text(refunds.read_text() + "\n## Gift cards\n\nGift cards are never refunded.\n")
-    edited = corpus_sync(directory=corpus, embedder=counting_embedder)
+    edited = corpus_sync(directory=corpus, embedder=counting_embedder, actor=SYSTEM)
     assert edited.indexed == ["policies/refunds.md"]
     refund_chunks = Chunk.objects.filter(document__path="policies/refunds.md")
     assert len(counting_embedder.embedded_texts) == refund_chunks.count() == edited.chunks
@@ -82,7 +83,7 @@ def test_full_corpus_lifecycle(tmp_path: Path, counting_embedder: CountingEmbedd
 
     # when one file is deleted, its document and chunks are gone
     (corpus / "policies" / "refunds-2023.md").unlink()
-    deleted = corpus_sync(directory=corpus, embedder=counting_embedder)
+    deleted = corpus_sync(directory=corpus, embedder=counting_embedder, actor=SYSTEM)
     assert deleted.removed == ["policies/refunds-2023.md"]
     assert not Document.objects.filter(path="policies/refunds-2023.md").exists()
     assert not Chunk.objects.filter(document__path="policies/refunds-2023.md").exists()
@@ -92,14 +93,14 @@ def test_full_corpus_lifecycle(tmp_path: Path, counting_embedder: CountingEmbedd
         path.unlink()
     count = Document.objects.count()
     with pytest.raises(SyncRefused, match="allow-prune-all"):
-        corpus_sync(directory=corpus, embedder=counting_embedder)
+        corpus_sync(directory=corpus, embedder=counting_embedder, actor=SYSTEM)
     assert Document.objects.count() == count
 
 
 def test_chunks_carry_vectors_of_the_embedded_text(
     small_corpus: Path, counting_embedder: CountingEmbedder
 ) -> None:
-    corpus_sync(directory=small_corpus, embedder=counting_embedder)
+    corpus_sync(directory=small_corpus, embedder=counting_embedder, actor=SYSTEM)
 
     chunk = Chunk.objects.get(document__path="webhooks.md")
     expected = counting_embedder.embed_documents(
@@ -116,7 +117,7 @@ def test_chunks_carry_vectors_of_the_embedded_text(
 def test_front_matter_becomes_document_fields(
     small_corpus: Path, counting_embedder: CountingEmbedder
 ) -> None:
-    corpus_sync(directory=small_corpus, embedder=counting_embedder)
+    corpus_sync(directory=small_corpus, embedder=counting_embedder, actor=SYSTEM)
 
     old = Document.objects.get(path="policies/old-refunds.md")
     assert old.status == Document.Status.RETIRED
@@ -129,12 +130,12 @@ def test_front_matter_becomes_document_fields(
 def test_metadata_change_updates_the_row_without_embedding(
     small_corpus: Path, counting_embedder: CountingEmbedder
 ) -> None:
-    corpus_sync(directory=small_corpus, embedder=counting_embedder)
+    corpus_sync(directory=small_corpus, embedder=counting_embedder, actor=SYSTEM)
     counting_embedder.embedded_texts.clear()
     page = small_corpus / "policies" / "refunds.md"
     page.write_text(page.read_text().replace("updated: 2026-09-14", "updated: 2026-10-01"))
 
-    report = corpus_sync(directory=small_corpus, embedder=counting_embedder)
+    report = corpus_sync(directory=small_corpus, embedder=counting_embedder, actor=SYSTEM)
 
     assert report.updated == ["policies/refunds.md"]
     assert counting_embedder.embedded_texts == []
@@ -144,14 +145,14 @@ def test_metadata_change_updates_the_row_without_embedding(
 def test_unparseable_file_is_reported_and_its_indexed_copy_kept(
     small_corpus: Path, counting_embedder: CountingEmbedder
 ) -> None:
-    corpus_sync(directory=small_corpus, embedder=counting_embedder)
+    corpus_sync(directory=small_corpus, embedder=counting_embedder, actor=SYSTEM)
     before = list(
         Chunk.objects.filter(document__path="policies/refunds.md").values_list("text", flat=True)
     )
     (small_corpus / "policies" / "refunds.md").write_text("---\ntitle: [unclosed\n---\n# Body\n")
     (small_corpus / "binary.md").write_bytes(b"\x00\x01\x02PNG")
 
-    report = corpus_sync(directory=small_corpus, embedder=counting_embedder)
+    report = corpus_sync(directory=small_corpus, embedder=counting_embedder, actor=SYSTEM)
 
     failed = {failure.path: failure.message for failure in report.failed}
     assert set(failed) == {"policies/refunds.md", "binary.md"}
@@ -166,12 +167,12 @@ def test_unparseable_file_is_reported_and_its_indexed_copy_kept(
 def test_embedder_failure_keeps_the_indexed_copy(
     small_corpus: Path, counting_embedder: CountingEmbedder
 ) -> None:
-    corpus_sync(directory=small_corpus, embedder=counting_embedder)
+    corpus_sync(directory=small_corpus, embedder=counting_embedder, actor=SYSTEM)
     page = small_corpus / "webhooks.md"
     page.write_text(page.read_text() + "\nA second paragraph.\n")
     counting_embedder.failure = EmbeddingError("provider unavailable")
 
-    report = corpus_sync(directory=small_corpus, embedder=counting_embedder)
+    report = corpus_sync(directory=small_corpus, embedder=counting_embedder, actor=SYSTEM)
 
     assert [failure.path for failure in report.failed] == ["webhooks.md"]
     assert "second paragraph" not in Document.objects.get(path="webhooks.md").body
@@ -182,13 +183,15 @@ def test_embedder_failure_keeps_the_indexed_copy(
 def test_empty_folder_prunes_only_when_forced(
     small_corpus: Path, tmp_path: Path, counting_embedder: CountingEmbedder
 ) -> None:
-    corpus_sync(directory=small_corpus, embedder=counting_embedder)
+    corpus_sync(directory=small_corpus, embedder=counting_embedder, actor=SYSTEM)
     empty = tmp_path / "empty"
     empty.mkdir()
 
     with pytest.raises(SyncRefused):
-        corpus_sync(directory=empty, embedder=counting_embedder)
-    report = corpus_sync(directory=empty, embedder=counting_embedder, allow_prune_all=True)
+        corpus_sync(directory=empty, embedder=counting_embedder, actor=SYSTEM)
+    report = corpus_sync(
+        directory=empty, embedder=counting_embedder, actor=SYSTEM, allow_prune_all=True
+    )
 
     assert len(report.removed) == 3
     assert not Document.objects.exists() and not Chunk.objects.exists()
@@ -196,7 +199,7 @@ def test_empty_folder_prunes_only_when_forced(
 
 def test_missing_directory_is_refused(tmp_path: Path, counting_embedder: CountingEmbedder) -> None:
     with pytest.raises(SyncRefused, match="not a directory"):
-        corpus_sync(directory=tmp_path / "nope", embedder=counting_embedder)
+        corpus_sync(directory=tmp_path / "nope", embedder=counting_embedder, actor=SYSTEM)
 
 
 def test_first_registered_model_is_active_with_its_hnsw_index(
@@ -204,7 +207,7 @@ def test_first_registered_model_is_active_with_its_hnsw_index(
 ) -> None:
     from django.db import connection
 
-    corpus_sync(directory=small_corpus, embedder=counting_embedder)
+    corpus_sync(directory=small_corpus, embedder=counting_embedder, actor=SYSTEM)
 
     model = EmbeddingModel.objects.get()
     assert (model.key, model.state, model.dimensions, model.max_input_tokens) == (

@@ -9,9 +9,10 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Permission, User
 from django.test import Client
 
+from kb.actors import SYSTEM
 from kb.ingestion import corpus_sync
 from kb.models import Chunk, Document
 
@@ -91,8 +92,11 @@ def make_document(path: str = "policies/refunds.md", **fields) -> Document:
 
 @pytest.fixture
 def staff_client() -> Client:
+    """Staff who may read internal pages: ``kb.view_document``, as both admin groups have."""
+    agent = User.objects.create_user("agent", is_staff=True)
+    agent.user_permissions.add(Permission.objects.get(codename="view_document"))
     client = Client()
-    client.force_login(User.objects.create_user("agent", password="pw-for-tests", is_staff=True))
+    client.force_login(agent)
     return client
 
 
@@ -205,7 +209,7 @@ expense report together with the receipt from the airline.
 def indexed_travel(tmp_path: Path, local_embedder) -> Document:
     (tmp_path / "policies").mkdir()
     (tmp_path / "policies" / "travel.md").write_text(SECTIONS_DOC)
-    corpus_sync(directory=tmp_path, embedder=local_embedder)
+    corpus_sync(directory=tmp_path, embedder=local_embedder, actor=SYSTEM)
     return Document.objects.get(path="policies/travel.md")
 
 
@@ -329,25 +333,57 @@ def test_bad_citation_offsets_render_the_page_without_highlight(params) -> None:
 # --- status and audience -------------------------------------------------------------------
 
 
-def test_retired_page_is_marked_and_links_to_its_successor() -> None:
-    # given
+LEGACY_TEXT = "Cancellations were refunded within 14 days."
+
+
+def _retired_with_successor() -> Document:
     current = make_document(path="policies/cancellation.md", title="Cancellation Policy")
-    make_document(
+    return make_document(
         path="policies/cancellation-legacy.md",
         title="Legacy Cancellation Policy",
+        body=f"# Legacy Cancellation Policy\n\n{LEGACY_TEXT}\n",
         status=Document.Status.RETIRED,
         superseded_by=current,
     )
 
-    # when
-    response = page("policies/cancellation-legacy.md")
 
-    # then: old links still open it, clearly marked
+def test_retired_page_is_gone_for_the_public_with_the_notice_and_its_successor() -> None:
+    # given
+    _retired_with_successor()
+
+    # when an old link is followed by a customer
+    response = page("policies/cancellation-legacy.md", start="0", end="20")
+
+    # then: 410, the retirement notice and the current page, never the retired text
+    html = response.content.decode()
+    assert response.status_code == 410
+    assert "This policy was retired" in html and "Legacy Cancellation Policy" in html
+    assert '<a href="/docs/policies/cancellation.md">Cancellation Policy</a>' in html
+    assert LEGACY_TEXT not in html and "14 days" not in html
+    assert '<meta name="robots" content="noindex">' in html
+
+
+def test_staff_still_read_a_retired_page_under_the_notice(staff_client: Client) -> None:
+    _retired_with_successor()
+
+    response = page("policies/cancellation-legacy.md", client=staff_client)
+
     html = response.content.decode()
     assert response.status_code == 200
-    assert "This policy was retired" in html
+    assert "This policy was retired" in html and LEGACY_TEXT in html
     assert '<a href="/docs/policies/cancellation.md">Cancellation Policy</a>' in html
-    assert '<meta name="robots" content="noindex">' in html
+    assert "private" in response["Cache-Control"]
+
+
+def test_staff_without_view_permission_get_the_public_retired_page() -> None:
+    _retired_with_successor()
+    agent = Client()
+    agent.force_login(User.objects.create_user("agent", is_staff=True))
+
+    response = page("policies/cancellation-legacy.md", client=agent)
+
+    assert response.status_code == 410
+    assert LEGACY_TEXT not in response.content.decode()
 
 
 def test_retired_page_does_not_link_a_successor_the_reader_cannot_open() -> None:
@@ -356,10 +392,12 @@ def test_retired_page_does_not_link_a_successor_the_reader_cannot_open() -> None
     )
     make_document(status=Document.Status.RETIRED, superseded_by=successor)
 
-    html = page("policies/refunds.md").content.decode()
+    response = page("policies/refunds.md")
 
-    assert "This policy was retired" in html
+    html = response.content.decode()
+    assert response.status_code == 410 and "This policy was retired" in html
     assert "Internal Successor" not in html and "internal/new.md" not in html
+    assert "Refunds arrive within ten business days" not in html
 
 
 def test_draft_is_404_even_for_staff(staff_client: Client) -> None:
@@ -376,6 +414,16 @@ def test_internal_page_is_404_for_anonymous_and_non_staff_readers() -> None:
 
     assert page("internal/escalation.md").status_code == 404
     assert page("internal/escalation.md", client=customer).status_code == 404
+
+
+def test_internal_page_is_404_for_staff_without_the_view_permission() -> None:
+    # the chat never answers such a user from internal pages: the pages must agree
+    make_document(path="internal/escalation.md", audience=Document.Audience.INTERNAL)
+    agent = Client()
+    agent.force_login(User.objects.create_user("agent", is_staff=True))
+
+    assert page("internal/escalation.md", client=agent).status_code == 404
+    assert "internal/escalation.md" not in agent.get("/docs/").content.decode()
 
 
 def test_internal_page_is_shown_to_staff_with_a_badge(staff_client: Client) -> None:

@@ -13,6 +13,7 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 from django.utils import timezone
 
+from kb.actors import SYSTEM
 from kb.embedders import EmbeddingError, embedder_for
 from kb.ingestion import corpus_sync
 from kb.models import Chunk, Document, DocumentIndexState, EmbeddingModel
@@ -59,7 +60,7 @@ def voyage(settings) -> Iterator[VoyageStub]:
 def corpus(tmp_path: Path, local_embedder) -> Path:
     for name, text in PAGES.items():
         (tmp_path / name).write_text(text)
-    corpus_sync(directory=tmp_path, embedder=local_embedder)
+    corpus_sync(directory=tmp_path, embedder=local_embedder, actor=SYSTEM)
     return tmp_path
 
 
@@ -309,7 +310,7 @@ def test_kb_sync_during_a_build_leaves_the_new_model_a_request(
     # when kb_sync indexes an edited page into the active model itself
     (corpus / "trial.md").write_text("# Free trial\n\nThe trial now lasts 30 days.\n")
     with django_capture_on_commit_callbacks(execute=True):
-        report = corpus_sync(directory=corpus, embedder=local_embedder)
+        report = corpus_sync(directory=corpus, embedder=local_embedder, actor=SYSTEM)
 
     # then the page is current in the active model and pending (and sent) for the new one
     trial = Document.objects.get(path="trial.md")

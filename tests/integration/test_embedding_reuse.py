@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from kb.actors import SYSTEM
 from kb.ingestion import corpus_sync
 from kb.models import Chunk, Document, DocumentIndexState
 from kb.services import document_index
@@ -25,7 +26,7 @@ def guide(tmp_path: Path, counting_embedder) -> Path:
     root.mkdir()
     (root / "guide.md").write_text(GUIDE)
     (root / "other.md").write_text("# Other\n\nSomething else entirely.\n")
-    corpus_sync(directory=root, embedder=counting_embedder)
+    corpus_sync(directory=root, embedder=counting_embedder, actor=SYSTEM)
     counting_embedder.embedded_texts.clear()
     return root
 
@@ -37,7 +38,7 @@ def test_a_one_line_edit_embeds_only_its_section(guide: Path, counting_embedder)
     # when one line of one section changes
     edited = GUIDE.replace("set up part 5", "configure part 5")
     (guide / "guide.md").write_text(edited)
-    report = corpus_sync(directory=guide, embedder=counting_embedder)
+    report = corpus_sync(directory=guide, embedder=counting_embedder, actor=SYSTEM)
 
     # then only that section's text is embedded; the rest reuse their vectors
     assert len(counting_embedder.embedded_texts) <= 2
@@ -49,7 +50,7 @@ def test_a_one_line_edit_embeds_only_its_section(guide: Path, counting_embedder)
 
 def test_a_reused_vector_is_the_one_the_text_was_embedded_to(guide: Path, local_embedder) -> None:
     (guide / "guide.md").write_text(GUIDE.replace("set up part 5", "configure part 5"))
-    corpus_sync(directory=guide, embedder=local_embedder)
+    corpus_sync(directory=guide, embedder=local_embedder, actor=SYSTEM)
 
     chunk = Chunk.objects.get(document__path="guide.md", heading_path="Guide > Step 3")
     fresh = local_embedder.embed_documents(

@@ -9,6 +9,7 @@ import structlog
 from django.db import connection
 from django.test import Client
 
+from kb.actors import SYSTEM
 from kb.ingestion import corpus_sync
 from kb.models import EmbeddingModel
 
@@ -18,7 +19,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def indexed(tmp_path: Path, local_embedder) -> None:
     (tmp_path / "parking.md").write_text("# Parking\n\nVisitors park free in bay C.\n")
-    corpus_sync(directory=tmp_path, embedder=local_embedder)
+    corpus_sync(directory=tmp_path, embedder=local_embedder, actor=SYSTEM)
 
 
 def _checks(response) -> dict[str, dict]:

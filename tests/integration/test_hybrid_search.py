@@ -6,12 +6,14 @@ from pathlib import Path
 
 import pytest
 
+from kb.actors import SYSTEM
 from kb.ingestion import corpus_sync
 from kb.models import Document
+from kb.selectors import ALL_AUDIENCES
 from search.hybrid import FusionWeights, fuse
 from search.rerankers.base import RerankError
 from search.results import RetrievalUnavailable
-from search.services import STAFF_AUDIENCES, retrieve
+from search.services import retrieve
 from tests.conftest import CountingEmbedder
 
 pytestmark = pytest.mark.django_db
@@ -55,7 +57,7 @@ def help_center(tmp_path: Path, local_embedder) -> Path:
         "api/rate-limits.md",
         "# Rate Limits\n\nToo many requests return HTTP 429 with a Retry-After header.\n",
     )
-    corpus_sync(directory=root, embedder=local_embedder)
+    corpus_sync(directory=root, embedder=local_embedder, actor=SYSTEM)
     return root
 
 
@@ -201,7 +203,7 @@ def test_internal_document_is_filtered_in_sql_for_the_public(help_center: Path) 
     question = "goodwill credits up to $200 without approval"
 
     assert "internal/escalation.md" not in _paths(retrieve(question=question, limit=20))
-    staff = retrieve(question=question, audiences=STAFF_AUDIENCES)
+    staff = retrieve(question=question, audiences=ALL_AUDIENCES)
     assert _paths(staff)[0] == "internal/escalation.md"
 
 
@@ -300,7 +302,7 @@ def test_a_deep_search_ranks_at_least_ten_distinct_pages(tmp_path: Path, local_e
             f"# Billing topic {number}\n\n## Invoices\n\nInvoices for plan {number} are monthly."
             f"\n\n## Payments\n\nPayments for plan {number} are taken by card.\n",
         )
-    corpus_sync(directory=root, embedder=local_embedder)
+    corpus_sync(directory=root, embedder=local_embedder, actor=SYSTEM)
 
     # when the evaluation asks for a deep ranking
     result = retrieve(question="how are invoices paid", limit=50, candidates=50, rerank=False)

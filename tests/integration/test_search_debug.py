@@ -10,6 +10,7 @@ from django.contrib.auth.models import Permission, User
 from django.test import Client
 from django.urls import reverse
 
+from kb.actors import SYSTEM
 from kb.embedders import Embedder, EmbeddingError
 from kb.ingestion import corpus_sync
 from kb.models import Document, EmbeddingModel
@@ -49,7 +50,7 @@ def corpus(tmp_path: Path, local_embedder: Embedder) -> None:
             "Paste <script>alert('pwned')</script> into your page to embed the refund widget.",
         )
     )
-    report = corpus_sync(directory=root, embedder=local_embedder)
+    report = corpus_sync(directory=root, embedder=local_embedder, actor=SYSTEM)
     assert report.failed == []
 
 

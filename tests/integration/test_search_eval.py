@@ -7,6 +7,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from kb.actors import SYSTEM
 from kb.ingestion import corpus_sync
 
 pytestmark = pytest.mark.django_db
@@ -18,7 +19,7 @@ def indexed(tmp_path: Path, local_embedder) -> Path:
     docs.mkdir()
     (docs / "refunds.md").write_text("# Refunds\n\nAnnual plans get a prorated refund.\n")
     (docs / "limits.md").write_text("# Rate limits\n\nToo many requests return HTTP 429.\n")
-    corpus_sync(directory=docs, embedder=local_embedder)
+    corpus_sync(directory=docs, embedder=local_embedder, actor=SYSTEM)
     return tmp_path
 
 

@@ -15,6 +15,7 @@ from assistant.generators import (
     Prompt,
     TextDelta,
 )
+from kb.actors import SYSTEM
 from kb.embedders import Embedder
 from kb.ingestion import corpus_sync
 
@@ -88,7 +89,7 @@ def write_help_center(root: Path, pages: dict[str, str] | None = None) -> Path:
 def index_help_center(root: Path, *, embedder: Embedder) -> Path:
     """The tiny help center written under ``root`` and indexed, every page of it, with no answers
     or rate counts left in the shared Redis by earlier tests."""
-    report = corpus_sync(directory=write_help_center(root), embedder=embedder)
+    report = corpus_sync(directory=write_help_center(root), embedder=embedder, actor=SYSTEM)
     assert report.failed == [], report.failed
     cache.clear()
     return root

@@ -78,9 +78,53 @@ def test_empty_front_matter_takes_every_default() -> None:
     assert (document.title, document.body) == ("Getting started", "# Getting started\n")
 
 
-def test_dashes_without_a_closing_line_are_part_of_the_body() -> None:
-    text = "---\n\nA document that opens with a horizontal rule.\n"
-    assert parse(text).body == text
+# --- front matter that does not parse cleanly is refused, never published with defaults -------
+
+
+def test_unclosed_front_matter_is_an_error_naming_the_opening_line() -> None:
+    # an internal page whose closing line was lost would otherwise be a public page
+    error = parse_error("---\naudience: internal\ntitle: Escalations\n\n# Escalations\n\nText.\n")
+
+    assert str(error) == (
+        "policies/refunds.md:1: front matter: the '---' on line 1 is never closed "
+        "(end the front matter with a '---' line; a page cannot begin with a horizontal rule)"
+    )
+
+
+def test_a_page_cannot_open_with_a_horizontal_rule() -> None:
+    assert parse_error("---\n\nA document that opens with a horizontal rule.\n").line == 1
+
+
+def test_front_matter_after_blank_lines_is_an_error() -> None:
+    error = parse_error("\n\n---\naudience: internal\n---\n# Escalations\n")
+
+    assert error.line == 3
+    assert "front matter must begin on the first line" in str(error)
+
+
+def test_a_repeated_key_is_an_error_naming_both_lines() -> None:
+    error = parse_error("---\naudience: internal\ntitle: Escalations\naudience: public\n---\n")
+
+    assert str(error) == (
+        "policies/refunds.md:4: front matter: 'audience' is given twice (lines 2 and 4)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("key", "meant"),
+    [
+        ("Audience", "audience"),
+        ("audiance", "audience"),
+        ("STATUS", "status"),
+        ("superseded", "superseded_by"),
+        ("superseded-by", "superseded_by"),
+    ],
+)
+def test_a_misspelt_audience_status_or_successor_key_is_an_error(key: str, meant: str) -> None:
+    error = parse_error(f"---\ntitle: Escalations\n{key}: internal\n---\n")
+
+    assert error.line == 3
+    assert f"unknown key '{key}' (did you mean '{meant}'?)" in str(error)
 
 
 def test_unknown_front_matter_keys_are_ignored() -> None:

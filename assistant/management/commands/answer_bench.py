@@ -16,6 +16,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from assistant.benchmarks import answer_latency
+from kb.actors import SYSTEM
 from kb.benchmarking import BenchmarkError, throwaway_database
 from kb.embedders import get_embedder
 from kb.ingestion import corpus_sync
@@ -41,7 +42,7 @@ class Command(BaseCommand):
         started = time.perf_counter()
         self.stdout.write(f"creating the throwaway database {DATABASE_NAME} and indexing {corpus}")
         with throwaway_database(DATABASE_NAME):
-            corpus_sync(directory=corpus, embedder=get_embedder())
+            corpus_sync(directory=corpus, embedder=get_embedder(), actor=SYSTEM)
             self.stdout.write(f"asking {len(asked)} questions through the chat views...")
             try:
                 report = answer_latency(asked)

@@ -18,6 +18,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import connection
 
+from kb.actors import SYSTEM
 from kb.benchmarking import throwaway_database
 from kb.embedders import Embedder, get_embedder
 from kb.ingestion import corpus_sync
@@ -80,7 +81,7 @@ class Command(BaseCommand):
 
             self._empty_index()
             started = time.perf_counter()
-            report = corpus_sync(directory=directory, embedder=embedder)
+            report = corpus_sync(directory=directory, embedder=embedder, actor=SYSTEM)
             sync_seconds = time.perf_counter() - started
             assert report.chunks == len(texts), (report.chunks, len(texts))
             raw_rates.append(len(texts) / raw_seconds)
@@ -90,7 +91,7 @@ class Command(BaseCommand):
         noop_seconds = []
         for _ in range(3):
             started = time.perf_counter()
-            noop = corpus_sync(directory=directory, embedder=embedder)
+            noop = corpus_sync(directory=directory, embedder=embedder, actor=SYSTEM)
             noop_seconds.append(time.perf_counter() - started)
             assert noop.embedded == 0 and not noop.indexed
         return {

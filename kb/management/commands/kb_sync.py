@@ -2,9 +2,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError
 
+from kb.actors import SYSTEM, Actor
 from kb.embedders import EmbeddingError, active_embedder
 from kb.ingestion import SyncRefused, corpus_sync
 from kb.management.progress import progress_bar
@@ -22,13 +24,20 @@ class Command(BaseCommand):
             help="allow an empty folder to remove every indexed document",
         )
         parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+        parser.add_argument(
+            "--user",
+            help="import with this user's permissions, as if they uploaded the files in admin "
+            "(a doc writer cannot retire, restore or re-link pages); default: the system",
+        )
 
     def handle(self, *args: object, directory: Path, **options: object) -> None:
+        actor = self._actor(options["user"])
         try:
             with progress_bar("indexing", enabled=not options["no_progress"]) as progress:
                 report = corpus_sync(
                     directory=directory,
                     embedder=active_embedder(),
+                    actor=actor,
                     allow_prune_all=bool(options["allow_prune_all"]),
                     progress=progress,
                 )
@@ -52,3 +61,11 @@ class Command(BaseCommand):
             raise CommandError(
                 f"{len(report.failed)} file(s) skipped; their indexed copies were left as they were"
             )
+
+    def _actor(self, username: object) -> Actor:
+        if username is None:
+            return SYSTEM
+        user = get_user_model().objects.filter(username=username, is_active=True).first()
+        if user is None:
+            raise CommandError(f"--user {username}: no active user of that name")
+        return user

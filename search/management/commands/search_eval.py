@@ -5,9 +5,12 @@ import sys
 from pathlib import Path
 
 from django.conf import settings
+from django.contrib.auth.models import AnonymousUser
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
+from kb.actors import SYSTEM
+from kb.selectors import audiences_for
 from search.evaluation import (
     CaseOutcome,
     EvalCaseError,
@@ -61,7 +64,9 @@ class Command(BaseCommand):
         threshold = options["threshold"]
         if threshold is None:
             threshold = settings.NO_ANSWER_THRESHOLD
-        audiences = ("public",) if options["audience"] == "public" else ("public", "internal")
+        # The command runs on the server: "internal" reads as the system, "public" as a customer.
+        reader = SYSTEM if options["audience"] == "internal" else AnonymousUser()
+        audiences = audiences_for(reader)
 
         summaries: list[Summary] = []
         last: list[CaseOutcome] = []

@@ -1,0 +1,35 @@
+"""Who is acting: a signed-in user, or the system itself.
+
+A service that needs a permission takes the acting user. Management commands (``kb_sync``, the
+demo loader) have no user: whoever may run them on the server already holds every right, so they
+act as ``SYSTEM``, a marker that a web request can never produce.
+"""
+
+from __future__ import annotations
+
+import enum
+
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+
+
+class SystemActor(enum.Enum):
+    SYSTEM = "system"
+
+
+SYSTEM = SystemActor.SYSTEM
+
+Actor = AbstractBaseUser | AnonymousUser | SystemActor
+
+
+def actor_has_perm(actor: Actor, permission: str) -> bool:
+    """Whether ``actor`` holds ``permission``; the system holds every one."""
+    if actor is SYSTEM:
+        return True
+    return bool(actor.is_active and actor.has_perm(permission))
+
+
+def actor_name(actor: Actor) -> str:
+    """For logs and messages: the username, ``system``, or ``anonymous``."""
+    if actor is SYSTEM:
+        return "system"
+    return actor.get_username() or "anonymous"
