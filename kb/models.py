@@ -174,6 +174,7 @@ class Chunk(models.Model):
         max_length=64,
         blank=True,
         default="",
+        db_default="",
         help_text="sha256 of the embedded text; a new chunk with the same text reuses the vector.",
     )
     tsv = models.GeneratedField(

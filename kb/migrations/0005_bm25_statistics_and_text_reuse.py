@@ -122,7 +122,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='chunk',
             name='text_hash',
-            field=models.CharField(blank=True, default='', help_text='sha256 of the embedded text; a new chunk with the same text reuses the vector.', max_length=64),
+            field=models.CharField(blank=True, db_default='', default='', help_text='sha256 of the embedded text; a new chunk with the same text reuses the vector.', max_length=64),
         ),
         migrations.AddIndex(
             model_name='chunk',
