@@ -34,6 +34,21 @@ RANKING_DEPTH = 200
 _EMBED_BATCH = 256
 
 
+class BaselineUnavailable(RuntimeError):
+    """The baselines' libraries (development dependencies) are not installed."""
+
+
+def _bm25s():  # -> the bm25s module
+    try:
+        import bm25s
+        import Stemmer  # noqa: F401  (bm25s stems with it)
+    except ImportError as exc:
+        raise BaselineUnavailable(
+            f"the baselines need {exc.name}: pip install -r requirements-dev.txt"
+        ) from exc
+    return bm25s
+
+
 class VectorCache:
     """Vectors on disk by sha256(model key, text); one SQLite file, committed per batch so an
     interrupted run keeps what it embedded."""
@@ -78,10 +93,9 @@ def section_text(section: PageSection) -> str:
 
 
 def bm25_tokenize(texts: Sequence[str]) -> list[list[str]]:
-    import bm25s
     import Stemmer
 
-    tokens = bm25s.tokenize(
+    tokens = _bm25s().tokenize(
         list(texts),
         stopwords="en",
         stemmer=Stemmer.Stemmer("english"),
@@ -102,11 +116,9 @@ class SectionBaselines:
         cache: VectorCache | None,
         progress: bool = True,
     ) -> None:
-        import bm25s
-
         self.sections = list(sections)
         texts = [section_text(section) for section in self.sections]
-        self._bm25 = bm25s.BM25(method="lucene", k1=BM25_K1, b=BM25_B)
+        self._bm25 = _bm25s().BM25(method="lucene", k1=BM25_K1, b=BM25_B)
         self._bm25.index(bm25_tokenize(texts), show_progress=False)
         self._embedder = embedder
         self._cache = cache

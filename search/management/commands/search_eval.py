@@ -10,7 +10,12 @@ from django.db import DatabaseError
 from tqdm import tqdm
 
 from kb.embedders import Embedder, active_embedder, get_embedder
-from search.evalsets.baselines import BASELINES, SectionBaselines, VectorCache
+from search.evalsets.baselines import (
+    BASELINES,
+    BaselineUnavailable,
+    SectionBaselines,
+    VectorCache,
+)
 from search.evalsets.pages import pages_read
 from search.evaluation import (
     METRIC_KEYS,
@@ -158,9 +163,12 @@ class Command(BaseCommand):
         if folder.rejected:
             self.stderr.write(f"{len(folder.rejected)} files refused by the parser (left out)")
         embedder = self._baseline_embedder() if {"dense", "rrf"} & set(rows) else None
-        return SectionBaselines(
-            folder.sections, embedder=embedder, cache=VectorCache(VECTOR_CACHE), progress=True
-        )
+        try:
+            return SectionBaselines(
+                folder.sections, embedder=embedder, cache=VectorCache(VECTOR_CACHE), progress=True
+            )
+        except BaselineUnavailable as exc:
+            raise CommandError(str(exc)) from exc
 
     def _baseline_embedder(self) -> Embedder:
         """The active model's embedder; the baselines need no index, nor even a migrated
