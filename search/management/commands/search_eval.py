@@ -108,6 +108,7 @@ class Command(BaseCommand):
         baselines = self._baselines(Path(docs), rows) if docs else None
         summaries: list[Summary] = []
         last: list[CaseOutcome] = []
+        last_retrieved: list[CaseOutcome] = []  # a baseline has no confidence to calibrate
         for name in rows:
             outcomes = []
             for case in tqdm(loaded, desc=name, unit="q", file=sys.stderr, leave=False):
@@ -119,12 +120,17 @@ class Command(BaseCommand):
                     outcomes.append(
                         self._retrieve(case, name, audiences=audiences, k=k, threshold=threshold)
                     )
-            summaries.append(summarise(name, outcomes, k=k))
+            summary = summarise(name, outcomes, k=k)
+            if name in BASELINES:
+                summary.no_answer_accuracy = None
+            else:
+                last_retrieved = outcomes
+            summaries.append(summary)
             last = outcomes
 
         self._print(summaries, k=k, threshold=threshold)
         self._print_kinds(summaries)
-        self._print_calibration(last)
+        self._print_calibration(last_retrieved)
         if options["output"]:
             with Path(options["output"]).open("w", encoding="utf-8") as handle:
                 for outcome in last:
@@ -250,8 +256,10 @@ class Command(BaseCommand):
                     cells.append(f"{'-':>34}")
                     continue
                 page, section = part.metrics, part.section_metrics
-                cells.append(
-                    f"{page['recall@1']:>10.3f}{page['ndcg@10']:>8.3f}"
+                sections = (
                     f"{section['recall@1']:>8.3f}{section['ndcg@10']:>8.3f}"
+                    if part.section_cases
+                    else f"{'-':>8}{'-':>8}"
                 )
+                cells.append(f"{page['recall@1']:>10.3f}{page['ndcg@10']:>8.3f}{sections}")
             self.stdout.write(f"{summary.name:<10}" + "".join(cells))
