@@ -6,12 +6,15 @@ from pathlib import Path
 import pytest
 
 from search.evaluation import (
+    EvalCase,
     EvalCaseError,
     cases_load,
     ndcg_at,
+    outcome_from_hits,
     ranked_documents,
     recall_at,
     reciprocal_rank,
+    summarise,
     threshold_for,
     threshold_sweep,
 )
@@ -71,3 +74,46 @@ def test_threshold_is_the_highest_that_keeps_enough_answers() -> None:
 
     assert chosen is not None and chosen.threshold == 0.6
     assert chosen.unanswerable_refused == 1.0
+
+
+def test_sections_are_scored_by_path_and_heading_path() -> None:
+    case = EvalCase(
+        id="c",
+        question="q",
+        relevant=("a.md",),
+        relevant_sections=("A > Limits",),
+        kind="definition",
+    )
+    hits = [
+        ("a.md", "A > Intro"),  # the right page, the wrong section
+        ("b.md", "A > Limits"),  # the right label on the wrong page
+        ("a.md", "A > Intro"),  # a second chunk of a section already ranked
+        ("a.md", "A > Limits"),
+    ]
+
+    outcome = outcome_from_hits(case, hits, k=5)
+
+    assert outcome.metrics["recall@1"] == 1.0
+    assert outcome.section_units == [("a.md", "A > Intro"), ("b.md", "A > Limits"), hits[3]]
+    assert outcome.section_metrics["recall@1"] == 0.0
+    assert outcome.section_metrics["recall@5"] == 1.0
+    assert outcome.section_metrics["mrr@10"] == pytest.approx(1 / 3)
+    assert outcome.section_metrics["ndcg@10"] == pytest.approx(1 / math.log2(4))
+
+
+def test_summary_averages_sections_only_over_labelled_cases_and_per_kind() -> None:
+    labelled = EvalCase("l", "q", ("a.md",), ("A",), kind="natural")
+    unlabelled = EvalCase("u", "q", ("a.md",), (), kind="definition")
+    outcomes = [
+        outcome_from_hits(labelled, [("a.md", "B"), ("a.md", "A")], k=5),
+        outcome_from_hits(unlabelled, [("x.md", ""), ("a.md", "A")], k=5),
+    ]
+
+    summary = summarise("row", outcomes, k=5)
+
+    assert summary.metrics["recall@1"] == 0.5
+    assert summary.section_cases == 1
+    assert summary.section_metrics["mrr@10"] == 0.5
+    assert summary.by_kind["natural"].metrics["mrr@10"] == 1.0
+    assert summary.by_kind["definition"].metrics["mrr@10"] == 0.5
+    assert summary.by_kind["definition"].section_cases == 0
