@@ -273,14 +273,17 @@ class DocumentAdmin(SimpleHistoryAdmin):
                     embedder=active_embedder(),
                     origin=upload.name,
                     index_inline=False,
+                    all_or_nothing=True,
                 )
             except (UploadRejected, EmbeddingModelMismatch, EmbeddingError) as exc:
                 form.add_error("file", str(exc))
             else:
+                if not report.refused:
+                    messages.info(request, report.summary())
+                    return redirect("admin:kb_document_changelist")
+                form.add_error("file", report.summary())
                 for failure in report.failed:
-                    messages.error(request, f"Skipped {failure.message}")
-                messages.info(request, report.summary())
-                return redirect("admin:kb_document_changelist")
+                    form.add_error("file", failure.message)
         context = {
             **self.admin_site.each_context(request),
             "title": "Import Markdown",
