@@ -11,9 +11,11 @@ from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
+from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 from simple_history.admin import SimpleHistoryAdmin
 
+from kb.content_checks import reader_directed_lines, remote_references
 from kb.embedders import EmbeddingError, active_embedder, embedder_for
 from kb.ingestion import documents_import
 from kb.models import Chunk, Document, DocumentIndexState, EmbeddingModel
@@ -133,11 +135,12 @@ class DocumentAdmin(SimpleHistoryAdmin):
         "updated_on",
         "review_by",
         "index_status",
+        "reader_warnings",
     )
     list_filter = ("status", "audience", "category", NeedsReviewFilter, IndexFailedFilter)
     actions = ("retire_documents", "restore_documents")
     search_fields = ("title", "path", "body")
-    readonly_fields = ("content_hash", "created_at", "modified_at")
+    readonly_fields = ("flagged_lines", "content_hash", "created_at", "modified_at")
     autocomplete_fields = ("superseded_by",)
     inlines = (DocumentIndexStateInline,)
     object_history_list_template = "admin/kb/document/object_history_list.html"
@@ -252,6 +255,8 @@ class DocumentAdmin(SimpleHistoryAdmin):
         else:
             error = ""
         context = {
+            "flagged_lines": reader_directed_lines(body),
+            "remote_references": remote_references(body),
             "html": mark_safe(markdown_to_html(body)),  # sanitised by nh3 in markdown_to_html
             "chunks": chunks,
             "error": error,
@@ -308,6 +313,26 @@ class DocumentAdmin(SimpleHistoryAdmin):
         for document in queryset:
             document_restore(document=document)
         self.message_user(request, f"Restored {queryset.count()} document(s).")
+
+    @admin.display(description="reader warnings")
+    def reader_warnings(self, document: Document) -> str:
+        """Lines the assistant will not quote (see kb.content_checks), counted for the list."""
+        count = len(reader_directed_lines(document.body))
+        return f"{count} line{'' if count == 1 else 's'} flagged" if count else ""
+
+    @admin.display(description="lines flagged for readers")
+    def flagged_lines(self, document: Document) -> str:
+        flagged = reader_directed_lines(document.body)
+        if not flagged:
+            return "None."
+        return format_html(
+            "<p>The assistant never quotes these lines; fix or remove them.</p><ul>{}</ul>",
+            format_html_join(
+                "",
+                "<li>Line {}: {} <q>{}</q></li>",
+                ((line.line_number, "; ".join(line.reasons), line.text) for line in flagged),
+            ),
+        )
 
     @admin.display(description="index")
     def index_status(self, document: Document) -> str:
