@@ -60,26 +60,38 @@ _SECRETS = (
     r"credenziali|codice di (?:verifica|sicurezza)|"
     r"wachtwoord|inloggegevens|verificatiecode"
 )
-_HAND_OVER = (
-    r"send|e-?mail|mail|forward|share|give|provide|submit|reply|tell|text|dm|post|paste|"
-    r"disclose|hand over|read out|collect|ask (?:them|the (?:user|customer|reader)s?|users|"
-    r"customers|readers) for|"
-    r"senden|schicken|übermitteln|mitteilen|teilen|geben|nennen|"
-    r"envoye[rz]|envoie|partage[rz]|communique[rz]|donne[rz]|transmette[zs]?|indique[rz]|"
-    r"env[ií]e|env[ií]a|enviar|compart[ae]|compartir|proporcione|facilite|indique|"
-    r"envie|informe|"
-    r"invia|inviare|condividi|comunica|fornisci|"
-    r"stuur|deel|geef|verstuur"
+# Verbs of handing something over. "Send you a code" is the company sending, so a verb followed
+# by "you" never counts; "email", "mail" and "text" are nouns too ("your email and password"),
+# so they count only before a determiner.
+_SEND = (
+    r"send|forward|share|disclose|hand over|read out|reply|tell|dm|"
+    r"(?:e-?mail|mail|text)(?=\s+(?:your|the|their|us|me|it|them|this|these|all|both)\b)|"
+    r"ask (?:them|the (?:user|customer|reader)s?|users|customers|readers) for|"
+    r"senden|schicken|übermitteln|mitteilen|teilen|"
+    r"envoye[rz]|envoie|partage[rz]|communique[rz]|transmette[zs]?|"
+    r"env[ií]e|env[ií]a|enviar|compart[ae]|compartir|"
+    r"envie|invia|inviare|condividi|comunica|stuur|deel|verstuur"
 )
+# Verbs that API pages use for configuration too ("provide your API key in the header"): they
+# count only with a person on the receiving end.
+_GIVE = r"give|provide|submit|geben|nennen|donne[rz]|indique[rz]|proporcione|facilite|fornisci|geef"
+_RECIPIENT = (
+    r"\b(?:to|with|an|à|a|con|para|naar|aan|per)\s+(?:\w+\s+){0,3}?"
+    r"(?:us|me|agents?|team|engineers?|staff|support|desk|representatives?|specialists?|"
+    r"managers?|author|admins?|administrators?|person|someone|anyone|colleagues?|partners?|"
+    r"agente|équipe|soporte|suporte|supporto|mitarbeiter|medewerker)\b"
+)
+_NOT_TO_YOU = r"(?!\s+you\b)"
 CREDENTIAL_REQUEST = re.compile(
-    rf"\b(?P<verb>{_HAND_OVER})\b(?P<between>[^.!?;]{{0,80}}?)\b(?:{_SECRETS})\b"
-    rf"|\b(?:{_SECRETS})\b[^.!?;]{{0,60}}?\b(?P<verb_after>{_HAND_OVER})\b",
+    rf"\b(?:{_SEND})\b{_NOT_TO_YOU}[^.!?;]{{0,80}}?\b(?:{_SECRETS})\b"
+    rf"|\b(?:{_GIVE})\b{_NOT_TO_YOU}[^.!?;]{{0,80}}?\b(?:{_SECRETS})\b(?=[^.!?;]*{_RECIPIENT})"
+    rf"|\b(?:{_SECRETS})\b[^.!?;]{{0,60}}?\b(?:{_SEND}|text|{_GIVE})\s+(?:it|them)\b",
     re.IGNORECASE,
 )
 # "Never share your password" is the advice a page should give; "don't forget to send your
 # password" is not, so a negation counts only when nothing like "forget" stands between.
 _NEGATION = re.compile(
-    r"\b(?:never|not|no one|nobody|nunca|jamais|nie|niemals|mai|nooit)\b|n't\b|\bne\b[^.!?]{0,30}$",
+    r"\b(?:never|not|no one|nobody|nunca|jamais|nie|niemals|mai|nooit)\b|n't\b",
     re.IGNORECASE,
 )
 _UNNEGATED = re.compile(r"\b(?:forget|fail|hesitate|delay|wait|oublie[rz]|vergessen)\b", re.I)
@@ -183,14 +195,13 @@ def remote_references(body: str, *, domains: Sequence[str] | None = None) -> lis
 
 def _asks_for_credentials(text: str) -> bool:
     for match in CREDENTIAL_REQUEST.finditer(text):
-        before = text[: match.start()]
-        # The clause before the verb: "Acme will never ask you to send ..." is negated.
-        clause = re.split(r"[.!?;:]", before)[-1]
-        window = " ".join(clause.split()[-6:])
+        # The clause up to the verb, the request, and two words after it: "Acme will never ask
+        # you to send ...", "Teilen Sie Ihr Passwort niemals ..." are advice, not requests.
+        clause = re.split(r"[.!?;:]", text[: match.start()])[-1]
+        after = re.split(r"[.!?;:,]", text[match.end() :])[0].split()[:2]
+        window = " ".join([*clause.split()[-6:], match.group(), *after])
         negation = _NEGATION.search(window)
         if negation and not _UNNEGATED.search(window[negation.end() :]):
-            continue
-        if match.group("verb_after") and _NEGATION.search(match.group()):
             continue
         return True
     return False

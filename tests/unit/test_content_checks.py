@@ -72,6 +72,13 @@ def test_nothing_in_the_sample_corpus_is_flagged_but_its_planted_attacks() -> No
         'curl https://api.eu.acmebilling.com/v1/customers -d email="jenny@example.com"',
         "Point your webhook at http://localhost:8000/webhooks while you develop.",
         "Subscribe to `invoice.paid` and `customer.subscription.updated` events.",
+        "Sign in with your email and password, then enter the code we send you.",
+        "We send you a one-time code by SMS; type it into the box.",
+        "Provide your API key in the `Authorization` header of every request.",
+        "Give your API key a name that says where it is used.",
+        "Include your secret API key in every request you send from your server.",
+        "Paste your API key into the Authorization header.",
+        "Teilen Sie Ihr Passwort niemals mit anderen.",
     ],
 )
 def test_ordinary_help_center_lines_are_not_flagged(line: str) -> None:
