@@ -26,7 +26,7 @@ def is_database_outage(exc: BaseException) -> bool:
     return isinstance(exc, (OperationalError, InterfaceError))
 
 
-def unavailable_response(request: HttpRequest | None = None) -> HttpResponse:
+def unavailable_response() -> HttpResponse:
     """The 503 page; self-contained (no database, no session) so an outage cannot break it."""
     html = render_to_string("503.html", {"message": UNAVAILABLE_MESSAGE})
     response = HttpResponse(html, status=503)
@@ -48,4 +48,4 @@ class DatabaseUnavailableMiddleware:
         if not is_database_outage(exception):
             return None
         log.warning("database_unavailable", path=request.path, error=str(exception).split("\n")[0])
-        return unavailable_response(request)
+        return unavailable_response()
