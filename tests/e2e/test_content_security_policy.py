@@ -79,18 +79,17 @@ def test_chat_streams_an_answer_with_no_policy_violation(
     _assert_clean(page, watched)
 
 
-def test_document_page_never_fetches_a_remote_image(page: Page, watched) -> None:
+def test_document_and_admin_pages_work_with_no_policy_violation(
+    page: Page, watched, sign_in
+) -> None:
+    # a document page with a remote image: shown as its description, never fetched
     Document.objects.create(
         path="support/tracked.md", title="Tracked Page", body=TRACKED_PAGE.split("---\n", 2)[2]
     )
-
     page.goto("/docs/support/tracked.md")
-
     expect(page.get_by_text("[image: pixel]")).to_be_visible()
     _assert_clean(page, watched)
 
-
-def test_admin_pages_work_with_no_policy_violation(page: Page, watched, sign_in) -> None:
     document = Document.objects.create(
         path="policies/refunds.md", title="Refunds", body="# Refunds\n\nRefunds take 5 days.\n"
     )
