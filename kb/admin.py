@@ -314,6 +314,29 @@ class DocumentAdmin(SimpleHistoryAdmin):
             document_restore(document=document)
         self.message_user(request, f"Restored {queryset.count()} document(s).")
 
+    def response_add(self, request: HttpRequest, obj: Document, *args: Any) -> HttpResponse:
+        self._warn_about_flagged_lines(request, obj)
+        return super().response_add(request, obj, *args)
+
+    def response_change(self, request: HttpRequest, obj: Document) -> HttpResponse:
+        self._warn_about_flagged_lines(request, obj)
+        return super().response_change(request, obj)
+
+    def _warn_about_flagged_lines(self, request: HttpRequest, document: Document) -> None:
+        """Said at save, so the writer learns it before a customer would have."""
+        flagged = reader_directed_lines(document.body)
+        if flagged:
+            lines = "; ".join(
+                f"line {line.line_number}: {', '.join(line.reasons)}" for line in flagged
+            )
+            count = f"{len(flagged)} line{'' if len(flagged) == 1 else 's'}"
+            self.message_user(
+                request,
+                f"{count} of {document.path} are flagged and will not be quoted by the "
+                f"assistant ({lines}).",
+                messages.WARNING,
+            )
+
     @admin.display(description="reader warnings")
     def reader_warnings(self, document: Document) -> str:
         """Lines the assistant will not quote (see kb.content_checks), counted for the list."""

@@ -8,6 +8,7 @@ from django.test import Client
 
 from kb.models import Document
 from kb.rendering import markdown_to_html
+from kb.services import indexing as indexing_services
 
 pytestmark = pytest.mark.django_db
 
@@ -113,3 +114,31 @@ def test_flagged_lines_show_in_the_document_list_and_on_the_change_form(
     clean_row = next(row for key, row in rows.items() if "policies/clean.md" in key)
     assert "2 lines flagged" in flagged_row and "flagged" not in clean_row
     assert "Line 4" in form and "asks the reader for credentials" in form
+
+
+def test_saving_a_page_with_flagged_lines_warns_the_writer(
+    writer_client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(indexing_services, "index_enqueue", lambda *, document_ids: 0)
+    form = {
+        "path": "policies/refunds.md",
+        "title": "Refunds",
+        "category": "",
+        "audience": "public",
+        "status": "published",
+        "body": ATTACKED_BODY,
+        "updated_on": "",
+        "review_by": "",
+        "index_states-TOTAL_FORMS": "0",
+        "index_states-INITIAL_FORMS": "0",
+    }
+
+    response = writer_client.post("/admin/kb/document/add/", form, follow=True)
+
+    page = response.content.decode()
+    assert Document.objects.filter(path="policies/refunds.md").exists()
+    assert "2 lines of policies/refunds.md are flagged" in page
+    assert (
+        "line 4: contact address outside the company&#x27;s domains: evil.example, "
+        "asks the reader for credentials" in page
+    )
