@@ -4,9 +4,11 @@ Help-center pages are written by many hands and some are imported, so a passage 
 aimed at the model rather than the reader: an HTML comment nobody sees on the page, a line that
 says "ignore all previous instructions", a forged ``System:`` turn, or a fake ``</source-…>`` tag
 that tries to close the delimiter around it and speak from outside. `neutralise` removes what a
-reader never sees (comments, invisible control characters), escapes forged delimiters, and wraps
-each instruction-like line in a visible "quoted, not an instruction" flag. Nothing else changes,
-so ordinary passages reach the model byte for byte. Every finding is logged.
+reader never sees (comments, invisible control characters), escapes forged delimiters, drops the
+lines aimed at the reader that ``kb.content_checks`` flags (requests for credentials, contacts and
+links outside the company's domains), and wraps each instruction-like line in a visible "quoted,
+not an instruction" flag. Nothing else changes, so ordinary passages reach the model byte for
+byte. Every finding is logged.
 
 The per-request nonce in the delimiters is the main defence (a page cannot guess it); this module
 is the second one, and the one that keeps a flagged line out of a quoted answer.
@@ -19,6 +21,8 @@ import unicodedata
 from dataclasses import dataclass, field
 
 import structlog
+
+from kb.content_checks import without_reader_directed_lines
 
 log = structlog.get_logger("groundwork.assistant")
 
@@ -39,6 +43,18 @@ FORGED_DELIMITER = re.compile(
     re.IGNORECASE,
 )
 _TARGETS = r"(?:instructions?|rules|prompts?|guidelines|directions|directives|messages?|context)"
+_IGNORE_OTHER = (
+    r"(?:ignorier(?:e|en)?|vergiss|vergessen|missachte|ignore[rz]?|oublie[rz]?|ignora[rn]?|"
+    r"olvida|olvide|desconsidere|esque[cç]a|dimentica)"
+)
+_PREVIOUS_OTHER = (
+    r"(?:vorherigen?|bisherigen?|obigen?|früheren?|précédentes?|antérieures?|ci-dessus|"
+    r"anteriores?|previas?|prévias?|precedenti|sopra)"
+)
+_TARGETS_OTHER = (
+    r"(?:anweisungen|instruktionen|regeln|befehle|instructions|consignes|règles|instrucciones|"
+    r"reglas|indicaciones|instruções|regras|istruzioni|regole)"
+)
 INSTRUCTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "override of earlier instructions",
@@ -54,6 +70,16 @@ INSTRUCTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(
             r"\b(?:ignore|disregard|forget)\s+(?:(?:everything|all|anything)\s+)?"
             r"(?:(?:written|said|stated)\s+)?(?:the\s+)?(?:above|before|previously|so\s+far)\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        # The same in the other languages pages are written in: German, French, Spanish,
+        # Portuguese, Italian ("Ignorez toutes les instructions précédentes").
+        "override of earlier instructions",
+        re.compile(
+            rf"\b{_IGNORE_OTHER}\b[^.\n]{{0,40}}?\b{_PREVIOUS_OTHER}\b[^.\n]{{0,20}}?\b{_TARGETS_OTHER}\b"
+            rf"|\b{_IGNORE_OTHER}\b[^.\n]{{0,40}}?\b{_TARGETS_OTHER}\b[^.\n]{{0,20}}?\b{_PREVIOUS_OTHER}\b",
             re.IGNORECASE,
         ),
     ),
@@ -106,6 +132,12 @@ def neutralise(text: str, *, origin: str | None = None) -> Neutralised:
         return match.group().replace("<", "&lt;").replace(">", "&gt;")
 
     text = FORGED_DELIMITER.sub(escape_delimiter, text)
+    # Lines aimed at the reader (credentials, foreign contacts and links) are not quoted even
+    # as flagged text: the extractive answerer would not use them, but a model might pass on
+    # the address. kb flags the same lines in the editor, by the same rule.
+    text, removed = without_reader_directed_lines(text)
+    for line in removed:
+        findings.append(f"reader-directed line removed ({'; '.join(line.reasons)}): {line.text!r}")
     text = "\n".join(_flag_line(line, findings) for line in text.split("\n"))
     if findings:
         log.warning("injection_neutralised", origin=origin, findings=findings)

@@ -52,6 +52,7 @@ from assistant.services import (
     message_ask,
     question_normalise,
 )
+from config.availability import UNAVAILABLE_MESSAGE, is_database_outage
 from kb.selectors import audiences_for
 from search.services import one_line
 
@@ -217,12 +218,21 @@ def _ask_error(
 @require_GET
 def answer_events(request: HttpRequest, public_id: uuid.UUID) -> StreamingHttpResponse:
     """The answer to one of this client's messages as server-sent events. A reconnect after the
-    answer is done gets the final event again, which closes the stream on the page."""
-    message = _client_message(request, public_id)
-    get_token(request)
-    response = StreamingHttpResponse(
-        _event_stream(request, message), content_type="text/event-stream; charset=utf-8"
-    )
+    answer is done gets the final event again, which closes the stream on the page.
+
+    With the database down the stream is one final event saying so: the page shows it and stops,
+    where a 503 would only make the browser retry a connection that cannot succeed."""
+    try:
+        message = _client_message(request, public_id)
+    except Exception as exc:
+        if not is_database_outage(exc):
+            raise
+        log.warning("answer_stream_unavailable", error=one_line(exc))
+        events: Iterator[str] = iter([sse_event("final", _unavailable_html())])
+    else:
+        get_token(request)
+        events = _event_stream(request, message)
+    response = StreamingHttpResponse(events, content_type="text/event-stream; charset=utf-8")
     response["Cache-Control"] = "no-cache"
     response["X-Accel-Buffering"] = "no"  # nginx would otherwise hold the events back
     return response
@@ -239,6 +249,9 @@ def _event_stream(request: HttpRequest, message: Message) -> Iterator[str]:
                 yield sse_event("final", _answer_html(request, event.message))
     except Exception as exc:  # the page must get a final event, or it would reconnect forever
         log.exception("answer_stream_failed", message=str(message.public_id), error=one_line(exc))
+        if is_database_outage(exc):
+            yield sse_event("final", _unavailable_html())
+            return
         message.status = Message.Status.FAILED
         message.answer = STREAM_FAILED_ANSWER
         yield sse_event("final", _answer_html(request, message))
@@ -250,6 +263,12 @@ def sse_event(name: str, data: str) -> str:
     text's own leading space survives."""
     lines = data.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     return f"event: {name}\n" + "".join(f"data: {line}\n" for line in lines) + "\n"
+
+
+def _unavailable_html() -> str:
+    return render_to_string(
+        "assistant/_unavailable.html", _page_context(notice=UNAVAILABLE_MESSAGE)
+    )
 
 
 def _answer_html(request: HttpRequest, message: Message) -> str:

@@ -1,4 +1,5 @@
-"""Request ids and one structured log line per request."""
+"""Request ids and one structured log line per request; the Content-Security-Policy header;
+requests holding a NUL refused."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ import uuid
 from collections.abc import Callable
 
 import structlog
-from django.http import HttpRequest, HttpResponse
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.utils.html import escape
 
 log = structlog.get_logger("groundwork.request")
 
@@ -46,4 +49,58 @@ class RequestIdMiddleware:
             ms=round((time.perf_counter() - started) * 1000, 1),
             streaming=response.streaming,
         )
+        return response
+
+
+NUL_REFUSED = (
+    "This request contains a NUL character (\\x00), which no address or form field may hold. "
+    "Remove it and try again."
+)
+
+
+class NulCharacterMiddleware:
+    """Refuses, with a 400 that says why, any request whose path or form fields hold a NUL.
+
+    PostgreSQL text cannot store one, so a NUL that reached a query raised ``DataError`` (a 500)
+    from whichever lookup or save met it first: one rule here covers every view and form,
+    present and future, instead of a check in each.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if _holds_nul(request):
+            log.info("request_refused", reason="nul_character", path=request.path.replace("\0", ""))
+            return HttpResponseBadRequest(escape(NUL_REFUSED), content_type="text/html")
+        return self.get_response(request)
+
+
+def _holds_nul(request: HttpRequest) -> bool:
+    if "\0" in request.path:
+        return True
+    fields = [request.GET]
+    if request.method == "POST":
+        fields.append(request.POST)  # parsed once here; views and CSRF reuse it
+    for query in fields:
+        for key, values in query.lists():
+            if "\0" in key or any("\0" in value for value in values):
+                return True
+    return any("\0" in (upload.name or "") for upload in request.FILES.values())
+
+
+class ContentSecurityPolicyMiddleware:
+    """Sends ``settings.CONTENT_SECURITY_POLICY`` with every response, errors and streams too.
+
+    A document may hold ``![](https://elsewhere/track.png)``; the renderer already shows such an
+    image as its description, and the policy is the second wall: no page of this site loads a
+    script, style or image from anywhere else, or runs inline script.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        response.headers.setdefault("Content-Security-Policy", settings.CONTENT_SECURITY_POLICY)
         return response

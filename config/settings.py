@@ -7,6 +7,7 @@ Redis start by themselves when ``DATABASE_URL`` / ``CELERY_BROKER_URL`` are not 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -54,6 +55,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "config.middleware.RequestIdMiddleware",
+    "config.middleware.ContentSecurityPolicyMiddleware",
+    "config.middleware.NulCharacterMiddleware",
+    "config.availability.DatabaseUnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -220,6 +224,39 @@ ASK_RATE_LIMIT_PER_MINUTE = env.int("ASK_RATE_LIMIT_PER_MINUTE", default=20)
 ANSWER_CACHE_SECONDS = env.int("ANSWER_CACHE_SECONDS", default=3600)
 # Where "contact support" points when the docs do not have the answer.
 SUPPORT_CONTACT_URL = env.str("SUPPORT_CONTACT_URL", default="mailto:support@example.com")
+
+# --- Content trust: whose addresses a page may send readers to ----------------------------------
+# A line pointing readers to an address or link outside these domains (or asking for credentials)
+# is flagged in the editor and never quoted by the assistant. Subdomains count. The defaults are
+# the sample help center's domain and example.com, the domain its examples use (RFC 2606).
+COMPANY_DOMAINS = [
+    domain.strip().lower().rstrip(".")
+    for domain in env.list("COMPANY_DOMAINS", default=["acmebilling.com", "example.com"])
+]
+for _domain in COMPANY_DOMAINS:
+    if not re.fullmatch(r"(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+[a-z]{2,}", _domain):
+        raise ImproperlyConfigured(
+            f"COMPANY_DOMAINS must be bare domain names such as acme.com (got {_domain!r})"
+        )
+
+# --- Content-Security-Policy: scripts, styles and images from this site only ----------------------
+# No inline script anywhere (htmx is told not to inject its indicator style); images also as
+# data: URIs (the admin's icons). The one inline style attribute left, simple_history's
+# paginator ("border-top: 0"), is allowed by its hash only.
+CONTENT_SECURITY_POLICY = "; ".join(
+    [
+        "default-src 'self'",
+        "script-src 'self'",
+        "style-src 'self' 'unsafe-hashes' 'sha256-XMXSevYjgSjXgRafBFDvtjwX+yyWLrxfso9DcNZ9UXM='",
+        "img-src 'self' data:",
+        "connect-src 'self'",
+        "font-src 'self'",
+        "object-src 'none'",
+        "base-uri 'self'",
+        "form-action 'self'",
+        "frame-ancestors 'none'",
+    ]
+)
 
 # --- Auth, i18n, static ---------------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [

@@ -11,10 +11,12 @@ from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
+from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 from simple_history.admin import SimpleHistoryAdmin
 
 from kb.actors import Actor
+from kb.content_checks import reader_directed_lines, remote_references
 from kb.embedders import EmbeddingError, active_embedder, embedder_for
 from kb.ingestion import documents_import
 from kb.models import Chunk, Document, DocumentIndexState, EmbeddingModel
@@ -188,11 +190,12 @@ class DocumentAdmin(SimpleHistoryAdmin):
         "updated_on",
         "review_by",
         "index_status",
+        "reader_warnings",
     )
     list_filter = ("status", "audience", "category", NeedsReviewFilter, IndexFailedFilter)
     actions = ("retire_documents", "restore_documents")
     search_fields = ("title", "path", "body")
-    readonly_fields = ("content_hash", "created_at", "modified_at")
+    readonly_fields = ("flagged_lines", "content_hash", "created_at", "modified_at")
     autocomplete_fields = ("superseded_by",)
     inlines = (DocumentIndexStateInline,)
     object_history_list_template = "admin/kb/document/object_history_list.html"
@@ -314,6 +317,8 @@ class DocumentAdmin(SimpleHistoryAdmin):
         else:
             error = ""
         context = {
+            "flagged_lines": reader_directed_lines(body),
+            "remote_references": remote_references(body),
             "html": mark_safe(markdown_to_html(body)),  # sanitised by nh3 in markdown_to_html
             "chunks": chunks,
             "error": error,
@@ -336,14 +341,17 @@ class DocumentAdmin(SimpleHistoryAdmin):
                     origin=upload.name,
                     actor=request.user,
                     index_inline=False,
+                    all_or_nothing=True,
                 )
             except (UploadRejected, EmbeddingModelMismatch, EmbeddingError) as exc:
                 form.add_error("file", str(exc))
             else:
+                if not report.refused:
+                    messages.info(request, report.summary())
+                    return redirect("admin:kb_document_changelist")
+                form.add_error("file", report.summary())
                 for failure in report.failed:
-                    messages.error(request, f"Skipped {failure.message}")
-                messages.info(request, report.summary())
-                return redirect("admin:kb_document_changelist")
+                    form.add_error("file", failure.message)
         context = {
             **self.admin_site.each_context(request),
             "title": "Import Markdown",
@@ -368,6 +376,49 @@ class DocumentAdmin(SimpleHistoryAdmin):
         for document in queryset:
             document_restore(document=document, actor=request.user)
         self.message_user(request, f"Restored {queryset.count()} document(s).")
+
+    def response_add(self, request: HttpRequest, obj: Document, *args: Any) -> HttpResponse:
+        self._warn_about_flagged_lines(request, obj)
+        return super().response_add(request, obj, *args)
+
+    def response_change(self, request: HttpRequest, obj: Document) -> HttpResponse:
+        self._warn_about_flagged_lines(request, obj)
+        return super().response_change(request, obj)
+
+    def _warn_about_flagged_lines(self, request: HttpRequest, document: Document) -> None:
+        """Said at save, so the writer learns it before a customer would have."""
+        flagged = reader_directed_lines(document.body)
+        if flagged:
+            lines = "; ".join(
+                f"line {line.line_number}: {', '.join(line.reasons)}" for line in flagged
+            )
+            count = f"{len(flagged)} line{'' if len(flagged) == 1 else 's'}"
+            self.message_user(
+                request,
+                f"{count} of {document.path} are flagged and will not be quoted by the "
+                f"assistant ({lines}).",
+                messages.WARNING,
+            )
+
+    @admin.display(description="reader warnings")
+    def reader_warnings(self, document: Document) -> str:
+        """Lines the assistant will not quote (see kb.content_checks), counted for the list."""
+        count = len(reader_directed_lines(document.body))
+        return f"{count} line{'' if count == 1 else 's'} flagged" if count else ""
+
+    @admin.display(description="lines flagged for readers")
+    def flagged_lines(self, document: Document) -> str:
+        flagged = reader_directed_lines(document.body)
+        if not flagged:
+            return "None."
+        return format_html(
+            "<p>The assistant never quotes these lines; fix or remove them.</p><ul>{}</ul>",
+            format_html_join(
+                "",
+                "<li>Line {}: {} <q>{}</q></li>",
+                ((line.line_number, "; ".join(line.reasons), line.text) for line in flagged),
+            ),
+        )
 
     @admin.display(description="index")
     def index_status(self, document: Document) -> str:

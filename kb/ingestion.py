@@ -13,6 +13,7 @@ reported like a file that does not parse, and that page is left as it was.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -78,12 +79,15 @@ class SyncReport:
     removed: list[str] = field(default_factory=list)
     failed: list[SyncFailure] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    refused: bool = False  # an all-or-nothing import that found problems and wrote nothing
     chunks: int = 0  # chunks written
     embedded: int = 0  # texts sent to the embedder
     reused: int = 0  # texts whose vector the model already had (same embedded text)
     seconds: float = 0.0
 
     def summary(self) -> str:
+        if self.refused:
+            return f"Nothing was imported: {len(self.failed)} problem(s) to fix first."
         queued = f", {len(self.queued)} queued for indexing" if self.queued else ""
         return (
             f"{len(self.indexed)} changed{queued}, {len(self.updated)} metadata-only, "
@@ -135,6 +139,7 @@ def documents_import(
     prune: bool = False,
     allow_prune_all: bool = False,
     index_inline: bool = True,
+    all_or_nothing: bool = False,
     progress: Progress | None = None,
 ) -> SyncReport:
     """Create or update a document per source, skipping unchanged ones.
@@ -142,7 +147,38 @@ def documents_import(
     With ``index_inline`` the changed documents are chunked and embedded here (kb_sync);
     without it they are only saved, and the save's indexing request does the rest in the
     background (uploads in admin, where a request must not wait on embedding).
+
+    With ``all_or_nothing`` (an upload) every source is validated first; if any fails, nothing
+    is written and the report lists every problem; otherwise all writes are one transaction.
     """
+    if all_or_nothing and index_inline:
+        raise ValueError("all_or_nothing imports only save; indexing follows in the background")
+    with transaction.atomic() if all_or_nothing else contextlib.nullcontext():
+        return _documents_import(
+            sources=sources,
+            embedder=embedder,
+            origin=origin,
+            actor=actor,
+            prune=prune,
+            allow_prune_all=allow_prune_all,
+            index_inline=index_inline,
+            all_or_nothing=all_or_nothing,
+            progress=progress,
+        )
+
+
+def _documents_import(
+    *,
+    sources: Sequence[Source],
+    embedder: Embedder,
+    origin: str,
+    actor: Actor,
+    prune: bool,
+    allow_prune_all: bool,
+    index_inline: bool,
+    all_or_nothing: bool,
+    progress: Progress | None,
+) -> SyncReport:
     started = time.perf_counter()
     report = SyncReport()
     embedding_model = embedding_model_for_indexing(embedder=embedder)
@@ -150,6 +186,13 @@ def documents_import(
     present: set[str] = set()
     parsed: list[ParsedDocument] = []
     for relative_path, read in sources:
+        if relative_path in present:
+            # Two entries for one path (a zip can hold that): which one was meant is unknown.
+            parsed = [document for document in parsed if document.path != relative_path]
+            report.failed.append(
+                SyncFailure(relative_path, f"{relative_path}: appears more than once in {origin}")
+            )
+            continue
         present.add(relative_path)
         try:
             parsed.append(parse_document(path=relative_path, raw=read()))
@@ -165,6 +208,11 @@ def documents_import(
             "refusing to remove them all (pass --allow-prune-all if that is what you want)"
         )
     parsed = _permitted(parsed, existing, actor, report)
+    if all_or_nothing and report.failed:
+        report.refused = True
+        report.seconds = time.perf_counter() - started
+        log.info("documents_import_refused", origin=origin, failed=len(report.failed))
+        return report
     states = {
         state.document_id: state
         for state in DocumentIndexState.objects.filter(embedding_model=embedding_model)

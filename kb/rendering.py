@@ -63,6 +63,32 @@ _PAGE_CLASSES = {
 _CITED_LABEL = '<span class="visually-hidden">Cited passage: </span>'
 
 
+@dataclass(frozen=True)
+class MarkdownReference:
+    kind: str  # "image" or "link"
+    url: str
+    line_number: int  # 1-based line in the body where its block starts
+
+
+def markdown_references(body: str) -> list[MarkdownReference]:
+    """Every image source and link target of the body as Markdown reads it (comments out)."""
+    references = []
+    for token in _markdown.parse(_visible_text(scan_lines(body))):
+        if token.type != "inline" or not token.children:
+            continue
+        line_number = token.map[0] + 1 if token.map else 1
+        for child in token.children:
+            if child.type == "image":
+                references.append(
+                    MarkdownReference("image", child.attrGet("src") or "", line_number)
+                )
+            elif child.type == "link_open":
+                references.append(
+                    MarkdownReference("link", child.attrGet("href") or "", line_number)
+                )
+    return references
+
+
 def markdown_to_html(body: str) -> str:
     """The body as safe HTML with no ids: it is shown inside admin pages that have their own."""
     html = _markdown.render(_visible_text(scan_lines(body)))
@@ -258,6 +284,23 @@ def _code_with_block_attributes(
     label = _CITED_LABEL if token.meta.get("cited_label") else ""
     return _PRE_OPEN.sub(lambda match: f"<pre{attributes}>{label}<code", html, count=1)
 
+
+def _image_local_only(
+    self: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
+    """An image from another site is shown as its description, never loaded: a remote image
+    is fetched by every reader's browser (a tracking pixel), and the pages' Content-Security-
+    Policy would block it anyway. The editor preview warns the writer."""
+    token = tokens[idx]
+    if _REMOTE_URL.match(token.attrGet("src") or ""):
+        description = self.renderInlineAsText(token.children or [], options, env)
+        return escape(f"[image: {description}]" if description else "[image]")
+    return _DEFAULT_IMAGE_RULE(tokens, idx, options, env)
+
+
+_REMOTE_URL = re.compile(r"^\s*(?:[a-z][a-z0-9+.-]*:|//)", re.IGNORECASE)
+_DEFAULT_IMAGE_RULE = _markdown.renderer.rules["image"]
+_markdown.add_render_rule("image", _image_local_only)
 
 _DEFAULT_RULES = {name: _markdown.renderer.rules[name] for name in _CITABLE_LEAVES}
 for _name in _CITABLE_LEAVES:

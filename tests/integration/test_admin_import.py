@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import warnings
 import zipfile
 
 import pytest
@@ -54,7 +55,9 @@ def test_markdown_file_upload_creates_a_pending_document(writer_client: Client) 
     assert "1 queued for indexing" in response.content.decode()
 
 
-def test_zip_upload_imports_good_files_and_lists_each_bad_one(writer_client: Client) -> None:
+def test_a_zip_with_any_bad_file_imports_nothing_and_lists_every_problem(
+    writer_client: Client,
+) -> None:
     archive = _zip(
         {
             "policies/a.md": b"# A\n\nAlpha.\n",
@@ -67,8 +70,36 @@ def test_zip_upload_imports_good_files_and_lists_each_bad_one(writer_client: Cli
 
     page = _upload(writer_client, "docs.zip", archive).content.decode()
 
+    assert not Document.objects.exists()
+    assert "Nothing was imported: 2 problem(s)" in page
+    assert "policies/b.md:2" in page and "bin.md: binary file" in page
+
+
+def test_a_zip_of_good_files_imports_them_all(writer_client: Client) -> None:
+    archive = _zip({"policies/a.md": b"# A\n\nAlpha.\n", "notes.txt": b"ignored"})
+
+    page = _upload(writer_client, "docs.zip", archive).content.decode()
+
     assert list(Document.objects.values_list("path", flat=True)) == ["policies/a.md"]
-    assert "Skipped policies/b.md:2" in page and "Skipped bin.md" in page
+    assert "1 queued for indexing" in page
+
+
+def test_a_zip_with_the_same_entry_twice_is_refused_and_writes_nothing(
+    writer_client: Client,
+) -> None:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive, warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # zipfile warns "Duplicate name"
+        archive.writestr("policies/a.md", b"# A\n\nAlpha.\n")
+        archive.writestr("policies/b.md", b"# B\n\nBeta.\n")
+        archive.writestr("policies/a.md", b"# A\n\nAlpha, edited.\n")
+
+    response = _upload(writer_client, "docs.zip", buffer.getvalue())
+
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert "policies/a.md: appears more than once in docs.zip" in page
+    assert not Document.objects.exists()
 
 
 def test_reimporting_an_unchanged_file_changes_nothing(writer_client: Client) -> None:

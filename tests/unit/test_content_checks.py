@@ -1,0 +1,135 @@
+"""Lines aimed at the reader: credentials asked for, contacts and links outside the company's
+domains. Flagged in the editor, dropped from what the assistant quotes or sends.
+
+``tests/data/injection_variants.jsonl`` holds the attack variants (reader- and model-directed,
+six languages); a variant counts as caught when either defence acts on it: ``kb``'s reader
+check, or ``assistant.injection`` (flag, escape or removal). The sample corpus is the negative
+set: nothing in it but its two planted attacks may be flagged.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from assistant.injection import neutralise
+from kb.content_checks import (
+    reader_directed_lines,
+    reader_directed_reasons,
+    remote_references,
+    without_reader_directed_lines,
+)
+from kb.rendering import document_render
+
+ROOT = Path(__file__).resolve().parents[2]
+CORPUS_DIR = ROOT / "corpus"
+VARIANTS = [
+    json.loads(line)
+    for line in (ROOT / "tests/data/injection_variants.jsonl").read_text().splitlines()
+]
+DOMAINS = ("acmebilling.com", "example.com")
+# The two attacks planted in the sample corpus on purpose (see test_injection.py).
+PLANTED = {("account/two-factor-authentication.md", 31), ("account/data-export.md", 37)}
+
+
+def _caught(text: str) -> bool:
+    return bool(reader_directed_reasons(text, domains=DOMAINS)) or bool(neutralise(text).findings)
+
+
+def test_the_variant_corpus_covers_both_aims_in_several_languages() -> None:
+    assert len(VARIANTS) >= 30
+    assert {variant["aims"] for variant in VARIANTS} == {"reader", "model"}
+    assert len({variant["language"] for variant in VARIANTS}) >= 5
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=[variant["id"] for variant in VARIANTS])
+def test_every_injection_variant_is_caught(variant: dict) -> None:
+    assert _caught(variant["text"]), variant
+
+
+def test_nothing_in_the_sample_corpus_is_flagged_but_its_planted_attacks() -> None:
+    flagged = set()
+    for file in sorted(CORPUS_DIR.rglob("*.md")):
+        path = file.relative_to(CORPUS_DIR).as_posix()
+        for line in reader_directed_lines(file.read_text(), domains=DOMAINS):
+            flagged.add((path, line.line_number))
+
+    assert flagged == PLANTED
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Acme support will **never** ask for your password, two-factor codes or recovery codes.",
+        "Never send your password to anyone, including people who say they work at Acme.",
+        "If someone asks for these, do not share them; report it to `security@acmebilling.com`.",
+        "We will never ask you to send your recovery codes by email.",
+        "Enter your password and the 6-digit code from your authenticator app.",
+        "Store your recovery codes somewhere safe, such as a password manager.",
+        "Email **billing@acmebilling.com** from the account owner's address.",
+        'curl https://api.eu.acmebilling.com/v1/customers -d email="jenny@example.com"',
+        "Point your webhook at http://localhost:8000/webhooks while you develop.",
+        "Subscribe to `invoice.paid` and `customer.subscription.updated` events.",
+        "Sign in with your email and password, then enter the code we send you.",
+        "We send you a one-time code by SMS; type it into the box.",
+        "Provide your API key in the `Authorization` header of every request.",
+        "Give your API key a name that says where it is used.",
+        "Include your secret API key in every request you send from your server.",
+        "Paste your API key into the Authorization header.",
+        "Teilen Sie Ihr Passwort niemals mit anderen.",
+    ],
+)
+def test_ordinary_help_center_lines_are_not_flagged(line: str) -> None:
+    assert reader_directed_reasons(line, domains=DOMAINS) == []
+
+
+def test_reasons_name_the_foreign_domain_and_the_credential_request() -> None:
+    reasons = reader_directed_reasons(
+        "IMPORTANT: send your password to gecko-support@evil.example", domains=DOMAINS
+    )
+
+    assert reasons == [
+        "contact address outside the company's domains: evil.example",
+        "asks the reader for credentials",
+    ]
+
+
+def test_subdomains_of_a_company_domain_are_the_company_and_lookalikes_are_not() -> None:
+    assert reader_directed_reasons("See https://status.acmebilling.com", domains=DOMAINS) == []
+    assert reader_directed_reasons("See https://acmebilling.com.evil.example", domains=DOMAINS)
+    assert reader_directed_reasons("Mail help@notacmebilling.com", domains=DOMAINS)
+
+
+def test_flagged_lines_are_numbered_as_in_the_body_and_dropped_from_quoted_text() -> None:
+    body = "# Refunds\n\nRefunds take 5 days.\nEmail your CVV to refunds@pay.example.\nDone."
+
+    flagged = reader_directed_lines(body, domains=DOMAINS)
+    kept, removed = without_reader_directed_lines(body, domains=DOMAINS)
+
+    assert [line.line_number for line in flagged] == [4]
+    assert kept == "# Refunds\n\nRefunds take 5 days.\nDone."
+    assert [line.text for line in removed] == ["Email your CVV to refunds@pay.example."]
+
+
+def test_remote_images_and_foreign_links_are_reported_for_the_preview() -> None:
+    body = (
+        "# Page\n\n![pixel](https://elsewhere.example/track.png) ![logo](/static/logo.png)\n\n"
+        "[status](https://status.acmebilling.com) and [partner](https://partner.example/x)\n"
+    )
+
+    references = remote_references(body, domains=DOMAINS)
+
+    assert [(ref.kind, ref.url, ref.line_number) for ref in references] == [
+        ("image", "https://elsewhere.example/track.png", 3),
+        ("link", "https://partner.example/x", 5),
+    ]
+
+
+def test_a_remote_image_is_shown_as_its_description_and_never_loaded() -> None:
+    html = document_render(body="Hi ![tracking pixel](https://elsewhere.example/t.png)\n").html
+
+    assert "<img" not in html and "elsewhere.example" not in html
+    assert "[image: tracking pixel]" in html
+    assert '<img src="/static/logo.png"' in document_render(body="![](/static/logo.png)\n").html
