@@ -28,10 +28,13 @@ from search.keywords import KeywordQuery
 BM25_K1 = 1.2
 BM25_B = 0.75
 # The keyword leg scores the chunks that hold the question's rarest terms: lexemes are taken
-# rarest first while the chunks holding them add up to at most this many (the rarest always
-# counts). BM25 is dominated by rare terms, and scoring costs a few microseconds per candidate:
-# ranking every chunk that says "use" or "file" cost 180 ms at 100k chunks.
-KEYWORD_CANDIDATE_BUDGET = 2000
+# rarest first while the chunks holding them add up to at most this many. BM25 is dominated by
+# rare terms, and scoring costs ~10 microseconds per candidate: at 100k chunks ranking every
+# chunk holding "delete" (8% of them) cost 166 ms. When even the rarest term is more common
+# than that, a candidate must hold two of the three rarest terms; and no more than
+# KEYWORD_CANDIDATE_CAP chunks are ever scored (a bound on the worst case, not a ranking).
+KEYWORD_CANDIDATE_BUDGET = 1000
+KEYWORD_CANDIDATE_CAP = 1000
 
 
 @dataclass(frozen=True)
@@ -102,6 +105,7 @@ class TermWeights:
     idfs: tuple[float, ...]
     selecting: tuple[str, ...]  # the lexemes whose matches are the keyword leg's candidates
     average_length: float
+    pairs: bool = False  # candidates must hold two of ``selecting`` (all its terms are common)
     question_idf: float = 0.0  # of every lexeme of the question, those no chunk holds included
 
     @property
@@ -141,44 +145,64 @@ def term_weights(*, embedding_model: EmbeddingModel, keywords: KeywordQuery) -> 
     idfs = tuple(idf(df) for _, df, _, _ in rows)
     selecting: list[str] = []
     holding = 0
-    for lexeme, df, _, _ in sorted(rows, key=lambda row: (row[1], row[0])):
+    rarest_first = sorted(rows, key=lambda row: (row[1], row[0]))
+    for lexeme, df, _, _ in rarest_first:
         if selecting and holding + df > KEYWORD_CANDIDATE_BUDGET:
             break
         selecting.append(lexeme)
         holding += df
+    pairs = holding > KEYWORD_CANDIDATE_BUDGET and len(rarest_first) > 1
+    if pairs:
+        selecting = [row[0] for row in rarest_first[:3]]
     return TermWeights(
         lexemes=tuple(row[0] for row in rows),
         idfs=idfs,
         selecting=tuple(selecting),
+        pairs=pairs,
         average_length=max(terms / chunks, 1.0),
         question_idf=sum(idf(df) for _, df, _, _ in every),
     )
 
 
-def tsquery_text(lexemes: Sequence[str]) -> str:
-    """Lexemes ORed as tsquery input: each quoted, so none is read as an operator."""
-    quoted = ("'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'" for lexeme in lexemes)
+def tsquery_text(lexemes: Sequence[str], *, pairs: bool = False) -> str:
+    """Lexemes ORed as tsquery input (or, with ``pairs``, every two of them ANDed, then ORed):
+    each quoted, so none is read as an operator."""
+    quoted = ["'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'" for lexeme in lexemes]
+    if pairs and len(quoted) > 1:
+        return " | ".join(f"({a} & {b})" for i, a in enumerate(quoted) for b in quoted[i + 1 :])
     return " | ".join(quoted)
 
 
-def _bm25_sql(chunk: str) -> str:
-    """BM25 of chunk ``chunk`` against the ``keyword_terms`` CTE, from its own tsvector: a
-    lexeme's positions are its term frequency, ``term_count`` its length. Lucene's form,
-    ``idf * tf / (tf + k1 * (1 - b + b * length / average))``, without the constant (k1 + 1).
+def _bm25_sql(chunk: str, terms: TermWeights) -> str:
+    """BM25 of chunk ``chunk`` for the question's terms, read from its own tsvector. Lucene's
+    form, ``idf * tf / (tf + k1 * (1 - b + b * length / average))`` (without the constant
+    ``k1 + 1``), with ``term_count`` as the length. ``kp`` is the ``keyword_params`` row; its
+    ``queries[i]`` is the i-th lexeme as a tsquery.
 
-    The tsvector is first cut down to the question's lexemes (two ``ts_delete`` calls in C),
-    which halves the cost of unnesting all of it; ``kp`` is the ``keyword_params`` row.
+    A term's frequency is ``ts_rank_cd`` with every weight 1 for that one lexeme, which counts
+    its positions; it is only computed for a term the chunk holds (``@@``, a binary search).
+    Both run in C: an SQL subquery unnesting the tsvector cost twice as much per candidate.
     """
-    return f"""(SELECT coalesce(sum(t.idf * u.tf
-                    / (u.tf + {BM25_K1} * (1 - {BM25_B} + {BM25_B} * {chunk}.term_count
-                                                        / kp.average_length))), 0)
-               FROM (SELECT lexeme, coalesce(array_length(positions, 1), 1) AS tf
-                     FROM unnest(ts_delete({chunk}.tsv,
-                                           tsvector_to_array(ts_delete({chunk}.tsv, kp.lexemes))))
-                    ) u
-               JOIN keyword_terms t ON t.lexeme = u.lexeme)
-             + CASE WHEN kp.identifiers IS NOT NULL AND {chunk}.tsv @@ kp.identifiers
-                    THEN kp.bonus ELSE 0 END"""
+    norm = f"{BM25_K1} * (1 - {BM25_B} + {BM25_B} * {chunk}.term_count / kp.average_length)"
+    parts = []
+    for number, idf in enumerate(terms.idfs, start=1):
+        query = f"kp.queries[{number}]"
+        tf = f"ts_rank_cd('{{1,1,1,1}}', {chunk}.tsv, {query}, 0)"
+        parts.append(
+            f"CASE WHEN {chunk}.tsv @@ {query} THEN {float(idf)!r} * {tf} / ({tf} + {norm}) "
+            "ELSE 0 END"
+        )
+    bonus = f"CASE WHEN {chunk}.tsv @@ kp.identifiers THEN kp.bonus ELSE 0 END"
+    return f"({' + '.join(parts)} + coalesce({bonus}, 0))"
+
+
+def _matched_idf_sql(chunk: str, terms: TermWeights) -> str:
+    """The IDF of the question's terms that chunk ``chunk`` holds (see ``keyword_coverage``)."""
+    parts = [
+        f"CASE WHEN {chunk}.tsv @@ kp.queries[{number}] THEN {float(idf)!r} ELSE 0 END"
+        for number, idf in enumerate(terms.idfs, start=1)
+    ]
+    return f"({' + '.join(parts)})"
 
 
 def _visible_sql(embedding_model: EmbeddingModel) -> str:
@@ -246,34 +270,33 @@ def hybrid_search(
         phrases = keywords.identifier_phrases
         bonus = weights.identifier_bonus * max(terms.idfs)
         ctes.append(
-            f"""keyword_terms AS (
-                SELECT * FROM unnest(%s::text[], %s::float8[]) AS t (lexeme, idf)
-            ),
-            keyword_params AS (
-                SELECT %s::text[] AS lexemes, %s::float8 AS average_length,
+            f"""keyword_params AS (
+                SELECT %s::tsquery[] AS queries, %s::float8 AS average_length,
                        ({_tsquery_sql(len(phrases), function="phraseto_tsquery")}) AS identifiers,
                        %s::float8 AS bonus
             ),
-            keyword_hits AS (
-                SELECT c.id, {_bm25_sql("c")} AS score
-                FROM kb_chunk c JOIN kb_document d ON d.id = c.document_id, keyword_params kp
+            keyword_matches AS MATERIALIZED (
+                SELECT c.id, c.tsv, c.term_count
+                FROM kb_chunk c JOIN kb_document d ON d.id = c.document_id
                 WHERE {visible} AND c.tsv @@ %s::tsquery
-                ORDER BY score DESC, c.id
+                LIMIT {KEYWORD_CANDIDATE_CAP}
+            ),
+            keyword_hits AS (
+                SELECT m.id, {_bm25_sql("m", terms)} AS score,
+                       {_matched_idf_sql("m", terms)} AS matched_idf
+                FROM keyword_matches m, keyword_params kp
+                ORDER BY score DESC, m.id
                 LIMIT {int(leg_depth)}
             ),
             keyword_leg AS (
-                SELECT k.id, k.score, row_number() OVER (ORDER BY k.score DESC, k.id) AS rank,
-                       (SELECT coalesce(sum(t.idf), 0)
-                        FROM unnest(tsvector_to_array(ts_delete(c.tsv, tsvector_to_array(
-                                 ts_delete(c.tsv, kp.lexemes))))) AS held (lexeme)
-                        JOIN keyword_terms t ON t.lexeme = held.lexeme) AS matched_idf
-                FROM keyword_hits k JOIN kb_chunk c ON c.id = k.id, keyword_params kp
+                SELECT id, score, matched_idf,
+                       row_number() OVER (ORDER BY score DESC, id) AS rank
+                FROM keyword_hits
             )"""
         )
-        params += [list(terms.lexemes), list(terms.idfs)]
-        params += [list(terms.lexemes), terms.average_length, *phrases, bonus]
-        params += [list(audiences), _candidate_tsquery(terms)]
-        keyword_score = f"coalesce(k.score, {_bm25_sql('c')})"
+        params += [[tsquery_text([lexeme]) for lexeme in terms.lexemes], terms.average_length]
+        params += [*phrases, bonus, list(audiences), _candidate_tsquery(terms)]
+        keyword_score = f"coalesce(k.score, {_bm25_sql('c', terms)})"
         keyword_from = ", keyword_params kp"
     else:
         ctes.append(
@@ -356,7 +379,7 @@ def hybrid_search(
 
 
 def _candidate_tsquery(terms: TermWeights) -> str:
-    return tsquery_text(terms.selecting)
+    return tsquery_text(terms.selecting, pairs=terms.pairs)
 
 
 def fuse(

@@ -74,6 +74,7 @@ def retrieval_snapshot(result: RetrievalResult) -> dict[str, Any]:
                 "keyword_rank": hit.keyword_rank,
                 "fused_score": hit.fused_score,
                 "similarity": hit.similarity,
+                "keyword_score": hit.keyword_score,
                 "rerank_score": hit.rerank_score,
             }
             for hit in result.hits

@@ -181,5 +181,5 @@ def test_unclosed_front_matter_is_refused_and_nothing_is_published(writer_client
 
     page = _upload(writer_client, "docs.zip", archive).content.decode()
 
-    assert "Skipped internal/escalations.md:1: front matter: the &#x27;---&#x27; on line 1" in page
+    assert "internal/escalations.md:1: front matter: the &#x27;---&#x27; on line 1" in page
     assert not Document.objects.exists()

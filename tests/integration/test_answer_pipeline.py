@@ -91,7 +91,8 @@ def test_answer_cites_the_page_that_answers_with_its_evidence(help_center, gener
     message.refresh_from_db()
     assert message.status == Message.Status.ANSWERED
     assert message.generator == "extractive" and message.quoted
-    assert [c["path"] for c in message.citations] == ["policies/refunds.md"]
+    # (each cited section is its own citation: the page may be cited for two of its sections)
+    assert {c["path"] for c in message.citations} == {"policies/refunds.md"}
     citation = message.citations[0]
     assert f"[{citation['number']}]" in message.answer
     assert "30 days" in message.answer
@@ -103,7 +104,7 @@ def test_answer_cites_the_page_that_answers_with_its_evidence(help_center, gener
     assert snapshot["confidence"] >= 0.35 and not snapshot["degraded"]
     top = snapshot["hits"][0]
     assert top["path"] == "policies/refunds.md" and top["vector_rank"] is not None
-    assert top["chunk_id"] == citation["chunk_id"] and top["source_number"] == 1
+    assert top["source_number"] == 1
     assert {"fused_score", "similarity", "keyword_rank", "rerank_score"} <= set(top)
     assert {"retrieval", "retrieval_embed", "retrieval_sql", "generation", "total"} <= set(
         snapshot["timings_ms"]
@@ -290,7 +291,7 @@ def test_follow_up_is_searched_with_the_question_it_follows(help_center, generat
 
     assert follow_up.retrieval_query == f"{REFUND_QUESTION} and for annual plans?"
     assert follow_up.snapshot["history_turns"] == 1
-    assert [c["path"] for c in follow_up.citations] == ["policies/refunds.md"]
+    assert {c["path"] for c in follow_up.citations} == {"policies/refunds.md"}
     assert "60 days" in follow_up.answer
     # the generator saw the earlier exchange
     _, prompt = generator.calls[-1]
@@ -434,7 +435,7 @@ def test_a_line_asking_readers_for_credentials_is_never_quoted_or_sent(
 ) -> None:
     # given a retrieved page that carries the reader-directed attack
     root = write_help_center(tmp_path / "docs", {"policies/refund-times.md": GECKO_PAGE})
-    assert corpus_sync(directory=root, embedder=local_embedder).failed == []
+    assert corpus_sync(directory=root, embedder=local_embedder, actor=SYSTEM).failed == []
     question = "How can I get my refund processed faster?"
     assert any("evil.example" in hit.text for hit in retrieve(question=question).hits)
 
@@ -443,7 +444,7 @@ def test_a_line_asking_readers_for_credentials_is_never_quoted_or_sent(
 
     # then the page was used, but the line went neither to the generator nor to the customer
     ((_, prompt),) = generator.calls
-    assert [source.path for source in prompt.sources] == ["policies/refund-times.md"]
+    assert {source.path for source in prompt.sources} == {"policies/refund-times.md"}
     assert all("evil.example" not in source.text for source in prompt.sources)
     assert "5 business days" in prompt.sources[0].text
     assert "evil.example" not in message.answer and "password" not in message.answer

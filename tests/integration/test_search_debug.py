@@ -128,9 +128,9 @@ def test_staff_get_every_leg_evidence_as_json(corpus: None, staff: User) -> None
     assert (body["degraded"], body["failed_stages"], body["errors"]) == (False, [], {})
     assert {"embed", "sql", "total"} <= set(body["timings_ms"])
     assert body["vector_candidates"] == 2  # both public documents; the internal one is filtered
-    # A plain question gives the keyword leg no weight in the fusion, so it is not run.
-    assert body["keyword_candidates"] == 0
-    assert body["candidates"] == body["vector_candidates"]
+    # both legs run for a plain question; each public page holds one of its words
+    assert body["keyword_candidates"] == 2
+    assert body["candidates"] == 2
 
     top = body["hits"][0]
     assert top["rank"] == 1
@@ -138,8 +138,8 @@ def test_staff_get_every_leg_evidence_as_json(corpus: None, staff: User) -> None
     assert top["title"] == "Refund Policy"
     assert top["section"] == "Refund Policy"
     assert top["updated_on"] == "2026-09-14"
-    assert (top["vector_rank"], top["keyword_rank"]) == (1, None)
-    assert top["fused_score"] > 0
+    assert (top["vector_rank"], top["keyword_rank"]) == (1, 1)
+    assert top["fused_score"] > 0 and top["keyword_score"] > 0
     assert top["rerank_score"] is None
     body_text = Document.objects.get(path="policies/refunds.md").body
     assert "refundable" in body_text[top["char_start"] : top["char_end"]]
