@@ -32,9 +32,11 @@ log = structlog.get_logger("groundwork.demo")
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 GUNICORN_CONFIG = BASE_DIR / "config" / "gunicorn.conf.py"
-# glibc gives each thread that allocates its own heap arena, up to 8 per core, and keeps what
-# they grew after a burst; two arenas per process let memory return to near its idle figure.
-MALLOC_ARENA_MAX = "2"
+# glibc gives each allocating thread its own heap arena (up to 8 per core) and keeps what a
+# burst grew them to. Two arenas, and large buffers (the embedder's tensors) in their own
+# mappings that go back to the system when freed, let memory return to its idle figure:
+# measured on 8 threads of sentence batches, 238 -> 483 MB without these, 188 -> 193 MB with.
+MALLOC_ENV = {"MALLOC_ARENA_MAX": "2", "MALLOC_MMAP_THRESHOLD_": "65536"}
 # A child that exits this often within RESTART_WINDOW_SECONDS is broken, not unlucky.
 MAX_RESTARTS = 5
 RESTART_WINDOW_SECONDS = 60.0
@@ -66,7 +68,8 @@ def web_server(*, port: int, env: Mapping[str, str] | None = None) -> ChildSpec:
             "config.wsgi",
         ],
         env={
-            "MALLOC_ARENA_MAX": os.environ.get("MALLOC_ARENA_MAX", MALLOC_ARENA_MAX),
+            **MALLOC_ENV,
+            **{k: os.environ[k] for k in MALLOC_ENV if k in os.environ},
             **(env or {}),
         },
     )
