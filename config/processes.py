@@ -67,11 +67,7 @@ def web_server(*, port: int, env: Mapping[str, str] | None = None) -> ChildSpec:
             f"127.0.0.1:{port}",
             "config.wsgi",
         ],
-        env={
-            **MALLOC_ENV,
-            **{k: os.environ[k] for k in MALLOC_ENV if k in os.environ},
-            **(env or {}),
-        },
+        env={**{k: os.environ.get(k, v) for k, v in MALLOC_ENV.items()}, **(env or {})},
     )
 
 
@@ -155,10 +151,11 @@ class Supervisor:
             )
 
     def stop(self, *, timeout: float = 20.0) -> None:
-        """SIGTERM to every child's group (a graceful stop), SIGKILL to what is left after
-        ``timeout``."""
+        """SIGTERM to every child (each stops what it started, gracefully), then SIGKILL to
+        whatever is left of its group after ``timeout``."""
         for child in self._children:
-            _kill_group(child.process.pid, signal.SIGTERM)
+            if child.process.poll() is None:
+                child.process.terminate()
         deadline = time.monotonic() + timeout
         for child in self._children:
             with contextlib.suppress(subprocess.TimeoutExpired):
