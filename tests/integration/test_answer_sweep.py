@@ -14,7 +14,9 @@ from assistant.services import (
     EXPIRED_ANSWER,
     AnswerReady,
     answer_stream,
+    answering,
     conversation_start,
+    expiry,
     message_ask,
     pending_answers_expire,
 )
@@ -59,6 +61,11 @@ def test_an_answer_whose_stream_never_opened_is_expired_by_the_sweep() -> None:
         message.refresh_from_db()
         assert message.is_pending and message.answered_at is None
     assert pending_answers_expire() == 0
+
+
+def test_expiry_waits_longer_than_a_claim_takes_to_go_stale() -> None:
+    # A reader that died is re-answerable first; a live reader never runs this long.
+    assert expiry.PENDING_EXPIRES_AFTER > answering.CLAIM_STALE_AFTER
 
 
 def test_a_stream_opened_after_expiry_gets_the_notice_without_answering() -> None:
