@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 TEST_ENV := GROUNDWORK_ENV=test GROUNDWORK_DATA_DIR=$(CURDIR)/.data/test
 BENCH_ENV := GROUNDWORK_ENV=test DJANGO_DEBUG=false GROUNDWORK_DATA_DIR=$(CURDIR)/.data/bench
 
-.PHONY: install browser demo test bench lint format services-stop clean
+.PHONY: install browser demo test bench bench-load lint format services-stop clean
 
 install: $(STAMP)
 
@@ -46,6 +46,12 @@ bench: install
 	@rc=0; $(BENCH_ENV) $(PY) manage.py kb_bench || rc=$$?; \
 	$(BENCH_ENV) $(PY) manage.py search_bench || rc=$$?; \
 	$(BENCH_ENV) $(PY) manage.py answer_bench || rc=$$?; \
+	$(BENCH_ENV) $(PY) manage.py load_bench || rc=$$?; \
+	$(BENCH_ENV) $(PY) manage.py embedded stop >/dev/null 2>&1 || true; exit $$rc
+
+# The load benchmark alone: 50 concurrent askers x 3 questions against the demo's web server.
+bench-load: install
+	@rc=0; $(BENCH_ENV) $(PY) manage.py load_bench || rc=$$?; \
 	$(BENCH_ENV) $(PY) manage.py embedded stop >/dev/null 2>&1 || true; exit $$rc
 
 lint: install

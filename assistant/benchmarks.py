@@ -1,6 +1,7 @@
 """Answer latency as a customer feels it, for ``make bench``: time to the first streamed byte of
 answer text and to the final answer, through the chat's own views (the htmx ask, then its
-server-sent-events stream) with the configured generator (the offline one by default).
+server-sent-events stream) with the configured generator (the offline one by default); and the
+same over HTTP with many customers at once against a running server (``load_run``).
 
 Needs an indexed help center (``manage.py kb_sync corpus``). Leaves nothing behind: the
 conversations are rolled back and the questions' cache entries deleted, before and after, so
@@ -9,15 +10,22 @@ every answer is computed (a cached answer would measure Redis, not the pipeline)
 
 from __future__ import annotations
 
+import contextlib
+import http.cookiejar
 import re
+import threading
 import time
+import urllib.parse
+import urllib.request
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
+import psutil
 from django.conf import settings
 from django.core.cache import cache
-from django.db import transaction
+from django.db import connection, transaction
 from django.test import Client, override_settings
 
 from assistant.generators import get_generator
@@ -30,6 +38,8 @@ from search.services import PUBLIC_AUDIENCES
 STREAM_URL = re.compile(r'sse-connect="(?P<url>/answers/(?P<id>[0-9a-f-]{36})/events)"')
 DELTA_EVENT = b"event: delta"
 FINAL_EVENT = b"event: final"
+LOAD_REQUEST_TIMEOUT_SECONDS = 300
+SAMPLE_SECONDS = 0.25
 
 
 def answer_latency(questions: list[str], *, warm_up: bool = True) -> dict[str, Any]:
@@ -117,3 +127,192 @@ def _ask_and_stream(question: str) -> dict[str, Any]:
         "generation_ms": timings.get("generation", 0.0),
         "status": message.status,
     }
+
+
+# --- Load: many customers at once against a running server ----------------------------------
+
+FAILED_ANSWER_MARK = "notice-failed"  # _answer.html's class for an answer that failed
+
+
+@dataclass(frozen=True)
+class LoadReport:
+    askers: int
+    asks: int
+    completed: int
+    failures: list[str]
+    first_event_ms: dict[str, float]
+    final_event_ms: dict[str, float]
+    rss_before_mb: float
+    rss_peak_mb: float
+    rss_after_mb: float
+    connections_peak: int
+    connections_after: int
+    seconds: float
+
+    @property
+    def failed(self) -> int:
+        return self.asks - self.completed
+
+
+def load_run(
+    *,
+    base_url: str,
+    server_pid: int,
+    questions: Sequence[str],
+    askers: int = 50,
+    asks_per_asker: int = 3,
+    settle_seconds: float = 10.0,
+) -> LoadReport:
+    """``askers`` customers at once, each asking ``asks_per_asker`` questions in turn the way
+    the page does (htmx ask, then the event stream), against the server at ``base_url``.
+    Measures the server's memory (its process tree's RSS) before, at the peak and
+    ``settle_seconds`` after the last answer, and its database connections."""
+    if not questions:
+        raise BenchmarkError("load_run needs at least one question")
+    sampler = _ServerSampler(server_pid)
+    before = sampler.rss_mb()
+    samples: list[_AskSample] = []
+    failures: list[str] = []
+    lock = threading.Lock()
+
+    def asker(number: int) -> None:
+        session = _Asker(base_url)
+        for turn in range(asks_per_asker):
+            question = questions[(number * asks_per_asker + turn) % len(questions)]
+            try:
+                sample = session.ask(question)
+            except Exception as exc:  # each failure is counted and reported, never fatal
+                with lock:
+                    failures.append(f"{type(exc).__name__}: {exc}"[:300])
+                continue
+            with lock:
+                samples.append(sample)
+
+    started = time.perf_counter()
+    sampler.start()
+    threads = [threading.Thread(target=asker, args=(n,), daemon=True) for n in range(askers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    seconds = time.perf_counter() - started
+    sampler.stop()
+    deadline = time.monotonic() + settle_seconds
+    while time.monotonic() < deadline:  # idle, as a server is after a burst
+        time.sleep(0.5)
+    return LoadReport(
+        askers=askers,
+        asks=askers * asks_per_asker,
+        completed=len(samples),
+        failures=failures,
+        first_event_ms=_p50_p95([s.first_event_ms for s in samples]),
+        final_event_ms=_p50_p95([s.final_event_ms for s in samples]),
+        rss_before_mb=before,
+        rss_peak_mb=max(sampler.rss_peak_mb, before),
+        rss_after_mb=sampler.rss_mb(),
+        connections_peak=sampler.connections_peak,
+        connections_after=_database_connections(),
+        seconds=seconds,
+    )
+
+
+def _p50_p95(values: Sequence[float]) -> dict[str, float]:
+    if not values:
+        return {"p50": float("nan"), "p95": float("nan")}
+    measured = percentiles(values)
+    return {"p50": round(measured[50], 1), "p95": round(measured[95], 1)}
+
+
+@dataclass(frozen=True)
+class _AskSample:
+    first_event_ms: float
+    final_event_ms: float
+
+
+class _Asker:
+    """One customer: a cookie jar (session and CSRF token) and the page's two requests."""
+
+    def __init__(self, base_url: str) -> None:
+        self.base_url = base_url
+        self.cookies = http.cookiejar.CookieJar()
+        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.cookies))
+        self._open("/").read()
+
+    def _open(self, path: str, *, form: dict[str, str] | None = None, **headers: str):
+        body = urllib.parse.urlencode(form).encode() if form is not None else None
+        request = urllib.request.Request(self.base_url + path, data=body, headers=headers)
+        return self.opener.open(request, timeout=LOAD_REQUEST_TIMEOUT_SECONDS)
+
+    def ask(self, question: str) -> _AskSample:
+        token = next(c.value for c in self.cookies if c.name == "csrftoken")
+        started = time.perf_counter()
+        fragment = self._open(
+            "/ask",
+            form={"question": question, "csrfmiddlewaretoken": token},
+            **{"HX-Request": "true"},
+        ).read()
+        stream_url = STREAM_URL.search(fragment.decode())
+        if stream_url is None:
+            raise BenchmarkError("the ask returned no answer stream to follow")
+        first_event = final_event = None
+        final_lines: list[str] | None = None
+        with self._open(stream_url.group("url"), Accept="text/event-stream") as stream:
+            for raw_line in stream:
+                line = raw_line.decode()
+                if final_lines is not None:
+                    if not line.strip():
+                        break
+                    final_lines.append(line)
+                elif line.startswith("event: "):
+                    now = (time.perf_counter() - started) * 1000
+                    first_event = first_event or now
+                    if line.startswith("event: final"):
+                        final_event, final_lines = now, []
+        if final_event is None or final_lines is None:
+            raise BenchmarkError("the stream ended without a final event")
+        if FAILED_ANSWER_MARK in "".join(final_lines):
+            raise BenchmarkError("the final event carried a failed answer")
+        return _AskSample(first_event_ms=first_event or final_event, final_event_ms=final_event)
+
+
+class _ServerSampler:
+    """Samples the server's memory and the database's connections every SAMPLE_SECONDS."""
+
+    def __init__(self, server_pid: int) -> None:
+        self.server = psutil.Process(server_pid)
+        self.rss_peak_mb = 0.0
+        self.connections_peak = 0
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def rss_mb(self) -> float:
+        total = 0
+        for process in [self.server, *self.server.children(recursive=True)]:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                total += process.memory_info().rss
+        return round(total / 2**20, 1)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        try:
+            while not self._stopped.wait(SAMPLE_SECONDS):
+                self.rss_peak_mb = max(self.rss_peak_mb, self.rss_mb())
+                self.connections_peak = max(self.connections_peak, _database_connections())
+        finally:
+            connection.close()  # this thread's own
+
+
+def _database_connections() -> int:
+    """Connections to this database other than the asking one."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+        return cursor.fetchone()[0]

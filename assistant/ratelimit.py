@@ -5,12 +5,18 @@ one per IP address at ``IP_ALLOWANCE`` times that, because a script that drops i
 a new session on every request while an office behind one address holds many honest people.
 Fixed one-minute windows: simple, one atomic ``incr`` per counter, and a burst across a window
 edge can reach at most twice the limit.
+
+While the shared cache is down each process counts for itself instead: a client spread over N
+web processes may then get up to N times its limit, which is a limit still, where letting
+every ask through would hand the generator (and its bill) to whoever asks fastest.
 """
 
 from __future__ import annotations
 
 import hashlib
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import structlog
@@ -31,7 +37,7 @@ class RateDecision:
 
 def ask_rate_check(*, client_hash: str, ip_address: str) -> RateDecision:
     """Count one ask for this client and address; refused when either is over its limit. The
-    cache being down lets the ask through: losing the limiter must not take the chat down."""
+    counts live in the shared cache, or in this process while the cache is down."""
     limit = settings.ASK_RATE_LIMIT_PER_MINUTE
     now = time.time()
     window = int(now // WINDOW_SECONDS)
@@ -40,12 +46,44 @@ def ask_rate_check(*, client_hash: str, ip_address: str) -> RateDecision:
     counters = [(f"assistant:rate:client:{client_hash}:{window}", limit)]
     counters.append((f"assistant:rate:ip:{ip_hash}:{window}", limit * IP_ALLOWANCE))
     try:
-        for key, allowed in counters:
-            # add() is a no-op when the key exists, so the expiry is set once per window.
-            cache.add(key, 0, timeout=WINDOW_SECONDS + 5)
-            if cache.incr(key) > allowed:
-                log.info("ask_rate_limited", counter=key.split(":")[2], limit=allowed)
-                return RateDecision(allowed=False, retry_after=retry_after)
-    except Exception as exc:
-        log.warning("rate_limit_unavailable", error=str(exc)[:200])
-    return RateDecision(allowed=True, retry_after=0)
+        allowed = _within_limits(counters, count=_shared_count)
+    except Exception as exc:  # any cache backend's outage; the limit must still hold
+        log.warning("rate_limit_shared_cache_down", error=str(exc)[:200])
+        allowed = _within_limits(counters, count=_process_counts.count)
+    return RateDecision(allowed=allowed, retry_after=0 if allowed else retry_after)
+
+
+def _within_limits(counters: list[tuple[str, int]], *, count: Callable[[str], int]) -> bool:
+    for key, allowed in counters:
+        if count(key) > allowed:
+            log.info("ask_rate_limited", counter=key.split(":")[2], limit=allowed)
+            return False
+    return True
+
+
+def _shared_count(key: str) -> int:
+    # add() is a no-op when the key exists, so the expiry is set once per window.
+    cache.add(key, 0, timeout=WINDOW_SECONDS + 5)
+    return cache.incr(key)
+
+
+class ProcessCounters:
+    """Fixed-window counts held in this process, for while the shared cache is down. Keys name
+    their window; only the current window's are kept, so the memory stays bounded."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._window: int | None = None
+        self._counts: dict[str, int] = {}
+
+    def count(self, key: str) -> int:
+        window = int(time.time() // WINDOW_SECONDS)
+        with self._lock:
+            if window != self._window:
+                self._counts.clear()
+                self._window = window
+            self._counts[key] = self._counts.get(key, 0) + 1
+            return self._counts[key]
+
+
+_process_counts = ProcessCounters()

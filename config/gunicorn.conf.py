@@ -38,3 +38,19 @@ accesslog = None
 errorlog = "-"
 loglevel = os.environ.get("GUNICORN_LOG_LEVEL", "info")
 forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
+
+
+def post_worker_init(worker: object) -> None:
+    """Load the local embedding model as the worker starts, not in the first customer's
+    request: that customer waited seconds for it, and a worker's idle memory is then its
+    memory with the model. A failure here is left for /readyz to report."""
+    try:
+        from kb.embedders import get_embedder
+
+        embedder = get_embedder()
+        if embedder.provider == "local":
+            embedder.embed_query("warm up")
+    except Exception as exc:  # the worker must still boot and serve /readyz's reason
+        import structlog
+
+        structlog.get_logger("groundwork.web").warning("embedder_warm_up_failed", error=str(exc))

@@ -4,10 +4,16 @@
 this instance can answer a customer: the database and pgvector are there, the active embedding
 model's embedder loads and produces vectors of the indexed dimension, the index holds chunks,
 and the broker (which carries every indexing job) is reachable. Each failed check says why.
+
+The checks name the PostgreSQL, pgvector and model versions, which tell an attacker what to look
+up, so anyone gets the status (and the status code, all a load balancer needs), and only staff
+or a probe on this machine get the checks. A request relayed by a proxy on this machine comes
+from loopback too; the forwarding headers such a proxy adds mark it as someone else's.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import time
 from collections.abc import Callable
 
@@ -20,6 +26,7 @@ from django.views.decorators.http import require_GET
 log = structlog.get_logger("groundwork.health")
 
 BROKER_TIMEOUT_SECONDS = 2.0
+FORWARDING_HEADERS = ("HTTP_X_FORWARDED_FOR", "HTTP_FORWARDED", "HTTP_X_REAL_IP")
 
 
 class NotReady(RuntimeError):
@@ -52,9 +59,22 @@ def readyz(request: HttpRequest) -> JsonResponse:
     if not ready:
         failed = {name: check["detail"] for name, check in checks.items() if not check["ok"]}
         log.warning("not_ready", **failed)
-    return JsonResponse(
-        {"status": "ok" if ready else "fail", "checks": checks}, status=200 if ready else 503
-    )
+    body: dict[str, object] = {"status": "ok" if ready else "fail"}
+    if _may_see_checks(request):
+        body["checks"] = checks
+    return JsonResponse(body, status=200 if ready else 503)
+
+
+def _may_see_checks(request: HttpRequest) -> bool:
+    user = getattr(request, "user", None)
+    if user is not None and user.is_active and user.is_staff:
+        return True
+    if any(header in request.META for header in FORWARDING_HEADERS):
+        return False
+    try:
+        return ipaddress.ip_address(request.META.get("REMOTE_ADDR", "")).is_loopback
+    except ValueError:
+        return False
 
 
 def _reason(exc: BaseException) -> str:

@@ -154,8 +154,13 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_SERIALIZER = "json"
 # The durable index state is the to-do list; the sweep re-sends what a lost message left behind.
+# Answers whose stream was never opened are ended by a sweep too, instead of staying pending.
 CELERY_BEAT_SCHEDULE = {
     "index-sweep": {"task": "kb.tasks.index_sweep_task", "schedule": 60.0},
+    "pending-answers-sweep": {
+        "task": "assistant.tasks.pending_answers_sweep_task",
+        "schedule": 60.0,
+    },
 }
 CELERY_ACCEPT_CONTENT = ["json"]
 

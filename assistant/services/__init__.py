@@ -23,6 +23,7 @@ from assistant.services.conversations import (
     message_ask,
 )
 from assistant.services.evidence import cited_sources, retrieval_snapshot
+from assistant.services.expiry import EXPIRED_ANSWER, pending_answers_expire
 from assistant.services.questions import (
     QuestionRejected,
     is_follow_up,
@@ -32,6 +33,7 @@ from assistant.services.questions import (
 )
 
 __all__ = [
+    "EXPIRED_ANSWER",
     "GENERATION_FAILED_ANSWER",
     "NOT_IN_DOCS_ANSWER",
     "RETRIEVAL_FAILED_ANSWER",
@@ -51,6 +53,7 @@ __all__ = [
     "index_version",
     "is_follow_up",
     "message_ask",
+    "pending_answers_expire",
     "question_cache_text",
     "question_normalise",
     "retrieval_query_for",

@@ -4,9 +4,11 @@ and the limits (rate, length, CSRF), against a real index and the real offline a
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 
 import pytest
+import structlog
 from django.contrib.auth.models import Permission, User
 from django.contrib.sessions.models import Session
 from django.core.cache import cache
@@ -300,6 +302,37 @@ def test_rate_limit_is_per_client(help_center, settings) -> None:
     assert _ask_with_htmx(first, REFUND_QUESTION).status_code == 200
     assert _ask_with_htmx(first, REFUND_QUESTION).status_code == 429
     assert _ask_with_htmx(second, REFUND_QUESTION).status_code == 200
+
+
+def test_rate_limit_holds_per_process_while_the_shared_cache_is_down(
+    db, settings, tmp_path: Path
+) -> None:
+    # given the shared cache (Redis) unreachable: nothing listens on this socket
+    settings.CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": f"unix://{tmp_path / 'no-redis.sock'}",
+        }
+    }
+    settings.ASK_RATE_LIMIT_PER_MINUTE = 3
+    _wait_for_a_fresh_rate_window()
+    client = Client()
+
+    # when one client asks five times in a row
+    with structlog.testing.capture_logs() as events:
+        statuses = [_ask_with_htmx(client, REFUND_QUESTION).status_code for _ in range(5)]
+
+    # then the process counts them itself: three pass, the rest are refused
+    assert statuses == [200, 200, 200, 429, 429]
+    assert Message.objects.count() == 3
+    assert any(event["event"] == "rate_limit_shared_cache_down" for event in events)
+
+
+def _wait_for_a_fresh_rate_window() -> None:
+    """Rate windows are whole minutes: start a short test well before the next one begins."""
+    deadline = time.monotonic() + 10
+    while time.time() % 60 > 50 and time.monotonic() < deadline:
+        time.sleep(0.2)
 
 
 def test_too_long_question_is_refused_and_kept_for_editing(db, settings) -> None:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 import structlog
+from django.contrib.auth.models import User
 from django.db import connection
 from django.test import Client
 
@@ -40,6 +41,38 @@ def test_readyz_is_ok_when_everything_an_answer_needs_is_there(indexed) -> None:
     assert all(check["ok"] for check in checks.values())
     assert checks["pgvector"]["detail"].startswith("pgvector 0.8")
     assert checks["embedding_model"]["detail"] == "local/all-MiniLM-L6-v2 (384 dimensions)"
+
+
+PUBLIC_ADDRESS = "203.0.113.7"
+VERSION_WORDS = ("PostgreSQL", "pgvector", "MiniLM", "dimensions", "reachable")
+
+
+def test_readyz_tells_the_public_only_its_status(indexed) -> None:
+    ready = Client(REMOTE_ADDR=PUBLIC_ADDRESS).get("/readyz")
+    EmbeddingModel.objects.update(dimensions=768)
+    not_ready = Client(REMOTE_ADDR=PUBLIC_ADDRESS).get("/readyz")
+
+    assert (ready.status_code, ready.json()) == (200, {"status": "ok"})
+    assert (not_ready.status_code, not_ready.json()) == (503, {"status": "fail"})
+    for response in (ready, not_ready):
+        assert not any(word in response.content.decode() for word in VERSION_WORDS)
+
+
+def test_readyz_behind_a_proxy_on_the_same_host_is_public(indexed) -> None:
+    # A reverse proxy on this machine connects from loopback on behalf of anyone.
+    response = Client().get("/readyz", HTTP_X_FORWARDED_FOR=PUBLIC_ADDRESS)
+
+    assert response.json() == {"status": "ok"}
+
+
+def test_readyz_shows_staff_the_checks_from_anywhere(indexed) -> None:
+    client = Client(REMOTE_ADDR=PUBLIC_ADDRESS)
+    client.force_login(User.objects.create_user("operator", is_staff=True))
+
+    response = client.get("/readyz")
+
+    assert response.status_code == 200
+    assert _checks(response)["database"]["detail"].startswith("PostgreSQL ")
 
 
 def test_readyz_fails_with_a_reason_before_anything_is_indexed() -> None:

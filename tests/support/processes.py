@@ -4,18 +4,10 @@ and how they are stopped."""
 from __future__ import annotations
 
 import subprocess
-from urllib.parse import quote
 
-from django.db import connection
+from config.processes import database_url
 
-
-def database_url() -> str:
-    """``DATABASE_URL`` for a child process: the database this test run uses (the test one)."""
-    database = connection.settings_dict
-    host = quote(str(database["HOST"] or ""), safe="")
-    password = f":{quote(database['PASSWORD'], safe='')}" if database.get("PASSWORD") else ""
-    user = quote(str(database["USER"] or ""), safe="")
-    return f"postgres://{user}{password}@{host}:{database['PORT']}/{database['NAME']}"
+__all__ = ["database_url", "stop_process"]
 
 
 def stop_process(process: subprocess.Popen, *, timeout: float) -> None:

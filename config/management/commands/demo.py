@@ -3,25 +3,25 @@ from __future__ import annotations
 import os
 import secrets
 import signal
-import subprocess
-import sys
 import time
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import connections
 
 from config import embedded
+from config.processes import Supervisor, SupervisorGaveUp, celery_worker, web_server
 
 DEMO_USERNAME = "demo"
 
 
 class Command(BaseCommand):
     help = (
-        "Run the demo: migrate, sync corpus/, create the demo admin user, then serve the site and "
-        "a Celery worker until Ctrl-C, stopping everything this started."
+        "Run the demo: migrate, sync corpus/, create the demo admin user, then serve the site "
+        "(gunicorn, the production settings file) and a Celery worker until Ctrl-C, restarting "
+        "either if it dies, and stopping everything this started."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -35,29 +35,13 @@ class Command(BaseCommand):
         password = self._demo_user()
         connections.close_all()
 
-        python = sys.executable
-        manage = str(settings.BASE_DIR / "manage.py")
-        children = [
-            subprocess.Popen([python, manage, "runserver", f"127.0.0.1:{port}", "--noreload"]),
-            subprocess.Popen(
-                # --beat runs the periodic index sweep inside the demo's one worker.
-                [
-                    python,
-                    "-m",
-                    "celery",
-                    "-A",
-                    "config",
-                    "worker",
-                    "--beat",
-                    "--concurrency",
-                    "1",
-                    "--loglevel",
-                    "INFO",
-                    "--schedule",
-                    str(settings.DATA_DIR / "celerybeat-schedule"),
-                ]
-            ),
-        ]
+        supervisor = Supervisor(
+            [
+                web_server(port=port),
+                celery_worker(schedule=settings.DATA_DIR / "celerybeat-schedule"),
+            ]
+        )
+        supervisor.start()
         self.stdout.write(
             f"\nGroundwork is running:\n"
             f"  help center  http://127.0.0.1:{port}/\n"
@@ -70,13 +54,20 @@ class Command(BaseCommand):
         # SIGINT is restored explicitly because a shell starting us in the background ignores it.
         signal.signal(signal.SIGINT, signal.default_int_handler)
         signal.signal(signal.SIGTERM, _interrupt)
+        gave_up: SupervisorGaveUp | None = None
         try:
-            while all(child.poll() is None for child in children):
+            while True:
+                supervisor.check()  # a crashed worker or web server is restarted, and logged
                 time.sleep(0.5)
         except KeyboardInterrupt:
             pass
+        except SupervisorGaveUp as exc:
+            gave_up = exc
         finally:
-            self._stop(children)
+            supervisor.stop()
+            self._stop_servers()
+        if gave_up is not None:
+            raise CommandError(str(gave_up))
 
     def _demo_user(self) -> str:
         """A fresh password on every run, printed once: the demo never ships a known password."""
@@ -87,15 +78,7 @@ class Command(BaseCommand):
         user.save()
         return password
 
-    def _stop(self, children: list[subprocess.Popen[bytes]]) -> None:
-        for child in children:
-            if child.poll() is None:
-                child.send_signal(signal.SIGTERM)
-        for child in children:
-            try:
-                child.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                child.kill()
+    def _stop_servers(self) -> None:
         connections.close_all()
         if "CELERY_BROKER_URL" not in os.environ:
             embedded.redis_stop(data_dir=settings.DATA_DIR)

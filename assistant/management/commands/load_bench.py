@@ -1,0 +1,140 @@
+"""Load benchmark: 50 customers at once, each asking 3 questions over the streaming page, against
+the web server the demo runs (gunicorn with ``config/gunicorn.conf.py``).
+
+Runs in a throwaway database holding the sample help center. Reports completed and failed
+asks, p50/p95 time to the first event and to the final one, the server's memory (RSS of its
+process tree) before, at the peak and after, and its database connections. Fails (exit 1)
+when an ask failed or memory after the load exceeds 1.5 x the idle figure.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from assistant.benchmarks import LoadReport, load_run
+from config.processes import Supervisor, database_url, web_server
+from kb.benchmarking import throwaway_database
+from kb.embedders import get_embedder
+from kb.ingestion import corpus_sync
+
+DATABASE_NAME = "test_groundwork_load_bench"
+START_SECONDS = 120.0
+MEMORY_AFTER_LIMIT = 1.5  # x the idle figure
+
+
+class Command(BaseCommand):
+    help = "Many concurrent askers against the demo's web server: failures, latency, memory."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--askers", type=int, default=50)
+        parser.add_argument("--questions-per-asker", type=int, default=3)
+        parser.add_argument("--corpus", type=Path, default=settings.BASE_DIR / "corpus")
+        parser.add_argument("--port", type=int, default=0, help="default: a free port")
+
+    def handle(
+        self,
+        *args: object,
+        askers: int,
+        questions_per_asker: int,
+        corpus: Path,
+        port: int,
+        **options: object,
+    ) -> None:
+        cases_path = corpus / "eval.jsonl"
+        if not cases_path.is_file():
+            raise CommandError(f"no eval cases at {cases_path}")
+        cases = [json.loads(line) for line in cases_path.read_text().splitlines() if line.strip()]
+        questions = [case["question"] for case in cases]
+        self.stdout.write(f"creating the throwaway database {DATABASE_NAME} and indexing {corpus}")
+        port = port or _free_port()
+        with throwaway_database(DATABASE_NAME):
+            corpus_sync(directory=corpus, embedder=get_embedder())
+            # One machine asks for every customer here: the per-address limit would refuse it.
+            server = Supervisor(
+                [
+                    web_server(
+                        port=port,
+                        env={
+                            "DATABASE_URL": database_url(),
+                            "ASK_RATE_LIMIT_PER_MINUTE": "1000000",
+                            "LOG_LEVEL": "WARNING",
+                        },
+                    )
+                ]
+            )
+            server.start()
+            try:
+                base_url = f"http://127.0.0.1:{port}"
+                _wait_until_ready(base_url)
+                self.stdout.write(
+                    f"{askers} askers x {questions_per_asker} questions against {base_url}..."
+                )
+                report = load_run(
+                    base_url=base_url,
+                    server_pid=server.pids()["web"],
+                    questions=questions,
+                    askers=askers,
+                    asks_per_asker=questions_per_asker,
+                )
+            finally:
+                server.stop()
+        self._print(report)
+        problems = []
+        if report.failed:
+            problems.append(f"{report.failed} asks failed")
+        if report.rss_after_mb > MEMORY_AFTER_LIMIT * report.rss_before_mb:
+            problems.append(f"memory after the load exceeds {MEMORY_AFTER_LIMIT} x the idle figure")
+        if problems:
+            raise CommandError("load_bench: " + "; ".join(problems))
+
+    def _print(self, report: LoadReport) -> None:
+        self.stdout.write("")
+        self.stdout.write(
+            f"load_bench: {report.askers} askers, {report.asks} asks in {report.seconds:.0f} s: "
+            f"{report.completed} completed, {report.failed} failed"
+        )
+        for failure in report.failures[:5]:
+            self.stdout.write(f"  failure: {failure}")
+        self.stdout.write(f"{'metric':40} {'p50':>10} {'p95':>10}")
+        for label, values in (
+            ("time to first event", report.first_event_ms),
+            ("time to final event", report.final_event_ms),
+        ):
+            self.stdout.write(f"{label:40} {values['p50']:>7.0f} ms {values['p95']:>7.0f} ms")
+        ratio = report.rss_after_mb / report.rss_before_mb
+        self.stdout.write(
+            f"web RSS: before {report.rss_before_mb:.0f} MB, peak {report.rss_peak_mb:.0f} MB, "
+            f"after {report.rss_after_mb:.0f} MB ({ratio:.2f} x before)"
+        )
+        self.stdout.write(
+            f"database connections: peak {report.connections_peak}, "
+            f"after {report.connections_after}"
+        )
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _wait_until_ready(base_url: str) -> None:
+    """Poll ``/readyz`` (which also loads the model in the worker that answers it)."""
+    deadline = time.monotonic() + START_SECONDS
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"{base_url}/readyz", timeout=30) as response:
+                if response.status == 200:
+                    return
+        except (urllib.error.URLError, OSError):
+            pass  # not listening, or not ready yet
+        time.sleep(0.5)
+    raise CommandError(f"the web server at {base_url} was not ready within {START_SECONDS:.0f}s")

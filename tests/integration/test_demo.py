@@ -1,0 +1,186 @@
+"""``manage.py demo`` as a customer runs it: what serves, how many database connections it may
+hold, and what happens when its worker dies. The demo runs in its own process on this run's
+test database and Redis, with a one-page corpus."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+from kb.models import Document, DocumentIndexState
+from tests.e2e.conftest import free_port
+from tests.support.processes import database_url, stop_process
+
+ROOT = Path(__file__).resolve().parents[2]
+START_SECONDS = 120.0
+WEB_WORKERS, WEB_THREADS = 1, 3
+# The worker's pool process and its embedded beat may each hold one too.
+WORKER_CONNECTIONS = 2
+STARTED = re.compile(r"process_started\s+pid=(?P<pid>\d+)\s+process=(?P<name>\w+)")
+RESTARTED = re.compile(
+    r"process_restarted.*?old_pid=(?P<old>\d+)\s+pid=(?P<pid>\d+)\s+process=worker"
+)
+
+
+@dataclass
+class Demo:
+    url: str
+    process: subprocess.Popen[bytes]
+    log_path: Path
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def wait_for(self, pattern: re.Pattern[str], *, seconds: float) -> re.Match[str]:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            assert self.process.poll() is None, f"the demo exited:\n{self.log()[-3000:]}"
+            found = pattern.search(self.log())
+            if found:
+                return found
+            time.sleep(0.2)
+        pytest.fail(f"no {pattern.pattern!r} in the demo's log:\n{self.log()[-3000:]}")
+
+    def get(self, path: str) -> int:
+        with urllib.request.urlopen(self.url + path, timeout=30) as response:
+            response.read()
+            return response.status
+
+
+def _until(condition: Callable[[], bool], *, seconds: float, why: str) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(why)
+        time.sleep(0.2)
+
+
+@pytest.fixture
+def demo(transactional_db, tmp_path: Path) -> Iterator[Demo]:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "parking.md").write_text("# Parking\n\nVisitors park free in bay C.\n")
+    port = free_port()
+    env = {
+        **os.environ,
+        "GROUNDWORK_ENV": "test",
+        "GROUNDWORK_DATA_DIR": str(settings.DATA_DIR),
+        "DATABASE_URL": database_url(),
+        # This run's Redis, named so the demo leaves it running when it stops.
+        "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
+        "WEB_CONCURRENCY": str(WEB_WORKERS),
+        "GUNICORN_THREADS": str(WEB_THREADS),
+        "LOG_LEVEL": "INFO",
+        "PYTHONUNBUFFERED": "1",
+    }
+    log_path = tmp_path / "demo.log"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "manage.py", "demo", "--port", str(port), "--corpus", str(corpus)],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    running = Demo(url=f"http://127.0.0.1:{port}", process=process, log_path=log_path)
+    try:
+        _until(
+            _serving(running),
+            seconds=START_SECONDS,
+            why=f"the demo never served:\n{running.log()[-3000:]}",
+        )
+        yield running
+    finally:
+        stop_process(process, timeout=60)
+
+
+def _serving(demo: Demo) -> Callable[[], bool]:
+    def check() -> bool:
+        assert demo.process.poll() is None, f"the demo exited:\n{demo.log()[-3000:]}"
+        try:
+            return demo.get("/healthz") == 200
+        except OSError:
+            return False
+
+    return check
+
+
+def _connections_to_this_database() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+        return cursor.fetchone()[0]
+
+
+def _burst_of_visitors(demo: Demo, *, visitors: int) -> int:
+    """``visitors`` at once, each loading the document list (a database read) 3 times; returns
+    the most connections to this database seen meanwhile."""
+    peak = 0
+    stop = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not stop.is_set():
+            peak = max(peak, _connections_to_this_database())
+            time.sleep(0.05)
+
+    def visitor() -> None:
+        for _ in range(3):
+            assert demo.get("/docs/") == 200
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    threads = [threading.Thread(target=visitor) for _ in range(visitors)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    stop.set()
+    sampler.join()
+    return peak
+
+
+# One demo start (about 20 s) serves both checks: the suite's time is shared.
+def test_the_demo_bounds_its_connections_and_restarts_a_killed_worker(demo: Demo) -> None:
+    # given 30 visitors at once
+    peak = _burst_of_visitors(demo, visitors=30)
+
+    # then the server never held more than one connection per thread, during or after
+    bound = WEB_WORKERS * WEB_THREADS + WORKER_CONNECTIONS
+    after = _connections_to_this_database()
+    assert peak <= bound and after <= bound, (peak, after, bound)
+
+    # when the demo's worker is killed
+    worker_pid = next(
+        int(found["pid"]) for found in STARTED.finditer(demo.log()) if found["name"] == "worker"
+    )
+    os.kill(worker_pid, signal.SIGKILL)
+
+    # then the demo logs a restart, keeps serving, and the new worker indexes a saved page
+    restarted = demo.wait_for(RESTARTED, seconds=30)
+    assert int(restarted["old"]) == worker_pid
+    assert demo.get("/healthz") == 200 and demo.process.poll() is None
+    document = Document.objects.create(
+        path="lockers.md", title="Lockers", body="# Lockers\n\nLockers are on level 2."
+    )
+
+    def indexed() -> bool:
+        state = DocumentIndexState.objects.filter(document=document).first()
+        return state is not None and state.status == DocumentIndexState.Status.INDEXED
+
+    _until(indexed, seconds=90, why=f"the restarted worker never indexed:\n{demo.log()[-3000:]}")
