@@ -54,7 +54,7 @@ class FusionWeights:
 
     keyword_plain: float = 0.3  # a natural-language question
     keyword_identifier: float = 0.55  # it carries an identifier (E4012, invoice.paid)
-    keyword_quoted: float = 0.85  # one passage holds >= quoted_coverage of its IDF
+    keyword_quoted: float = 0.8  # one passage holds >= quoted_coverage of its IDF
     quoted_coverage: float = 0.9
     identifier_bonus: float = 1.0  # times the rarest term's IDF, for a chunk matching the phrase
 
