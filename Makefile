@@ -42,6 +42,11 @@ test: install browser
 	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests"; exit 1; fi; \
 	exit $$rc
 
+# Refresh docs/screenshots/ on purpose (make test writes its screenshots under .data/).
+screenshots: install browser
+	@rc=0; GROUNDWORK_SCREENSHOTS=docs $(TEST_ENV) $(PY) -m pytest tests/e2e -q || rc=$$?; \
+	$(TEST_ENV) $(PY) manage.py embedded stop >/dev/null 2>&1 || true; exit $$rc
+
 bench: install
 	@rc=0; $(BENCH_ENV) $(PY) manage.py kb_bench || rc=$$?; \
 	$(BENCH_ENV) $(PY) manage.py search_bench || rc=$$?; \

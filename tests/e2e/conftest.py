@@ -8,7 +8,7 @@ How to write an e2e test (see ``test_admin_screenshots.py`` for a full one)::
         Document.objects.create(...)          # committed: the server process sees it
         page.goto("/docs/policies/refunds.md")  # relative to e2e_server.url
         expect(page.get_by_role("heading", name="Refund Policy")).to_be_visible()
-        screenshot(page, "document-page")     # -> docs/screenshots/document-page.png
+        screenshot(page, "document-page")     # -> .data/screenshots/document-page.png
 
 Fixtures:
 
@@ -36,7 +36,8 @@ Fixtures:
   ``new_page(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)``.
 - ``sign_in(page, user)``: log ``user`` in without the login form (a real session cookie).
 - ``screenshot(target, name, *, full_page=False, **options)``: save a ``Page`` or ``Locator`` as
-  ``docs/screenshots/<name>.png`` and return the path; options go to Playwright (e.g. ``clip``).
+  ``.data/screenshots/<name>.png`` (``docs/screenshots/`` under ``make screenshots``) and
+  return the path; options go to Playwright (e.g. ``clip``).
 
 Streaming works: gunicorn's gthread worker writes each chunk of a ``StreamingHttpResponse`` as
 it is produced. Playwright's sync API keeps an asyncio loop running on the test's thread, which
@@ -78,7 +79,13 @@ from tests.support.processes import database_url, stop_process
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking"]
-SCREENSHOTS_DIR = ROOT / "docs" / "screenshots"
+# Tests write their screenshots under .data/ so that `make test` leaves the tree clean;
+# `make screenshots` runs them with GROUNDWORK_SCREENSHOTS=docs to refresh docs/screenshots/.
+SCREENSHOTS_DIR = (
+    ROOT / "docs" / "screenshots"
+    if os.environ.get("GROUNDWORK_SCREENSHOTS") == "docs"
+    else ROOT / ".data" / "screenshots"
+)
 FAILURES_DIR = ROOT / ".data" / "e2e-failures"
 SERVER_START_SECONDS = 90.0
 DEFAULT_TIMEOUT_MS = 15_000
@@ -274,7 +281,7 @@ def sign_in(e2e_server: E2EServer) -> Callable[[Page, AbstractBaseUser], None]:
 
 @pytest.fixture
 def screenshot() -> Callable[..., Path]:
-    """Save a page or element as ``docs/screenshots/<name>.png``; returns the path."""
+    """Save a page or element as ``<SCREENSHOTS_DIR>/<name>.png``; returns the path."""
 
     def save(target: Page | Locator, name: str, *, full_page: bool = False, **options: Any) -> Path:
         if not _SCREENSHOT_NAME.fullmatch(name):

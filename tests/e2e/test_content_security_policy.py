@@ -12,6 +12,7 @@ from django.contrib.auth.models import User
 from django.core.cache import cache
 from playwright.sync_api import ConsoleMessage, Page, Request, expect
 
+from kb.actors import SYSTEM
 from kb.ingestion import corpus_sync
 from kb.models import Document
 from tests.support.chat import REFUND_QUESTION, write_help_center
@@ -63,7 +64,7 @@ def test_chat_streams_an_answer_with_no_policy_violation(
     page: Page, watched, tmp_path: Path, local_embedder
 ) -> None:
     root = write_help_center(tmp_path / "docs")
-    assert corpus_sync(directory=root, embedder=local_embedder).failed == []
+    assert corpus_sync(directory=root, embedder=local_embedder, actor=SYSTEM).failed == []
     cache.clear()
     page.goto("/")
     header = page.request.get("/").headers["content-security-policy"]
