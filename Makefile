@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 TEST_ENV := GROUNDWORK_ENV=test GROUNDWORK_DATA_DIR=$(CURDIR)/.data/test
 BENCH_ENV := GROUNDWORK_ENV=test DJANGO_DEBUG=false GROUNDWORK_DATA_DIR=$(CURDIR)/.data/bench
 
-.PHONY: install browser demo test bench bench-load lint format services-stop clean
+.PHONY: install browser demo test screenshots bench bench-load lint format services-stop clean
 
 install: $(STAMP)
 
