@@ -48,6 +48,15 @@ BEGIN
     RETURN NULL;
 END $$;
 
+CREATE FUNCTION kb_chunk_statistics_emptied() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    DELETE FROM kb_term_stat;
+    DELETE FROM kb_index_stat;
+    RETURN NULL;
+END $$;
+
+CREATE TRIGGER kb_chunk_statistics_truncate AFTER TRUNCATE ON kb_chunk
+    FOR EACH STATEMENT EXECUTE FUNCTION kb_chunk_statistics_emptied();
 CREATE TRIGGER kb_chunk_statistics_insert AFTER INSERT ON kb_chunk
     REFERENCING NEW TABLE AS new_chunks
     FOR EACH STATEMENT EXECUTE FUNCTION kb_chunk_statistics_added();
@@ -75,9 +84,11 @@ SELECT c.embedding_model_id, t.lexeme, count(*) FROM kb_chunk c, unnest(c.tsv) t
 """
 
 REVERSE = """
+DROP TRIGGER kb_chunk_statistics_truncate ON kb_chunk;
 DROP TRIGGER kb_chunk_statistics_insert ON kb_chunk;
 DROP TRIGGER kb_chunk_statistics_delete ON kb_chunk;
 DROP TRIGGER kb_chunk_text_immutable ON kb_chunk;
+DROP FUNCTION kb_chunk_statistics_emptied();
 DROP FUNCTION kb_chunk_statistics_added();
 DROP FUNCTION kb_chunk_statistics_removed();
 DROP FUNCTION kb_chunk_text_is_immutable();
