@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -74,6 +73,7 @@ from playwright.sync_api import (
     sync_playwright,
 )
 
+from config.processes import free_port
 from tests.support.processes import database_url, stop_process
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -102,12 +102,6 @@ class E2EServer:
     def log_tail(self, characters: int = 4000) -> str:
         text = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
         return text[-characters:]
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def _wait_until_serving(server: E2EServer) -> None:

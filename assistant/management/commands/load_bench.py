@@ -10,7 +10,6 @@ when an ask failed or memory after the load exceeds 1.5 x the idle figure.
 from __future__ import annotations
 
 import json
-import socket
 import time
 import urllib.error
 import urllib.request
@@ -20,7 +19,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from assistant.benchmarks import LoadReport, load_run
-from config.processes import Supervisor, database_url, web_server
+from config.processes import Supervisor, database_url, free_port, web_server
 from kb.benchmarking import throwaway_database
 from kb.embedders import get_embedder
 from kb.ingestion import corpus_sync
@@ -54,7 +53,7 @@ class Command(BaseCommand):
         cases = [json.loads(line) for line in cases_path.read_text().splitlines() if line.strip()]
         questions = [case["question"] for case in cases]
         self.stdout.write(f"creating the throwaway database {DATABASE_NAME} and indexing {corpus}")
-        port = port or _free_port()
+        port = port or free_port()
         with throwaway_database(DATABASE_NAME):
             corpus_sync(directory=corpus, embedder=get_embedder())
             # One machine asks for every customer here: the per-address limit would refuse it.
@@ -118,12 +117,6 @@ class Command(BaseCommand):
             f"database connections: peak {report.connections_peak}, "
             f"after {report.connections_after}"
         )
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def _wait_until_ready(base_url: str) -> None:
