@@ -9,10 +9,12 @@ from typing import Any
 import numpy as np
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
-from django.db import models, transaction
-from django.db.models import Func, Q
+from django.db import connections, models, transaction
+from django.db.models import F, Func, Q
 from pgvector.django import VectorField
 from simple_history.models import HistoricalRecords
+
+from kb.chunking import CHUNKER_VERSION
 
 
 def vector_literal(vector: Sequence[float]) -> str:
@@ -256,6 +258,58 @@ class TermStatistic(models.Model):
         return f"{self.embedding_model_id}:{self.lexeme} in {self.chunk_count}"
 
 
+# How much of a failure's message a state keeps: enough for the admin page to say what happened.
+INDEX_ERROR_MAX_CHARS = 2000
+
+
+class DocumentIndexStateQuerySet(models.QuerySet["DocumentIndexState"]):
+    def current(self) -> DocumentIndexStateQuerySet:
+        """States whose chunks are their document's text as it is now, cut by this chunker: the
+        skip key of every indexing path. A new chunker version makes every state not current."""
+        return self.filter(
+            status=DocumentIndexState.Status.INDEXED,
+            indexed_hash=F("document__content_hash"),
+            chunker_version=CHUNKER_VERSION,
+        )
+
+    def current_in(self, embedding_model: EmbeddingModel) -> DocumentIndexStateQuerySet:
+        return self.filter(embedding_model=embedding_model).current()
+
+    def mark_failed(
+        self,
+        *,
+        document_id: int,
+        embedding_model: EmbeddingModel,
+        error: str,
+        count_attempt: bool = False,
+    ) -> None:
+        """Record that indexing a document into a model failed, and why: how every path writes
+        a failure, which the admin shows and the sweep retries up to its attempt limit.
+
+        ``count_attempt`` counts an attempt for a failure before indexing began (which counts
+        its own). A document with no state in the model gets one; a deleted one is left gone.
+        ``updated_at`` is left alone, so the sweep's wait still runs from when it was queued.
+        """
+        with connections[self.db].cursor() as cursor:
+            cursor.execute(
+                """
+                INSERT INTO kb_documentindexstate
+                    (document_id, embedding_model_id, status, indexed_hash, chunker_version,
+                     chunk_count, error, attempts, updated_at)
+                SELECT id, %s, 'failed', '', '', 0, %s, %s, now() FROM kb_document WHERE id = %s
+                ON CONFLICT (document_id, embedding_model_id) DO UPDATE SET
+                    status = 'failed', error = EXCLUDED.error,
+                    attempts = kb_documentindexstate.attempts + EXCLUDED.attempts
+                """,
+                [
+                    embedding_model.pk,
+                    error[:INDEX_ERROR_MAX_CHARS],
+                    int(count_attempt),
+                    document_id,
+                ],
+            )
+
+
 class DocumentIndexState(models.Model):
     """The durable to-do list: where one document stands in one embedding model's index."""
 
@@ -281,6 +335,8 @@ class DocumentIndexState(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     indexed_at = models.DateTimeField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    objects = DocumentIndexStateQuerySet.as_manager()
 
     class Meta:
         constraints = [
