@@ -16,9 +16,9 @@ from django.utils.safestring import mark_safe
 from simple_history.admin import SimpleHistoryAdmin
 
 from kb.actors import Actor
+from kb.chunking import ChunkingError
 from kb.content_checks import reader_directed_lines, remote_references
 from kb.embedders import EmbeddingError, active_embedder, embedder_for
-from kb.ingestion import documents_import
 from kb.models import Chunk, Document, DocumentIndexState, EmbeddingModel
 from kb.parsing import MAX_DOCUMENT_BYTES, normalise_newlines
 from kb.rendering import markdown_to_html
@@ -39,6 +39,7 @@ from kb.services import (
     embedding_model_drop,
     may_retire,
 )
+from kb.services.sync import documents_import
 from kb.uploads import UploadRejected, upload_sources
 from kb.views import document_history_diff
 
@@ -312,7 +313,7 @@ class DocumentAdmin(SimpleHistoryAdmin):
         embedder = active_embedder()
         try:
             chunks = document_chunk(title=title, body=body, embedder=embedder).drafts
-        except ValueError as exc:
+        except ChunkingError as exc:
             chunks, error = [], str(exc)
         else:
             error = ""

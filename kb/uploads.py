@@ -10,8 +10,8 @@ from __future__ import annotations
 import io
 import zipfile
 
-from kb.ingestion import Source
 from kb.parsing import MARKDOWN_SUFFIXES, MAX_DOCUMENT_BYTES
+from kb.services.sync import Source
 
 MAX_UPLOAD_BYTES = 20_000_000
 MAX_ZIP_ENTRIES = 2_000

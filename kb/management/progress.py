@@ -8,7 +8,7 @@ from contextlib import contextmanager
 
 from tqdm import tqdm
 
-from kb.services.indexing import Progress
+from kb.services import Progress
 
 
 @contextmanager

@@ -1,6 +1,24 @@
-"""Writes to the knowledge base. ``indexing`` keeps chunks in step with documents and embedding
-models; ``documents`` holds the staff actions on a document's lifecycle."""
+"""Writes to the knowledge base, one module per responsibility:
 
+- ``documents``: the staff actions on a document's lifecycle (save, retire, restore);
+- ``chunks``: a document's chunks in one model: chunk, embed, write if still current;
+- ``index_queue``: a save's indexing request, the Celery task's body, the sweep;
+- ``embedding_models``: registering a model and its HNSW index, coverage, switch, drop;
+- ``model_builds``: adding a model and building its chunks in the background;
+- ``sync``: making the documents match a folder or an upload (kb_sync, admin import).
+"""
+
+from kb.services.chunks import (
+    ChunksWritten,
+    DocumentChunks,
+    Progress,
+    chunk_limits_for,
+    chunks_embed,
+    chunks_replace,
+    chunks_write_if_current,
+    document_chunk,
+    vectors_stored,
+)
 from kb.services.documents import (
     RETIRE_PERMISSION,
     DocumentActionError,
@@ -12,42 +30,34 @@ from kb.services.documents import (
     may_retire,
 )
 from kb.services.embedding_models import (
-    BuildReport,
     Coverage,
     EmbeddingModelError,
+    EmbeddingModelMismatch,
     embedding_model_activate,
-    embedding_model_add,
-    embedding_model_build,
     embedding_model_coverage,
     embedding_model_drop,
-    embedding_model_for_key,
-)
-from kb.services.indexing import (
-    DocumentChunks,
-    EmbeddingModelMismatch,
-    IndexingFailed,
-    Progress,
-    chunk_limits_for,
-    chunks_embed,
-    chunks_replace,
-    document_chunk,
-    document_index,
-    document_index_all_models,
-    document_index_request,
     embedding_model_for_indexing,
+    embedding_model_for_key,
     embedding_model_register,
     hnsw_index_create,
     hnsw_index_exists,
-    index_enqueue,
-    index_is_current,
-    index_sweep,
-    indexing_inline,
-    vectors_stored,
 )
+from kb.services.index_queue import (
+    IndexingFailed,
+    document_index,
+    document_index_all_models,
+    document_index_request,
+    index_enqueue,
+    index_request_models,
+    index_request_only_for,
+    index_sweep,
+)
+from kb.services.model_builds import BuildReport, embedding_model_add, embedding_model_build
 
 __all__ = [
     "RETIRE_PERMISSION",
     "BuildReport",
+    "ChunksWritten",
     "Coverage",
     "DocumentActionError",
     "DocumentChunks",
@@ -59,6 +69,7 @@ __all__ = [
     "chunk_limits_for",
     "chunks_embed",
     "chunks_replace",
+    "chunks_write_if_current",
     "document_chunk",
     "document_index",
     "document_index_all_models",
@@ -78,9 +89,9 @@ __all__ = [
     "hnsw_index_create",
     "hnsw_index_exists",
     "index_enqueue",
-    "index_is_current",
+    "index_request_models",
+    "index_request_only_for",
     "index_sweep",
-    "indexing_inline",
     "may_retire",
     "vectors_stored",
 ]

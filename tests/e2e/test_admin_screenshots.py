@@ -14,8 +14,8 @@ from django.contrib.auth.models import Group, Permission, User
 from playwright.sync_api import Page, expect
 
 from kb.actors import SYSTEM
-from kb.ingestion import corpus_sync
 from kb.models import Chunk, Document
+from kb.services.sync import corpus_sync
 
 pytestmark = pytest.mark.e2e
 

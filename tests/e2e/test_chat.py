@@ -16,7 +16,7 @@ from playwright.sync_api import Page, expect
 
 from assistant.models import Feedback, Message
 from kb.actors import SYSTEM
-from kb.ingestion import corpus_sync
+from kb.services.sync import corpus_sync
 
 pytestmark = pytest.mark.e2e
 

@@ -13,8 +13,8 @@ from django.core.cache import cache
 from playwright.sync_api import ConsoleMessage, Page, Request, expect
 
 from kb.actors import SYSTEM
-from kb.ingestion import corpus_sync
 from kb.models import Document
+from kb.services.sync import corpus_sync
 from tests.support.chat import REFUND_QUESTION, write_help_center
 
 pytestmark = pytest.mark.e2e

@@ -30,7 +30,7 @@ from django.db.models import Q
 from assistant.models import Message
 from kb.actors import SYSTEM
 from kb.benchmarking import percentiles
-from kb.ingestion import corpus_sync
+from kb.services.sync import corpus_sync
 from tests.e2e.conftest import ROOT, E2EServer, free_port, running_server
 from tests.support.chat import write_help_center
 

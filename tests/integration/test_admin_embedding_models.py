@@ -11,10 +11,10 @@ from django.test import Client
 
 from kb.actors import SYSTEM
 from kb.embedders import embedder_for
-from kb.ingestion import corpus_sync
 from kb.models import EmbeddingModel
 from kb.services import embedding_model_build
-from kb.services import embedding_models as lifecycle
+from kb.services import model_builds as lifecycle
+from kb.services.sync import corpus_sync
 from tests.support.voyage_stub import VoyageStub
 
 pytestmark = pytest.mark.django_db

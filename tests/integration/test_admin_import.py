@@ -14,7 +14,7 @@ from django.test import Client
 from kb.models import Document, DocumentIndexState
 from kb.parsing import MAX_DOCUMENT_BYTES
 from kb.services import embedding_model_register
-from kb.services import indexing as indexing_services
+from kb.services import index_queue as indexing_services
 from kb.uploads import MAX_ZIP_ENTRIES, UploadRejected, upload_sources
 
 pytestmark = pytest.mark.django_db

@@ -16,10 +16,10 @@ from django.test import Client, RequestFactory
 
 from kb.actors import SYSTEM
 from kb.admin import DocumentAdmin
-from kb.ingestion import corpus_sync
 from kb.models import Document
 from kb.services import embedding_model_register
-from kb.services import indexing as indexing_services
+from kb.services import index_queue as indexing_services
+from kb.services.sync import corpus_sync
 from search.services import retrieve
 
 pytestmark = pytest.mark.django_db

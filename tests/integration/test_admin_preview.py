@@ -8,7 +8,7 @@ from django.test import Client
 
 from kb.models import Document
 from kb.rendering import markdown_to_html
-from kb.services import indexing as indexing_services
+from kb.services import index_queue as indexing_services
 
 pytestmark = pytest.mark.django_db
 

@@ -29,10 +29,10 @@ from assistant.services import (
     message_ask,
 )
 from kb.actors import SYSTEM
-from kb.ingestion import corpus_sync
 from kb.models import Document, EmbeddingModel
 from kb.selectors import ALL_AUDIENCES
 from kb.services import document_restore, document_retire
+from kb.services.sync import corpus_sync
 from search.rerankers.base import RerankError
 from search.services import retrieve
 from tests.support.chat import (

@@ -18,7 +18,7 @@ from kb.actors import SYSTEM
 from kb.embedders import EmbeddingError
 from kb.models import Chunk, Document, DocumentIndexState
 from kb.services import IndexingFailed, document_index, embedding_model_register, index_sweep
-from kb.services import indexing as services
+from kb.services import index_queue as services
 from search.services import retrieve
 from tests.conftest import CountingEmbedder
 from tests.support.celery_worker import worker_process as _worker_process
@@ -205,7 +205,7 @@ def test_kb_sync_indexes_inline_without_background_requests(
     tmp_path: Path,
     django_capture_on_commit_callbacks,
 ) -> None:
-    from kb.ingestion import corpus_sync
+    from kb.services.sync import corpus_sync
 
     (tmp_path / "a.md").write_text("# A\n\nAlpha text.\n")
     with django_capture_on_commit_callbacks(execute=True) as callbacks:

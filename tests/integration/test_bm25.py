@@ -10,8 +10,8 @@ import pytest
 from django.db import DatabaseError, DataError, connection, transaction
 
 from kb.actors import SYSTEM
-from kb.ingestion import corpus_sync
 from kb.models import Chunk, Document, EmbeddingModel, IndexStatistic, TermStatistic
+from kb.services.sync import corpus_sync
 from search.hybrid import BM25_B, BM25_K1, FusionWeights, tsquery_text
 from search.services import retrieve
 

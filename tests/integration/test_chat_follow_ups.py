@@ -10,7 +10,7 @@ import pytest
 
 from assistant.services import retrieval_query_for
 from kb.actors import SYSTEM
-from kb.ingestion import corpus_sync
+from kb.services.sync import corpus_sync
 from search.services import retrieve
 from tests.conftest import CORPUS_DIR
 

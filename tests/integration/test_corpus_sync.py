@@ -13,8 +13,8 @@ from django.core.management.base import CommandError
 from kb.actors import SYSTEM
 from kb.chunking import embedding_text
 from kb.embedders import EmbeddingError
-from kb.ingestion import SyncRefused, corpus_sync
 from kb.models import Chunk, Document, DocumentIndexState, EmbeddingModel
+from kb.services.sync import SyncRefused, corpus_sync
 from tests.conftest import CORPUS_DIR, CountingEmbedder
 
 pytestmark = pytest.mark.django_db

@@ -13,8 +13,8 @@ from django.contrib.auth.models import Permission, User
 from django.test import Client
 
 from kb.actors import SYSTEM
-from kb.ingestion import corpus_sync
 from kb.models import Chunk, Document
+from kb.services.sync import corpus_sync
 
 pytestmark = pytest.mark.django_db
 

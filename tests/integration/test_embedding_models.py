@@ -15,7 +15,6 @@ from django.utils import timezone
 
 from kb.actors import SYSTEM
 from kb.embedders import EmbeddingError, embedder_for
-from kb.ingestion import corpus_sync
 from kb.models import Chunk, Document, DocumentIndexState, EmbeddingModel
 from kb.services import (
     EmbeddingModelError,
@@ -27,7 +26,8 @@ from kb.services import (
     hnsw_index_exists,
     index_sweep,
 )
-from kb.services import embedding_models as lifecycle
+from kb.services import model_builds as lifecycle
+from kb.services.sync import corpus_sync
 from kb.tasks import document_index_task
 from search.services import retrieve
 from tests.support.celery_worker import worker_process
@@ -193,7 +193,7 @@ def test_a_running_build_keeps_the_sweep_off_the_documents_it_will_reach(
     )
     sent: list[int] = []
     monkeypatch.setattr(
-        "kb.services.indexing.index_enqueue",
+        "kb.services.index_queue.index_enqueue",
         lambda *, document_ids: sent.extend(document_ids) or len(document_ids),
     )
 
@@ -281,7 +281,7 @@ def test_kb_reindex_redoes_what_is_not_current_or_everything(
     corpus, counting_embedder, monkeypatch
 ):
     # given one document whose chunks were lost track of
-    monkeypatch.setattr("kb.services.embedding_models.embedder_for", lambda key: counting_embedder)
+    monkeypatch.setattr("kb.services.model_builds.embedder_for", lambda key: counting_embedder)
     DocumentIndexState.objects.filter(document__path="trial.md").update(status="failed")
 
     # when
@@ -305,7 +305,7 @@ def test_kb_sync_during_a_build_leaves_the_new_model_a_request(
     embedding_model_build(model_id=model.pk)
     sent: list[int] = []
     monkeypatch.setattr(
-        "kb.services.indexing.index_enqueue", lambda *, document_ids: sent.extend(document_ids)
+        "kb.services.index_queue.index_enqueue", lambda *, document_ids: sent.extend(document_ids)
     )
 
     # when kb_sync indexes an edited page into the active model itself

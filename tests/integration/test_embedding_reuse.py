@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from kb.actors import SYSTEM
-from kb.ingestion import corpus_sync
 from kb.models import Chunk, Document, DocumentIndexState
 from kb.services import document_index
+from kb.services.sync import corpus_sync
 
 pytestmark = pytest.mark.django_db
 

@@ -173,7 +173,8 @@ def test_a_worker_killed_mid_task_has_its_document_redone_by_the_sweep(
     from datetime import timedelta
 
     from kb.models import Chunk, Document, DocumentIndexState
-    from kb.services import embedding_model_register, index_sweep, indexing
+    from kb.services import embedding_model_register, index_sweep
+    from kb.services import index_queue as indexing
     from tests.support.celery_worker import worker_process
 
     embedding_model_register(embedder=local_embedder)

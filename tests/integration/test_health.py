@@ -11,8 +11,8 @@ from django.db import connection
 from django.test import Client
 
 from kb.actors import SYSTEM
-from kb.ingestion import corpus_sync
 from kb.models import EmbeddingModel
+from kb.services.sync import corpus_sync
 
 pytestmark = pytest.mark.django_db
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from kb.actors import SYSTEM
-from kb.ingestion import corpus_sync
 from kb.models import Document
 from kb.selectors import ALL_AUDIENCES
+from kb.services.sync import corpus_sync
 from search.hybrid import FusionWeights, fuse
 from search.rerankers.base import RerankError
 from search.results import RetrievalUnavailable

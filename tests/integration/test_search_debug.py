@@ -12,8 +12,8 @@ from django.urls import reverse
 
 from kb.actors import SYSTEM
 from kb.embedders import Embedder, EmbeddingError
-from kb.ingestion import corpus_sync
 from kb.models import Document, EmbeddingModel
+from kb.services.sync import corpus_sync
 from tests.conftest import CountingEmbedder
 
 pytestmark = pytest.mark.django_db

@@ -8,7 +8,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from kb.actors import SYSTEM
-from kb.ingestion import corpus_sync
+from kb.services.sync import corpus_sync
 
 pytestmark = pytest.mark.django_db
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from kb.actors import SYSTEM
-from kb.ingestion import corpus_sync
 from kb.selectors import ALL_AUDIENCES
+from kb.services.sync import corpus_sync
 from search.keywords import proper_names
 from search.results import UNKNOWN_NAME_PENALTY
 from search.services import retrieve

@@ -17,7 +17,7 @@ from assistant.generators import (
 )
 from kb.actors import SYSTEM
 from kb.embedders import Embedder
-from kb.ingestion import corpus_sync
+from kb.services.sync import corpus_sync
 
 REFUNDS = """---
 title: Refund Policy

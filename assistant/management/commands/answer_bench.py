@@ -19,7 +19,7 @@ from assistant.benchmarks import answer_latency
 from kb.actors import SYSTEM
 from kb.benchmarking import BenchmarkError, throwaway_database
 from kb.embedders import get_embedder
-from kb.ingestion import corpus_sync
+from kb.services.sync import corpus_sync
 
 DATABASE_NAME = "test_groundwork_answer_bench"
 

@@ -22,7 +22,7 @@ from assistant.benchmarks import LoadReport, load_run
 from config.processes import Supervisor, database_url, free_port, web_server
 from kb.benchmarking import throwaway_database
 from kb.embedders import get_embedder
-from kb.ingestion import corpus_sync
+from kb.services.sync import corpus_sync
 
 DATABASE_NAME = "test_groundwork_load_bench"
 START_SECONDS = 120.0

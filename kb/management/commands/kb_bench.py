@@ -21,9 +21,9 @@ from django.db import connection
 from kb.actors import SYSTEM
 from kb.benchmarking import throwaway_database
 from kb.embedders import Embedder, get_embedder
-from kb.ingestion import corpus_sync
 from kb.parsing import parse_document
 from kb.services import document_chunk
+from kb.services.sync import corpus_sync
 
 THROUGHPUT_TARGET = 0.85
 NOOP_TARGET_SECONDS = 2.0

@@ -8,9 +8,9 @@ from django.db import DatabaseError
 
 from kb.actors import SYSTEM, Actor
 from kb.embedders import EmbeddingError, active_embedder
-from kb.ingestion import SyncRefused, corpus_sync
 from kb.management.progress import progress_bar
 from kb.services import EmbeddingModelMismatch
+from kb.services.sync import SyncRefused, corpus_sync
 
 
 class Command(BaseCommand):

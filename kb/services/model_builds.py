@@ -1,0 +1,198 @@
+"""Building a new embedding model's chunks in the background, beside the one serving.
+
+Adding a model marks every document pending for it and sends one build task; while it builds,
+every edit is indexed into both models (``EmbeddingModel.objects.indexing()``), so coverage
+cannot fall behind, and ``embedding_model_activate`` may switch to it once coverage is complete.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import structlog
+from django.db import connection, transaction
+from django.db.models import Exists, OuterRef
+from django.utils import timezone
+
+from kb.chunking import ChunkingError
+from kb.embedders import Embedder, embedder_for
+from kb.models import Document, DocumentIndexState, EmbeddingModel
+from kb.services.chunks import Progress, chunks_embed, chunks_write_if_current, document_chunk
+from kb.services.embedding_models import (
+    Coverage,
+    embedding_model_coverage,
+    embedding_model_register,
+)
+
+log = structlog.get_logger("groundwork.kb")
+
+BUILD_BATCH_DOCUMENTS = 32
+# How often a build re-touches the pending rows it will reach: well inside the sweep's default
+# two minutes, so the sweep never resends what the build is about to do.
+TOUCH_PENDING_SECONDS = 30.0
+
+
+def embedding_model_add(*, embedder: Embedder) -> EmbeddingModel:
+    """Register ``embedder``'s model and start building it in the background.
+
+    The first model of a database becomes active at once; any later one is ``building``: every
+    document is marked pending for it in this transaction, and the build task is sent when it
+    commits (if the broker is down, the sweep sends per-document tasks for the pending rows).
+    Adding a retired model again rebuilds what changed since it served.
+    """
+    model = embedding_model_register(embedder=embedder)
+    with transaction.atomic():
+        model.refresh_from_db()
+        if model.state == EmbeddingModel.State.RETIRED:
+            model.state = EmbeddingModel.State.BUILDING
+            model.retired_at = None
+            model.save(update_fields=["state", "retired_at"])
+        if model.state == EmbeddingModel.State.BUILDING:
+            _mark_documents_pending(model)
+            model_id = model.pk
+            transaction.on_commit(lambda: _enqueue_build(model_id))
+    log.info("embedding_model_added", key=model.key, state=model.state)
+    return model
+
+
+def _mark_documents_pending(model: EmbeddingModel) -> None:
+    """A pending state row for every document not already current in ``model``."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            INSERT INTO kb_documentindexstate
+                (document_id, embedding_model_id, status, indexed_hash, chunker_version,
+                 chunk_count, error, attempts, queued_at, updated_at)
+            SELECT id, %s, 'pending', '', '', 0, '', 0, now(), now() FROM kb_document
+            ON CONFLICT (document_id, embedding_model_id) DO NOTHING
+            """,
+            [model.pk],
+        )
+    stale = DocumentIndexState.objects.filter(embedding_model=model).exclude(
+        pk__in=DocumentIndexState.objects.current_in(model).values("pk")
+    )
+    stale.update(status=DocumentIndexState.Status.PENDING, attempts=0, error="")
+
+
+def _enqueue_build(model_id: int) -> None:
+    from kb.tasks import embedding_model_build_task
+
+    try:
+        embedding_model_build_task.apply_async(
+            args=[model_id],
+            retry=True,
+            retry_policy={"max_retries": 1, "interval_start": 0.2, "interval_step": 0.5},
+        )
+    except Exception as exc:  # the pending rows stay; the sweep sends them one by one
+        log.warning("embedding_model_build_enqueue_failed", model_id=model_id, error=str(exc))
+
+
+@dataclass
+class BuildReport:
+    key: str
+    indexed: int = 0
+    stale: int = 0  # edited while being embedded: the edit's own task indexes the new text
+    failed: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    coverage: Coverage | None = None
+
+    def summary(self) -> str:
+        return (
+            f"{self.key}: {self.indexed} documents indexed, {self.stale} left to their edits, "
+            f"{len(self.failed)} failed in {self.seconds:.1f} s; coverage {self.coverage}"
+        )
+
+
+def embedding_model_build(
+    *,
+    model_id: int,
+    batch_documents: int = BUILD_BATCH_DOCUMENTS,
+    progress: Progress | None = None,
+) -> BuildReport:
+    """Index every document that is not current in the model, a batch of documents per
+    embedder call. Idempotent: a second run, or one after a crash, does only what is left.
+
+    A document that cannot be chunked is recorded as failed and the build goes on. Raises
+    ``EmbeddingError`` when the embedder fails (the task retries later; the pending rows also
+    stay visible to the sweep), and anything else the chunker raises, once it is recorded on
+    the document, because that is a bug.
+    """
+    started = time.perf_counter()
+    model = EmbeddingModel.objects.get(pk=model_id)
+    report = BuildReport(key=model.key)
+    if model.state == EmbeddingModel.State.RETIRED:
+        report.coverage = embedding_model_coverage(model=model)
+        return report
+    embedder = embedder_for(model.key)
+    current = DocumentIndexState.objects.current_in(model).filter(document=OuterRef("pk"))
+    todo = Document.objects.filter(~Exists(current)).order_by("pk")
+    total = todo.count()
+    done = 0
+    # Walk the documents once, in pk order: each one left behind is current, failed or edited
+    # meanwhile (and then its edit's own task indexes it), so none needs another look, and a
+    # batch query never rescans the documents already done.
+    after_pk = 0
+    touched_at = -math.inf
+    while batch := list(
+        todo.filter(pk__gt=after_pk).only("pk", "path", "title", "body", "content_hash")[
+            :batch_documents
+        ]
+    ):
+        after_pk = batch[-1].pk
+        if time.monotonic() - touched_at >= TOUCH_PENDING_SECONDS:
+            # Keep the sweep off rows this build is about to reach; if the build dies they age
+            # and the sweep takes them over. Every pending row is rewritten, so not per batch.
+            DocumentIndexState.objects.filter(
+                embedding_model=model, status=DocumentIndexState.Status.PENDING
+            ).update(updated_at=timezone.now())
+            touched_at = time.monotonic()
+        chunked = []
+        for document in batch:
+            try:
+                chunks = document_chunk(title=document.title, body=document.body, embedder=embedder)
+            except ChunkingError as exc:
+                report.failed.append(document.path)
+                _build_failed(document, model, f"cannot be chunked: {exc}")
+            except Exception as exc:
+                _build_failed(document, model, f"indexing failed: {exc!r}", bug=True)
+                raise
+            else:
+                chunked.append((document, chunks))
+        embedded = chunks_embed(
+            documents=[chunks for _, chunks in chunked], embedder=embedder, embedding_model=model
+        )
+        for (document, _), chunks in zip(chunked, embedded, strict=True):
+            written = chunks_write_if_current(
+                document_id=document.pk, embedding_model=model, chunks=chunks
+            )
+            if written == "indexed":
+                report.indexed += 1
+            else:
+                report.stale += 1
+        done += len(batch)
+        if progress is not None:
+            progress(min(done, total), total)
+    report.seconds = time.perf_counter() - started
+    report.coverage = embedding_model_coverage(model=model)
+    log.info(
+        "embedding_model_built",
+        key=model.key,
+        indexed=report.indexed,
+        stale=report.stale,
+        failed=len(report.failed),
+        seconds=round(report.seconds, 2),
+        coverage=str(report.coverage),
+    )
+    return report
+
+
+def _build_failed(
+    document: Document, model: EmbeddingModel, error: str, *, bug: bool = False
+) -> None:
+    DocumentIndexState.objects.mark_failed(
+        document_id=document.pk, embedding_model=model, error=error
+    )
+    report = log.exception if bug else log.warning
+    report("document_index_failed", path=document.path, model=model.key, error=error[:200])

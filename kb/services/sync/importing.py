@@ -1,0 +1,247 @@
+"""Directory sync: make the index match a folder of Markdown files, doing only the work needed.
+
+Idempotent and incremental. The skip key is (content hash, chunker version, embedding model), so
+an unchanged corpus embeds nothing. Embedding runs outside any transaction, in batches that span
+documents; each changed document is then written in one transaction (document row, chunks, index
+state) so a search never sees half of it. A file that cannot be read or parsed is reported and
+its indexed copy is left alone; an empty folder never empties a non-empty index unless asked.
+
+Every write goes through ``document_save`` with the acting user (``SYSTEM`` for a command run on
+the server): a file that would retire, restore or re-link a page its importer may not is
+reported like a file that does not parse, and that page is left as it was.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import structlog
+from django.db import transaction
+
+from kb.actors import Actor
+from kb.embedders import Embedder
+from kb.models import Document, DocumentIndexState, content_hash_of
+from kb.parsing import ParsedDocument
+from kb.services.chunks import Progress
+from kb.services.documents import DocumentPermissionDenied, document_lifecycle_check, document_save
+from kb.services.embedding_models import embedding_model_for_indexing
+from kb.services.sync.inline import documents_index_inline
+from kb.services.sync.report import SyncFailure, SyncRefused, SyncReport
+from kb.services.sync.rows import document_row, document_update_metadata, metadata_differs
+from kb.services.sync.sources import Source, directory_sources, sources_parse
+
+log = structlog.get_logger("groundwork.kb")
+
+
+def corpus_sync(
+    *,
+    directory: Path,
+    embedder: Embedder,
+    actor: Actor,
+    allow_prune_all: bool = False,
+    progress: Progress | None = None,
+) -> SyncReport:
+    """Make the index match ``directory``: documents whose file is gone are removed."""
+    if not directory.is_dir():
+        raise SyncRefused(f"{directory} is not a directory")
+    return documents_import(
+        sources=directory_sources(directory),
+        embedder=embedder,
+        origin=str(directory),
+        actor=actor,
+        prune=True,
+        allow_prune_all=allow_prune_all,
+        progress=progress,
+    )
+
+
+def documents_import(
+    *,
+    sources: Sequence[Source],
+    embedder: Embedder,
+    origin: str,
+    actor: Actor,
+    prune: bool = False,
+    allow_prune_all: bool = False,
+    index_inline: bool = True,
+    all_or_nothing: bool = False,
+    progress: Progress | None = None,
+) -> SyncReport:
+    """Create or update a document per source, skipping unchanged ones.
+
+    With ``index_inline`` the changed documents are chunked and embedded here (kb_sync);
+    without it they are only saved, and the save's indexing request does the rest in the
+    background (uploads in admin, where a request must not wait on embedding).
+
+    With ``all_or_nothing`` (an upload) every source is validated first; if any fails, nothing
+    is written and the report lists every problem; otherwise all writes are one transaction.
+    """
+    if all_or_nothing and index_inline:
+        raise ValueError("all_or_nothing imports only save; indexing follows in the background")
+    with transaction.atomic() if all_or_nothing else contextlib.nullcontext():
+        return _documents_import(
+            sources=sources,
+            embedder=embedder,
+            origin=origin,
+            actor=actor,
+            prune=prune,
+            allow_prune_all=allow_prune_all,
+            index_inline=index_inline,
+            all_or_nothing=all_or_nothing,
+            progress=progress,
+        )
+
+
+def _documents_import(
+    *,
+    sources: Sequence[Source],
+    embedder: Embedder,
+    origin: str,
+    actor: Actor,
+    prune: bool,
+    allow_prune_all: bool,
+    index_inline: bool,
+    all_or_nothing: bool,
+    progress: Progress | None,
+) -> SyncReport:
+    started = time.perf_counter()
+    report = SyncReport()
+    embedding_model = embedding_model_for_indexing(embedder=embedder)
+
+    present, parsed = sources_parse(sources, origin=origin, report=report)
+
+    existing = {doc.path: doc for doc in Document.objects.defer("body")}
+    if prune and not present and existing and not allow_prune_all:
+        raise SyncRefused(
+            f"{origin} has no Markdown files but the index holds {len(existing)} documents; "
+            "refusing to remove them all (pass --allow-prune-all if that is what you want)"
+        )
+    parsed = _permitted(parsed, existing, actor, report)
+    if all_or_nothing and report.failed:
+        report.refused = True
+        report.seconds = time.perf_counter() - started
+        log.info("documents_import_refused", origin=origin, failed=len(report.failed))
+        return report
+    current_ids = set(
+        DocumentIndexState.objects.current_in(embedding_model).values_list("document_id", flat=True)
+    )
+
+    to_index: list[ParsedDocument] = []
+    for document in parsed:
+        current = existing.get(document.path)
+        content_hash = content_hash_of(title=document.title, body=document.body)
+        if _needs_write(current, content_hash, current_ids, index_inline=index_inline):
+            to_index.append(document)
+        elif metadata_differs(current, document):
+            try:
+                document_update_metadata(current, document, actor)
+            except DocumentPermissionDenied as exc:
+                report.failed.append(SyncFailure(document.path, str(exc)))
+                continue
+            report.updated.append(document.path)
+        else:
+            report.unchanged += 1
+
+    if index_inline:
+        documents_index_inline(
+            to_index=to_index,
+            existing=existing,
+            embedder=embedder,
+            embedding_model=embedding_model,
+            actor=actor,
+            report=report,
+            progress=progress,
+        )
+    else:
+        for document in to_index:
+            row = document_row(
+                document,
+                current=existing.get(document.path),
+                content_hash=content_hash_of(title=document.title, body=document.body),
+            )
+            try:
+                document_save(document=row, actor=actor)
+            except DocumentPermissionDenied as exc:
+                report.failed.append(SyncFailure(document.path, str(exc)))
+                continue
+            report.queued.append(document.path)
+    _link_successors(parsed, report, actor)
+    removed = sorted(set(existing) - present) if prune else []
+    if removed:
+        with transaction.atomic():
+            Document.objects.filter(path__in=removed).delete()
+        report.removed = removed
+
+    report.seconds = time.perf_counter() - started
+    log.info(
+        "documents_imported",
+        origin=origin,
+        indexed=len(report.indexed),
+        queued=len(report.queued),
+        updated=len(report.updated),
+        unchanged=report.unchanged,
+        removed=len(report.removed),
+        failed=len(report.failed),
+        chunks=report.chunks,
+        seconds=round(report.seconds, 3),
+    )
+    return report
+
+
+def _needs_write(
+    current: Document | None,
+    content_hash: str,
+    current_ids: set[int],
+    *,
+    index_inline: bool,
+) -> bool:
+    """Whether the document's text must be written. Indexing inline, that is until its chunks
+    are current (``current_ids``); otherwise saving is the whole job, and an unchanged text is
+    already indexed or queued by its earlier save."""
+    if current is None or current.content_hash != content_hash:
+        return True
+    return index_inline and current.pk not in current_ids
+
+
+def _permitted(
+    parsed: list[ParsedDocument], existing: dict[str, Document], actor: Actor, report: SyncReport
+) -> list[ParsedDocument]:
+    """The documents ``actor`` may write as their files say; the others are reported failed
+    before anything is embedded. ``document_save`` checks again as each one is written."""
+    permitted = []
+    for document in parsed:
+        try:
+            document_lifecycle_check(
+                actor=actor,
+                document=existing.get(document.path) or Document(path=document.path),
+                status=document.status,
+                successor_path=document.superseded_by,
+            )
+        except DocumentPermissionDenied as exc:
+            report.failed.append(SyncFailure(document.path, str(exc)))
+        else:
+            permitted.append(document)
+    return permitted
+
+
+def _link_successors(parsed: list[ParsedDocument], report: SyncReport, actor: Actor) -> None:
+    """Point ``superseded_by`` at successor rows, once every document of this sync exists."""
+    wanted = {document.path: document.superseded_by for document in parsed}
+    ids = dict(Document.objects.values_list("path", "id"))
+    current = dict(Document.objects.filter(path__in=wanted).values_list("path", "superseded_by_id"))
+    for path, successor_path in wanted.items():
+        if path not in ids:
+            continue  # failed to index
+        successor_id = ids.get(successor_path) if successor_path else None
+        if successor_path and successor_id is None:
+            report.warnings.append(f"{path}: superseded_by {successor_path} is not in the index")
+        if current.get(path) != successor_id:
+            document = Document.objects.get(path=path)
+            document.superseded_by_id = successor_id
+            try:
+                document_save(document=document, actor=actor)
+            except DocumentPermissionDenied as exc:
+                report.failed.append(SyncFailure(path, str(exc)))

@@ -1,0 +1,42 @@
+"""What a sync or an import did, for the command's summary line and the admin's message."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+class SyncRefused(RuntimeError):
+    """The sync would do something destructive or impossible; nothing was changed."""
+
+
+@dataclass(frozen=True)
+class SyncFailure:
+    path: str
+    message: str
+
+
+@dataclass
+class SyncReport:
+    indexed: list[str] = field(default_factory=list)  # new or changed content, re-embedded
+    queued: list[str] = field(default_factory=list)  # new or changed, left to the background
+    updated: list[str] = field(default_factory=list)  # metadata only, no embedding
+    unchanged: int = 0
+    removed: list[str] = field(default_factory=list)
+    failed: list[SyncFailure] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    refused: bool = False  # an all-or-nothing import that found problems and wrote nothing
+    chunks: int = 0  # chunks written
+    embedded: int = 0  # texts sent to the embedder
+    reused: int = 0  # texts whose vector the model already had (same embedded text)
+    seconds: float = 0.0
+
+    def summary(self) -> str:
+        if self.refused:
+            return f"Nothing was imported: {len(self.failed)} problem(s) to fix first."
+        queued = f", {len(self.queued)} queued for indexing" if self.queued else ""
+        return (
+            f"{len(self.indexed)} changed{queued}, {len(self.updated)} metadata-only, "
+            f"{self.unchanged} unchanged, {len(self.removed)} removed, {len(self.failed)} failed; "
+            f"{self.chunks} chunks written, {self.embedded} texts embedded and {self.reused} "
+            f"reused in {self.seconds:.2f} s"
+        )

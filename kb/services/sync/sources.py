@@ -1,0 +1,67 @@
+"""Where a sync's files come from: a directory walked for Markdown, or an upload's entries."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+from kb.parsing import (
+    MARKDOWN_SUFFIXES,
+    MAX_DOCUMENT_BYTES,
+    DocumentParseError,
+    ParsedDocument,
+    parse_document,
+)
+from kb.services.sync.report import SyncFailure, SyncReport
+
+# A source file: its document path, and a reader returning at most MAX_DOCUMENT_BYTES + 1 bytes.
+Source = tuple[str, Callable[[], bytes]]
+
+
+def directory_sources(directory: Path) -> list[Source]:
+    """The Markdown files under ``directory``, sorted, each read only when the sync gets to it."""
+    return [
+        (relative_path, functools.partial(_read_limited, file_path))
+        for relative_path, file_path in _markdown_files(directory)
+    ]
+
+
+def sources_parse(
+    sources: Sequence[Source], *, origin: str, report: SyncReport
+) -> tuple[set[str], list[ParsedDocument]]:
+    """Every path named and the documents that parsed; each file that did not is reported."""
+    present: set[str] = set()
+    parsed: list[ParsedDocument] = []
+    for relative_path, read in sources:
+        if relative_path in present:
+            # Two entries for one path (a zip can hold that): which one was meant is unknown.
+            parsed = [document for document in parsed if document.path != relative_path]
+            report.failed.append(
+                SyncFailure(relative_path, f"{relative_path}: appears more than once in {origin}")
+            )
+            continue
+        present.add(relative_path)
+        try:
+            parsed.append(parse_document(path=relative_path, raw=read()))
+        except DocumentParseError as exc:
+            report.failed.append(SyncFailure(relative_path, str(exc)))
+        except OSError as exc:
+            report.failed.append(SyncFailure(relative_path, f"{relative_path}: cannot read: {exc}"))
+    return present, parsed
+
+
+def _markdown_files(directory: Path) -> Iterator[tuple[str, Path]]:
+    """Markdown files under ``directory``, sorted, skipping hidden files and folders."""
+    for file_path in sorted(directory.rglob("*")):
+        relative = file_path.relative_to(directory)
+        if any(part.startswith(".") for part in relative.parts):
+            continue
+        if file_path.suffix.lower() in MARKDOWN_SUFFIXES and file_path.is_file():
+            yield relative.as_posix(), file_path
+
+
+def _read_limited(file_path: Path) -> bytes:
+    # Read one byte past the limit so the parser reports the size without us loading a huge file.
+    with file_path.open("rb") as handle:
+        return handle.read(MAX_DOCUMENT_BYTES + 1)
