@@ -15,6 +15,7 @@ from django.test import Client
 from django.utils import timezone
 
 from kb.actors import SYSTEM
+from kb.chunking import chunker
 from kb.embedders import EmbeddingError
 from kb.models import Chunk, Document, DocumentIndexState
 from kb.services import IndexingFailed, document_index, embedding_model_register, index_sweep
@@ -122,6 +123,50 @@ def test_embedding_failure_is_recorded_on_the_document(active_model, local_embed
     assert raised.value.transient
     state = DocumentIndexState.objects.get(document=document)
     assert state.status == "failed" and "503" in state.error and state.attempts == 1
+
+
+def _chunker_raises(monkeypatch: pytest.MonkeyPatch, error: Exception) -> None:
+    def chunk(self, sections):
+        raise error
+
+    monkeypatch.setattr(chunker._Chunker, "chunk", chunk)
+
+
+@pytest.mark.django_db
+def test_a_document_that_cannot_be_chunked_is_failed_for_good(
+    active_model, local_embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # given a document the chunker cannot fit into the model's window
+    document = _new_document()
+    _chunker_raises(monkeypatch, chunker.ChunkingError("the title leaves no room for text"))
+
+    # when its task runs
+    with pytest.raises(IndexingFailed) as raised:
+        document_index(document_id=document.pk, embedder=local_embedder)
+
+    # then it is recorded as unchunkable, and retrying would not help
+    assert not raised.value.transient
+    state = DocumentIndexState.objects.get(document=document)
+    assert state.status == "failed" and state.error.startswith("cannot be chunked: ")
+
+
+@pytest.mark.django_db
+def test_a_chunker_bug_surfaces_instead_of_passing_for_an_unchunkable_document(
+    active_model, local_embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # given a chunker with a bug that happens to raise ValueError
+    document = _new_document()
+    _chunker_raises(monkeypatch, ValueError("list index out of range"))
+
+    # when the document's task runs
+    with pytest.raises(ValueError, match="list index out of range") as raised:
+        document_index(document_id=document.pk, embedder=local_embedder)
+
+    # then the error itself is raised and recorded, never read as "cannot be chunked"
+    assert not isinstance(raised.value, IndexingFailed)
+    state = DocumentIndexState.objects.get(document=document)
+    assert state.status == "failed" and "list index out of range" in state.error
+    assert "cannot be chunked" not in state.error
 
 
 @pytest.mark.django_db

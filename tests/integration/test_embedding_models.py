@@ -14,6 +14,7 @@ from django.db import connection
 from django.utils import timezone
 
 from kb.actors import SYSTEM
+from kb.chunking import chunker
 from kb.embedders import EmbeddingError, embedder_for
 from kb.models import Chunk, Document, DocumentIndexState, EmbeddingModel
 from kb.services import (
@@ -374,3 +375,43 @@ def test_a_model_whose_embedder_cannot_be_built_is_failed_not_resent_for_ever(
     state = DocumentIndexState.objects.get(document=document, embedding_model=model)
     assert state.status == "failed" and state.attempts == 1
     assert "voyage/voyage-3.5 needs VOYAGE_API_KEY" in state.error
+
+
+def _chunker_raises(monkeypatch: pytest.MonkeyPatch, error: Exception) -> None:
+    def chunk(self, sections):
+        raise error
+
+    monkeypatch.setattr(chunker._Chunker, "chunk", chunk)
+
+
+@pytest.mark.django_db
+def test_a_build_records_an_unchunkable_document_and_goes_on(corpus, monkeypatch) -> None:
+    # given a document that is not current and that the chunker cannot fit
+    model = EmbeddingModel.objects.get(key=LOCAL)
+    DocumentIndexState.objects.filter(document__path="trial.md").update(status="pending")
+    _chunker_raises(monkeypatch, chunker.ChunkingError("the title leaves no room for text"))
+
+    # when the model is built
+    report = embedding_model_build(model_id=model.pk)
+
+    # then the build finishes with it recorded as unchunkable
+    assert report.failed == ["trial.md"]
+    state = DocumentIndexState.objects.get(document__path="trial.md", embedding_model=model)
+    assert state.status == "failed" and state.error.startswith("cannot be chunked: ")
+
+
+@pytest.mark.django_db
+def test_a_chunker_bug_stops_a_build_instead_of_passing_for_an_unchunkable_document(
+    corpus, monkeypatch
+) -> None:
+    # given a document that is not current, and a chunker with a bug that raises ValueError
+    model = EmbeddingModel.objects.get(key=LOCAL)
+    DocumentIndexState.objects.filter(document__path="trial.md").update(status="pending")
+    _chunker_raises(monkeypatch, ValueError("list index out of range"))
+
+    # when the model is built, then the error surfaces and is recorded as what it is
+    with pytest.raises(ValueError, match="list index out of range"):
+        embedding_model_build(model_id=model.pk)
+    state = DocumentIndexState.objects.get(document__path="trial.md", embedding_model=model)
+    assert state.status == "failed" and "list index out of range" in state.error
+    assert "cannot be chunked" not in state.error
