@@ -11,7 +11,6 @@ LEGS = ("vector", "keyword")
 # questions refused 29% -> 57%, answerable ones kept unchanged at 96% (the two answerable
 # questions with such a name, GCS and France, keep 0.60 and 0.41).
 UNKNOWN_NAME_PENALTY = 0.2
-STAGES = ("embed", "keyword", "sql", "rerank")
 
 
 class RetrievalUnavailable(RuntimeError):

@@ -15,6 +15,7 @@ from django.db import DatabaseError, transaction
 
 from kb.chunking import embedding_text
 from kb.embedders import Embedder, embedder_for
+from kb.errors import one_line
 from kb.models import EmbeddingModel
 from kb.selectors import PUBLIC_AUDIENCES
 from search.hybrid import FusionWeights, HybridRows, hybrid_search, unknown_names
@@ -24,12 +25,6 @@ from search.rerankers.base import Reranker, RerankError
 from search.results import Hit, RetrievalResult, RetrievalUnavailable
 
 log = structlog.get_logger("groundwork.search")
-
-
-def one_line(exc: BaseException) -> str:
-    """An exception as one line for people and logs: its type and first line."""
-    lines = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {lines[0] if lines else ''}".strip(" :")
 
 
 def retrieve(

@@ -19,10 +19,11 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryD
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
+from kb.errors import one_line
 from kb.models import Document
 from kb.selectors import PUBLIC_AUDIENCES, audiences_for
 from search.results import LEGS, Hit, RetrievalResult, RetrievalUnavailable
-from search.services import one_line, retrieve
+from search.services import retrieve
 
 log = structlog.get_logger("groundwork.search")
 

@@ -30,6 +30,7 @@ from assistant.prompting import NOT_COVERED_SENTENCE
 from kb.chunking.lines import FenceRole, scan_lines
 from kb.chunking.structure import atx_heading, is_list_item, is_table_delimiter_row
 from kb.embedders import Embedder, get_embedder
+from kb.errors import one_line
 
 log = structlog.get_logger("groundwork.assistant")
 
@@ -191,7 +192,7 @@ class ExtractiveGenerator:
             embedder = self._embedder or get_embedder()
             vectors = np.asarray(embedder.embed_documents(texts), dtype=np.float32)
         except Exception as exc:  # the embedder is an aid here, not a dependency
-            log.warning("extractive_embedder_failed", error=f"{type(exc).__name__}: {exc}")
+            log.warning("extractive_embedder_failed", error=one_line(exc))
             return np.zeros(len(sentences), dtype=np.float32), None
         return vectors[1:] @ vectors[0], vectors[1:]
 

@@ -21,6 +21,7 @@ from django.core.cache import cache
 from django.db import connection
 
 from assistant.services.questions import question_cache_text
+from kb.errors import shortened
 from kb.models import Document, DocumentIndexState, EmbeddingModel
 
 log = structlog.get_logger("groundwork.assistant")
@@ -67,7 +68,7 @@ def answer_cache_get(*, key: str) -> dict[str, Any] | None:
     try:
         return cache.get(key)
     except Exception as exc:
-        log.warning("answer_cache_unavailable", operation="get", error=str(exc)[:200])
+        log.warning("answer_cache_unavailable", operation="get", error=shortened(str(exc)))
         return None
 
 
@@ -75,4 +76,4 @@ def answer_cache_put(*, key: str, payload: dict[str, Any]) -> None:
     try:
         cache.set(key, payload, timeout=settings.ANSWER_CACHE_SECONDS)
     except Exception as exc:
-        log.warning("answer_cache_unavailable", operation="set", error=str(exc)[:200])
+        log.warning("answer_cache_unavailable", operation="set", error=shortened(str(exc)))
