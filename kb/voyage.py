@@ -212,6 +212,22 @@ class VoyageAPI:
             log.warning(f"{operation}_called", ms=ms, attempts=attempts, error=error, **fields)
 
 
+def voyage_api_from_settings(*, min_total_timeout: float = 0.0) -> VoyageAPI:
+    """The Voyage connection ``VOYAGE_*`` settings describe, for the embedder and the reranker.
+
+    ``min_total_timeout`` raises the overall deadline for a caller that can wait longer than a
+    customer (indexing); a query keeps the configured, tighter bound."""
+    from django.conf import settings
+
+    return VoyageAPI(
+        api_key=settings.VOYAGE_API_KEY,
+        base_url=settings.VOYAGE_BASE_URL,
+        timeout=settings.VOYAGE_TIMEOUT,
+        max_retries=settings.VOYAGE_MAX_RETRIES,
+        total_timeout=max(settings.VOYAGE_TOTAL_TIMEOUT, min_total_timeout),
+    )
+
+
 def _retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
     """``Retry-After`` as seconds: delta-seconds (fractions tolerated) or an HTTP date."""
     # The SDK hands over the `requests` headers, whose lookups ignore case.
