@@ -51,32 +51,6 @@ def cited_sources(*, sources: Sequence[Source], cited: Sequence[int]) -> list[di
 def retrieval_snapshot(result: RetrievalResult) -> dict[str, Any]:
     """What retrieval found and how, kept with the message: the answer's evidence."""
     return {
-        "confidence": result.confidence,
-        "unknown_names": result.unknown_names,
-        "degraded": result.degraded,
-        "failed_stages": result.failed_stages,
-        "errors": result.errors,
-        "embedding_model": result.embedding_model,
-        "reranker": result.reranker,
-        "candidates": result.candidates,
-        "vector_candidates": result.vector_candidates,
-        "keyword_candidates": result.keyword_candidates,
-        "hits": [
-            {
-                "chunk_id": hit.chunk_id,
-                "document_id": hit.document_id,
-                "path": hit.path,
-                "section": hit.section,
-                "char_start": hit.char_start,
-                "char_end": hit.char_end,
-                "updated_on": hit.updated_on.isoformat() if hit.updated_on else None,
-                "vector_rank": hit.vector_rank,
-                "keyword_rank": hit.keyword_rank,
-                "fused_score": hit.fused_score,
-                "similarity": hit.similarity,
-                "keyword_score": hit.keyword_score,
-                "rerank_score": hit.rerank_score,
-            }
-            for hit in result.hits
-        ],
+        **result.evidence(),
+        "hits": [{**hit.evidence(), "section": hit.section} for hit in result.hits],
     }
