@@ -27,10 +27,9 @@ from assistant.generators.base import (
 )
 from assistant.injection import is_flagged
 from assistant.prompting import NOT_COVERED_SENTENCE
-from kb.chunking.lines import FenceRole, scan_lines
-from kb.chunking.structure import atx_heading, is_list_item, is_table_delimiter_row
 from kb.embedders import Embedder, get_embedder
 from kb.errors import one_line
+from kb.selectors import passage_lines
 
 log = structlog.get_logger("groundwork.assistant")
 
@@ -52,10 +51,9 @@ TABLE_ROW_MARK = "\x00row\x00"  # never in Markdown text: keeps a row out of sen
 VERSION_WORDS = re.compile(
     r"\(.*?\)|\b(?:19|20)\d\d\b|\b(?:legacy|old|older|archived?|previous|deprecated)\b|[^\w\s]"
 )
-# Fences, headings, list items and table delimiters are recognised by kb.chunking, as the
-# chunker saw them; these only take the markup off a line that is quoted.
+# Fences, headings, list items and table delimiters are recognised by kb (``passage_lines``),
+# as the chunker saw them; these only take the markup off a line that is quoted.
 LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s*")
-QUOTE_PREFIX = re.compile(r"^\s*(?:>\s?)+")
 TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
 LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
@@ -321,18 +319,18 @@ def _units(text: str) -> list[str]:
             units.append(" ".join(before))
         return last
 
-    for source_line in scan_lines(text):
-        raw = source_line.text
-        if source_line.fence is not FenceRole.NONE:  # code is an example, not a statement
+    for passage_line in passage_lines(text):
+        raw = passage_line.text
+        if passage_line.in_code:  # code is an example, not a statement
             flush()
             table_header, in_list, lead_in = None, False, None
             continue
-        line = QUOTE_PREFIX.sub("", raw).strip()
+        line = passage_line.content
         if not line or is_flagged(line):
             flush()
             table_header = None
             continue
-        if atx_heading(line) is not None:
+        if passage_line.is_heading:
             flush()
             table_header, in_list, lead_in = None, False, None
             continue
@@ -340,7 +338,7 @@ def _units(text: str) -> list[str]:
             flush()
             in_list, lead_in = False, None
             cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
-            if is_table_delimiter_row(line):
+            if passage_line.is_table_delimiter:
                 continue
             if table_header is None:
                 table_header = cells
@@ -348,7 +346,7 @@ def _units(text: str) -> list[str]:
                 units.append(_table_row(table_header, cells))
             continue
         table_header = None
-        if is_list_item(line):
+        if passage_line.is_list_item:
             flush()
             lead_in = start_list()
             in_list = True

@@ -3,7 +3,7 @@ feedback. Views, the benchmark and tests import from here."""
 
 from __future__ import annotations
 
-from assistant.services.answer_cache import answer_cache_key, index_version
+from assistant.services.answer_cache import answer_cache_key
 from assistant.services.answering import (
     GENERATION_FAILED_ANSWER,
     NOT_IN_DOCS_ANSWER,
@@ -50,7 +50,6 @@ __all__ = [
     "conversation_for_client",
     "conversation_start",
     "feedback_record",
-    "index_version",
     "is_follow_up",
     "message_ask",
     "pending_answers_expire",

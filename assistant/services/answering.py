@@ -39,10 +39,10 @@ from assistant.services.answer_cache import (
     answer_cache_get,
     answer_cache_key,
     answer_cache_put,
-    index_version,
 )
 from assistant.services.evidence import cited_sources, retrieval_snapshot
 from assistant.services.questions import retrieval_query_for
+from kb.selectors import index_version
 from search.results import RetrievalUnavailable
 from search.services import PUBLIC_AUDIENCES, one_line, retrieve
 

@@ -25,13 +25,12 @@ from assistant.services import (
     answer_stream,
     answering,
     conversation_start,
-    index_version,
     message_ask,
 )
 from kb.actors import SYSTEM
 from kb.ingestion import corpus_sync
 from kb.models import Document, EmbeddingModel
-from kb.selectors import ALL_AUDIENCES
+from kb.selectors import ALL_AUDIENCES, index_version
 from kb.services import document_restore, document_retire
 from search.rerankers.base import RerankError
 from search.services import retrieve
