@@ -9,19 +9,36 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import structlog
 from django.conf import settings
 from django.core.cache import cache
 
+from assistant.services.evidence import AnswerSnapshot
 from assistant.services.questions import question_cache_text
 from kb.errors import shortened
 
 log = structlog.get_logger("groundwork.assistant")
 
 # Bump when the cached payload's shape changes, so old entries are never read as new ones.
-CACHE_FORMAT = 1
+# 2: a pickled ``CachedAnswer`` instead of a dict.
+CACHE_FORMAT = 2
+
+
+@dataclass(frozen=True)
+class CachedAnswer:
+    """What a later asking of the same first question reuses: the answer as it was shown and
+    the evidence it rests on."""
+
+    message_id: str  # the public id of the message that was answered
+    answer: str
+    status: str
+    citations: list[dict[str, Any]]
+    generator: str
+    quoted: bool
+    snapshot: AnswerSnapshot
 
 
 def answer_cache_key(
@@ -36,17 +53,18 @@ def answer_cache_key(
     return f"assistant:answer:{CACHE_FORMAT}:{version}:{digest}"
 
 
-def answer_cache_get(*, key: str) -> dict[str, Any] | None:
+def answer_cache_get(*, key: str) -> CachedAnswer | None:
     """A cache outage costs the saving, never the answer."""
     try:
-        return cache.get(key)
+        cached = cache.get(key)
     except Exception as exc:
         log.warning("answer_cache_unavailable", operation="get", error=shortened(str(exc)))
         return None
+    return cached if isinstance(cached, CachedAnswer) else None
 
 
-def answer_cache_put(*, key: str, payload: dict[str, Any]) -> None:
+def answer_cache_put(*, key: str, cached: CachedAnswer) -> None:
     try:
-        cache.set(key, payload, timeout=settings.ANSWER_CACHE_SECONDS)
+        cache.set(key, cached, timeout=settings.ANSWER_CACHE_SECONDS)
     except Exception as exc:
         log.warning("answer_cache_unavailable", operation="set", error=shortened(str(exc)))
