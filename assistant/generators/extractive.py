@@ -18,6 +18,7 @@ import numpy as np
 import structlog
 from django.conf import settings
 
+from assistant.follow_ups import is_follow_up
 from assistant.generators.base import (
     GenerationDone,
     GenerationEvent,
@@ -45,7 +46,6 @@ EXTRA_QUOTE_MARGIN = 0.08  # further quotes must score this close to the best on
 DUPLICATE_SIMILARITY = 0.9
 MIN_SENTENCE_WORDS = 4  # words with letters in them
 MIN_ROW_WORDS = 2
-FOLLOW_UP_MAX_WORDS = 6
 
 TABLE_ROW_MARK = "\x00row\x00"  # never in Markdown text: keeps a row out of sentence splitting
 VERSION_WORDS = re.compile(
@@ -262,8 +262,8 @@ def _overlap(query_terms: set[str], sentence_terms: set[str]) -> float:
 
 
 def _with_follow_up_context(question: str, prompt: Prompt) -> str:
-    """A short follow-up ("and for annual plans?") scored together with the previous question."""
-    if len(question.split()) > FOLLOW_UP_MAX_WORDS:
+    """A follow-up ("and for annual plans?") scored together with the previous question."""
+    if not is_follow_up(question):
         return question
     earlier = [m["content"] for m in prompt.messages[:-1] if m.get("role") == "user"]
     return f"{earlier[-1]} {question}" if earlier else question
