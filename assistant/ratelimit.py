@@ -23,6 +23,8 @@ import structlog
 from django.conf import settings
 from django.core.cache import cache
 
+from kb.errors import shortened
+
 log = structlog.get_logger("groundwork.assistant")
 
 WINDOW_SECONDS = 60
@@ -48,7 +50,7 @@ def ask_rate_check(*, client_hash: str, ip_address: str) -> RateDecision:
     try:
         allowed = _within_limits(counters, count=_shared_count)
     except Exception as exc:  # any cache backend's outage; the limit must still hold
-        log.warning("rate_limit_shared_cache_down", error=str(exc)[:200])
+        log.warning("rate_limit_shared_cache_down", error=shortened(str(exc)))
         allowed = _within_limits(counters, count=_process_counts.count)
     return RateDecision(allowed=allowed, retry_after=0 if allowed else retry_after)
 

@@ -53,8 +53,8 @@ from assistant.services import (
     question_normalise,
 )
 from config.availability import UNAVAILABLE_MESSAGE, is_database_outage
+from kb.errors import one_line
 from kb.selectors import audiences_for
-from search.services import one_line
 
 log = structlog.get_logger("groundwork.assistant")
 

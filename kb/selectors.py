@@ -1,17 +1,23 @@
-"""Reads about documents: which ones a reader may open, and what each saved version changed."""
+"""Reads about documents: which ones a reader may open, what each saved version changed, the
+version of the index as a whole, and how a passage's Markdown lines read."""
 
 from __future__ import annotations
 
 import datetime
+import hashlib
+import re
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from itertools import groupby
 from typing import Any
 
+from django.db import connection
 from django.utils.text import capfirst
 
 from kb.actors import SYSTEM, Actor
-from kb.models import Document, DocumentQuerySet
+from kb.chunking.lines import FenceRole, scan_lines
+from kb.chunking.structure import atx_heading, is_list_item, is_table_delimiter_row
+from kb.models import Document, DocumentIndexState, DocumentQuerySet, EmbeddingModel
 
 # Who may read internal pages (and the text of retired ones): active staff holding this.
 STAFF_READER_PERMISSION = "kb.view_document"
@@ -74,6 +80,73 @@ def documents_by_category(*, audiences: tuple[str, ...]) -> list[tuple[str, list
 
 
 # --- Edit history: what one saved version changed ----------------------------------------------
+
+
+def index_version() -> str:
+    """A digest of everything that decides what retrieval may return; equal digests, equal
+    answers. It changes when a document is saved (edit, retire, restore, supersede, audience:
+    ``modified_at``) or deleted (the count), when chunks are rewritten or an index state moves
+    (``DocumentIndexState.updated_at`` and its count), or when another embedding model is
+    activated. (A raw ``QuerySet.update()`` on documents bypasses ``modified_at``; every service
+    path saves the row.)
+
+    The answer cache reads it on every first question: one statement of scalar subqueries, so
+    one round trip instead of three."""
+    quote = connection.ops.quote_name
+    documents = quote(Document._meta.db_table)
+    states = quote(DocumentIndexState._meta.db_table)
+    models = quote(EmbeddingModel._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            SELECT (SELECT count(*) FROM {documents}), (SELECT max(modified_at) FROM {documents}),
+                   (SELECT count(*) FROM {states}), (SELECT max(updated_at) FROM {states}),
+                   (SELECT array_agg(ARRAY[id::text, activated_at::text] ORDER BY id)
+                      FROM {models} WHERE state = %s)
+            """,
+            [EmbeddingModel.State.ACTIVE],
+        )
+        row = cursor.fetchone()
+    return hashlib.sha256(repr(row).encode()).hexdigest()[:24]
+
+
+_QUOTE_MARKERS = re.compile(r"^\s*(?:>\s?)+")
+
+
+@dataclass(frozen=True)
+class PassageLine:
+    """One line of a chunk's text as the chunker read it, for code that quotes passages: fences,
+    headings, list items and table delimiters are recognised by the chunker's own rules, so a
+    quote never disagrees with the chunk it came from about what is code or a heading."""
+
+    text: str  # as written, HTML comments (outside code) removed
+    content: str  # without blockquote markers or surrounding blanks
+    in_code: bool  # a fence line or inside a fenced block
+
+    @property
+    def is_heading(self) -> bool:
+        return atx_heading(self.content) is not None
+
+    @property
+    def is_list_item(self) -> bool:
+        return is_list_item(self.content)
+
+    @property
+    def is_table_delimiter(self) -> bool:
+        return is_table_delimiter_row(self.content)
+
+
+def passage_lines(text: str) -> list[PassageLine]:
+    """The lines of a passage (a chunk's text), each with what kind of line it is."""
+    return [
+        PassageLine(
+            text=line.text,
+            content=_QUOTE_MARKERS.sub("", line.text).strip(),
+            in_code=line.fence is not FenceRole.NONE,
+        )
+        for line in scan_lines(text)
+    ]
+
 
 DIFF_CONTEXT_LINES = 3
 # Not worth showing as field changes: the body has its own line diff, the rest is bookkeeping.

@@ -21,7 +21,6 @@ from __future__ import annotations
 import email.utils
 import math
 import random
-import re
 import time
 from collections.abc import Callable, Mapping
 from typing import TypeVar
@@ -30,13 +29,12 @@ import structlog
 import voyageai
 import voyageai.error
 
+from kb.errors import DETAIL_CHARS, REASON_CHARS, shortened
+
 log = structlog.get_logger("groundwork.voyage")
 
 # Statuses worth another attempt: the request was fine, the service was not (yet).
 RETRYABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
-# The server's own words are kept short, so the outcome we append after them survives.
-MAX_DETAIL_CHARS = 160
-MAX_REASON_CHARS = 300
 # A retry needs at least this long (or the whole per-attempt timeout, if shorter) to be worth it.
 MIN_ATTEMPT_SECONDS = 0.05
 
@@ -136,9 +134,9 @@ class VoyageAPI:
             self._log(operation, started=started, attempts=attempts, error=reason, **fields)
             raise VoyageCallFailed(reason, retryable=outcome.retryable)
 
-    def scrub(self, text: str, *, limit: int = MAX_REASON_CHARS) -> str:
+    def scrub(self, text: str, *, limit: int = REASON_CHARS) -> str:
         """One line, short, and never the key."""
-        return _one_line(text.replace(self._api_key, "[redacted]"), limit=limit)
+        return shortened(text.replace(self._api_key, "[redacted]"), limit=limit)
 
     def _attempt(
         self, operation: str, request: Callable[[voyageai.Client], Response], *, timeout: float
@@ -168,7 +166,7 @@ class VoyageAPI:
         self, operation: str, exc: voyageai.error.VoyageError, timeout: float
     ) -> VoyageCallFailed:
         status = exc.http_status if isinstance(exc.http_status, int) else None
-        detail = self.scrub(exc.user_message or "", limit=MAX_DETAIL_CHARS)
+        detail = self.scrub(exc.user_message or "", limit=DETAIL_CHARS)
         if isinstance(exc, voyageai.error.Timeout):
             return VoyageCallFailed(
                 f"Voyage {operation} timed out after {timeout:.3g}s", retryable=True
@@ -214,6 +212,22 @@ class VoyageAPI:
             log.warning(f"{operation}_called", ms=ms, attempts=attempts, error=error, **fields)
 
 
+def voyage_api_from_settings(*, min_total_timeout: float = 0.0) -> VoyageAPI:
+    """The Voyage connection ``VOYAGE_*`` settings describe, for the embedder and the reranker.
+
+    ``min_total_timeout`` raises the overall deadline for a caller that can wait longer than a
+    customer (indexing); a query keeps the configured, tighter bound."""
+    from django.conf import settings
+
+    return VoyageAPI(
+        api_key=settings.VOYAGE_API_KEY,
+        base_url=settings.VOYAGE_BASE_URL,
+        timeout=settings.VOYAGE_TIMEOUT,
+        max_retries=settings.VOYAGE_MAX_RETRIES,
+        total_timeout=max(settings.VOYAGE_TOTAL_TIMEOUT, min_total_timeout),
+    )
+
+
 def _retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
     """``Retry-After`` as seconds: delta-seconds (fractions tolerated) or an HTTP date."""
     # The SDK hands over the `requests` headers, whose lookups ignore case.
@@ -229,8 +243,3 @@ def _retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
             return None
         seconds = moment.timestamp() - time.time()
     return max(0.0, seconds) if math.isfinite(seconds) else None
-
-
-def _one_line(text: str, *, limit: int) -> str:
-    flat = re.sub(r"\s+", " ", text).strip()
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

@@ -14,7 +14,6 @@ that model's partial HNSW index; pgvector's iterative scan (set per connection, 
 
 from __future__ import annotations
 
-import datetime
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from django.db import connection
 
 from kb.models import EmbeddingModel, vector_literal
 from search.keywords import KeywordQuery
+from search.results import Hit
 
 # BM25's free parameters, at the values Lucene and most reference implementations ship with.
 BM25_K1 = 1.2
@@ -71,26 +71,8 @@ class FusionWeights:
 
 
 @dataclass(frozen=True)
-class Candidate:
-    chunk_id: int
-    document_id: int
-    path: str
-    title: str
-    heading_path: str
-    text: str
-    char_start: int
-    char_end: int
-    updated_on: datetime.date | None
-    vector_rank: int | None
-    keyword_rank: int | None
-    fused_score: float
-    similarity: float | None  # cosine similarity to the question (None without a vector leg)
-    keyword_score: float | None = None  # BM25 (None without a keyword leg)
-
-
-@dataclass(frozen=True)
 class HybridRows:
-    candidates: list[Candidate]
+    candidates: list[Hit]  # fused order, not yet reranked
     vector_candidates: int
     keyword_candidates: int
     # The share of the question's IDF that the best-covering keyword hit holds: near 1 when a
@@ -346,7 +328,7 @@ def hybrid_search(
         keyword_weight=keyword_weight,
     )
     candidates = [
-        Candidate(
+        Hit(
             chunk_id=row[0],
             document_id=row[1],
             path=row[2],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 from dataclasses import dataclass, field
+from typing import Any
 
 LEGS = ("vector", "keyword")
 # Taken off the confidence when the question names something (Klarna, QuickBooks) that no
@@ -11,7 +12,6 @@ LEGS = ("vector", "keyword")
 # questions refused 29% -> 57%, answerable ones kept unchanged at 96% (the two answerable
 # questions with such a name, GCS and France, keep 0.60 and 0.41).
 UNKNOWN_NAME_PENALTY = 0.2
-STAGES = ("embed", "keyword", "sql", "rerank")
 
 
 class RetrievalUnavailable(RuntimeError):
@@ -20,6 +20,9 @@ class RetrievalUnavailable(RuntimeError):
 
 @dataclass(frozen=True)
 class Hit:
+    """One retrieved chunk with every leg's evidence: ``hybrid_search`` returns them in fused
+    order, ``retrieve`` reranks them (setting ``rerank_score``)."""
+
     chunk_id: int
     document_id: int
     path: str  # the citation id, e.g. policies/refunds.md
@@ -39,6 +42,24 @@ class Hit:
     @property
     def section(self) -> str:
         return self.heading_path or self.title
+
+    def evidence(self) -> dict[str, Any]:
+        """Where the hit is and how each stage scored it, as JSON: the debug endpoint shows it
+        and an answer keeps it, so both always report the same evidence."""
+        return {
+            "chunk_id": self.chunk_id,
+            "document_id": self.document_id,
+            "path": self.path,
+            "char_start": self.char_start,
+            "char_end": self.char_end,
+            "updated_on": self.updated_on.isoformat() if self.updated_on else None,
+            "vector_rank": self.vector_rank,
+            "keyword_rank": self.keyword_rank,
+            "fused_score": self.fused_score,
+            "similarity": self.similarity,
+            "keyword_score": self.keyword_score,
+            "rerank_score": self.rerank_score,
+        }
 
 
 @dataclass
@@ -73,3 +94,19 @@ class RetrievalResult:
                 return None
             score = max(similarities)
         return score - UNKNOWN_NAME_PENALTY if self.unknown_names else score
+
+    def evidence(self) -> dict[str, Any]:
+        """How retrieval went, as JSON, without the hits (each caller shows them its own way;
+        ``Hit.evidence`` is their common part)."""
+        return {
+            "confidence": self.confidence,
+            "unknown_names": self.unknown_names,
+            "degraded": self.degraded,
+            "failed_stages": self.failed_stages,
+            "errors": self.errors,
+            "embedding_model": self.embedding_model,
+            "reranker": self.reranker,
+            "candidates": self.candidates,
+            "vector_candidates": self.vector_candidates,
+            "keyword_candidates": self.keyword_candidates,
+        }

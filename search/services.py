@@ -7,6 +7,7 @@ error → vector leg alone; reranker down → fused order. Each failure is recor
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Sequence
 
@@ -15,21 +16,16 @@ from django.db import DatabaseError, transaction
 
 from kb.chunking import embedding_text
 from kb.embedders import Embedder, embedder_for
+from kb.errors import one_line
 from kb.models import EmbeddingModel
 from kb.selectors import PUBLIC_AUDIENCES
 from search.hybrid import FusionWeights, HybridRows, hybrid_search, unknown_names
 from search.keywords import KeywordQuery, keyword_query, proper_names
 from search.rerankers import get_reranker
 from search.rerankers.base import Reranker, RerankError
-from search.results import Hit, RetrievalResult, RetrievalUnavailable
+from search.results import RetrievalResult, RetrievalUnavailable
 
 log = structlog.get_logger("groundwork.search")
-
-
-def one_line(exc: BaseException) -> str:
-    """An exception as one line for people and logs: its type and first line."""
-    lines = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {lines[0] if lines else ''}".strip(" :")
 
 
 def retrieve(
@@ -85,7 +81,7 @@ def retrieve(
             f"every retrieval leg failed: {'; '.join(f'{k}: {v}' for k, v in errors.items())}"
         )
 
-    hits = [Hit(**vars(candidate)) for candidate in rows.candidates]
+    hits = list(rows.candidates)
     reranker_name = "none"
     if rerank and hits:
         stage_started = time.perf_counter()
@@ -100,7 +96,7 @@ def retrieve(
                 if len(scores) != len(hits):
                     raise RerankError(f"{len(scores)} scores for {len(hits)} passages")
                 hits = [
-                    Hit(**{**vars(hit), "rerank_score": float(score)})
+                    dataclasses.replace(hit, rerank_score=float(score))
                     for hit, score in zip(hits, scores, strict=True)
                 ]
                 hits.sort(key=lambda hit: hit.rerank_score, reverse=True)

@@ -19,10 +19,11 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryD
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
+from kb.errors import one_line
 from kb.models import Document
 from kb.selectors import PUBLIC_AUDIENCES, audiences_for
 from search.results import LEGS, Hit, RetrievalResult, RetrievalUnavailable
-from search.services import one_line, retrieve
+from search.services import retrieve
 
 log = structlog.get_logger("groundwork.search")
 
@@ -155,20 +156,9 @@ def hit_preview(text: str) -> str:
 def hit_as_json(hit: Hit, *, rank: int) -> dict[str, Any]:
     return {
         "rank": rank,
-        "chunk_id": hit.chunk_id,
-        "document_id": hit.document_id,
-        "path": hit.path,
+        **hit.evidence(),
         "title": hit.title,
         "section": hit.heading_path,
-        "updated_on": hit.updated_on.isoformat() if hit.updated_on else None,
-        "vector_rank": hit.vector_rank,
-        "keyword_rank": hit.keyword_rank,
-        "similarity": hit.similarity,
-        "keyword_score": hit.keyword_score,
-        "fused_score": hit.fused_score,
-        "rerank_score": hit.rerank_score,
-        "char_start": hit.char_start,
-        "char_end": hit.char_end,
         "preview": hit_preview(hit.text),
     }
 
@@ -182,18 +172,9 @@ def retrieval_as_json(result: RetrievalResult, *, form: SearchForm) -> dict[str,
         "legs": list(data["legs"]),
         "rerank": data["rerank"],
         "limit": data["limit"],
-        "embedding_model": result.embedding_model,
-        "reranker": result.reranker,
-        "confidence": result.confidence,
-        "unknown_names": result.unknown_names,
-        "degraded": result.degraded,
-        "failed_stages": result.failed_stages,
-        "errors": result.errors,
+        **result.evidence(),
         "timings_ms": result.timings_ms,
-        "vector_candidates": result.vector_candidates,
-        "keyword_candidates": result.keyword_candidates,
         "keyword_coverage": result.keyword_coverage,
-        "candidates": result.candidates,
         "hits": [hit_as_json(hit, rank=rank) for rank, hit in enumerate(result.hits, start=1)],
     }
 

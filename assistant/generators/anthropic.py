@@ -26,11 +26,9 @@ from assistant.generators.base import (
     Prompt,
     TextDelta,
 )
+from kb.errors import DETAIL_CHARS, REASON_CHARS, shortened
 
 log = structlog.get_logger("groundwork.assistant")
-
-MAX_DETAIL_CHARS = 160
-MAX_REASON_CHARS = 300
 
 
 class AnthropicGenerator:
@@ -141,7 +139,7 @@ class AnthropicGenerator:
             return f"could not reach {self._where} ({cause}; {retries})"
         if isinstance(exc, anthropic.APIStatusError):
             status = exc.status_code
-            detail = _one_line(_error_message(exc), limit=MAX_DETAIL_CHARS)
+            detail = shortened(_error_message(exc), limit=DETAIL_CHARS)
             if status == 200:  # an `event: error` in the middle of a stream
                 return f"the Anthropic API failed while answering: {detail}"
             if status in (401, 403):
@@ -178,7 +176,7 @@ class AnthropicGenerator:
             log.warning("generation_failed", error=error, **fields)
 
     def _scrub(self, text: str) -> str:
-        return _one_line(text.replace(self._api_key, "[redacted]"), limit=MAX_REASON_CHARS)
+        return shortened(text.replace(self._api_key, "[redacted]"), limit=REASON_CHARS)
 
 
 def _error_message(exc: anthropic.APIStatusError) -> str:
@@ -188,8 +186,3 @@ def _error_message(exc: anthropic.APIStatusError) -> str:
         if isinstance(error, dict) and isinstance(error.get("message"), str):
             return error["message"]
     return exc.message
-
-
-def _one_line(text: str, *, limit: int) -> str:
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

@@ -18,6 +18,7 @@ import numpy as np
 import structlog
 from django.conf import settings
 
+from assistant.follow_ups import is_follow_up
 from assistant.generators.base import (
     GenerationDone,
     GenerationEvent,
@@ -27,9 +28,9 @@ from assistant.generators.base import (
 )
 from assistant.injection import is_flagged
 from assistant.prompting import NOT_COVERED_SENTENCE
-from kb.chunking.lines import FenceRole, scan_lines
-from kb.chunking.structure import atx_heading, is_list_item, is_table_delimiter_row
 from kb.embedders import Embedder, get_embedder
+from kb.errors import one_line
+from kb.selectors import passage_lines
 
 log = structlog.get_logger("groundwork.assistant")
 
@@ -45,16 +46,14 @@ EXTRA_QUOTE_MARGIN = 0.08  # further quotes must score this close to the best on
 DUPLICATE_SIMILARITY = 0.9
 MIN_SENTENCE_WORDS = 4  # words with letters in them
 MIN_ROW_WORDS = 2
-FOLLOW_UP_MAX_WORDS = 6
 
 TABLE_ROW_MARK = "\x00row\x00"  # never in Markdown text: keeps a row out of sentence splitting
 VERSION_WORDS = re.compile(
     r"\(.*?\)|\b(?:19|20)\d\d\b|\b(?:legacy|old|older|archived?|previous|deprecated)\b|[^\w\s]"
 )
-# Fences, headings, list items and table delimiters are recognised by kb.chunking, as the
-# chunker saw them; these only take the markup off a line that is quoted.
+# Fences, headings, list items and table delimiters are recognised by kb (``passage_lines``),
+# as the chunker saw them; these only take the markup off a line that is quoted.
 LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s*")
-QUOTE_PREFIX = re.compile(r"^\s*(?:>\s?)+")
 TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
 LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
@@ -191,7 +190,7 @@ class ExtractiveGenerator:
             embedder = self._embedder or get_embedder()
             vectors = np.asarray(embedder.embed_documents(texts), dtype=np.float32)
         except Exception as exc:  # the embedder is an aid here, not a dependency
-            log.warning("extractive_embedder_failed", error=f"{type(exc).__name__}: {exc}")
+            log.warning("extractive_embedder_failed", error=one_line(exc))
             return np.zeros(len(sentences), dtype=np.float32), None
         return vectors[1:] @ vectors[0], vectors[1:]
 
@@ -263,8 +262,8 @@ def _overlap(query_terms: set[str], sentence_terms: set[str]) -> float:
 
 
 def _with_follow_up_context(question: str, prompt: Prompt) -> str:
-    """A short follow-up ("and for annual plans?") scored together with the previous question."""
-    if len(question.split()) > FOLLOW_UP_MAX_WORDS:
+    """A follow-up ("and for annual plans?") scored together with the previous question."""
+    if not is_follow_up(question):
         return question
     earlier = [m["content"] for m in prompt.messages[:-1] if m.get("role") == "user"]
     return f"{earlier[-1]} {question}" if earlier else question
@@ -320,18 +319,18 @@ def _units(text: str) -> list[str]:
             units.append(" ".join(before))
         return last
 
-    for source_line in scan_lines(text):
-        raw = source_line.text
-        if source_line.fence is not FenceRole.NONE:  # code is an example, not a statement
+    for passage_line in passage_lines(text):
+        raw = passage_line.text
+        if passage_line.in_code:  # code is an example, not a statement
             flush()
             table_header, in_list, lead_in = None, False, None
             continue
-        line = QUOTE_PREFIX.sub("", raw).strip()
+        line = passage_line.content
         if not line or is_flagged(line):
             flush()
             table_header = None
             continue
-        if atx_heading(line) is not None:
+        if passage_line.is_heading:
             flush()
             table_header, in_list, lead_in = None, False, None
             continue
@@ -339,7 +338,7 @@ def _units(text: str) -> list[str]:
             flush()
             in_list, lead_in = False, None
             cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
-            if is_table_delimiter_row(line):
+            if passage_line.is_table_delimiter:
                 continue
             if table_header is None:
                 table_header = cells
@@ -347,7 +346,7 @@ def _units(text: str) -> list[str]:
                 units.append(_table_row(table_header, cells))
             continue
         table_header = None
-        if is_list_item(line):
+        if passage_line.is_list_item:
             flush()
             lead_in = start_list()
             in_list = True

@@ -3,7 +3,8 @@ feedback. Views, the benchmark and tests import from here."""
 
 from __future__ import annotations
 
-from assistant.services.answer_cache import answer_cache_key, index_version
+from assistant.follow_ups import is_follow_up
+from assistant.services.answer_cache import answer_cache_key
 from assistant.services.answering import (
     GENERATION_FAILED_ANSWER,
     NOT_IN_DOCS_ANSWER,
@@ -26,7 +27,6 @@ from assistant.services.evidence import cited_sources, retrieval_snapshot
 from assistant.services.expiry import EXPIRED_ANSWER, pending_answers_expire
 from assistant.services.questions import (
     QuestionRejected,
-    is_follow_up,
     question_cache_text,
     question_normalise,
     retrieval_query_for,
@@ -50,7 +50,6 @@ __all__ = [
     "conversation_for_client",
     "conversation_start",
     "feedback_record",
-    "index_version",
     "is_follow_up",
     "message_ask",
     "pending_answers_expire",

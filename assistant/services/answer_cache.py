@@ -1,53 +1,44 @@
 """Cached answers, keyed by the normalised question and the version of the index.
 
-The index version changes whenever anything that decides what retrieval may return changes:
-a document saved (edit, retire, restore, supersede, audience: ``modified_at``), a document
-deleted (the count), chunks rewritten or an index state moved (``DocumentIndexState.updated_at``
-and its count), or another embedding model activated. So a cached answer is never served over
-an index that would answer differently, and nothing has to delete cache entries: a new version
-simply misses. (A raw ``QuerySet.update()`` on documents bypasses ``modified_at``; every
-service path saves the row.)
+The version (``kb.selectors.index_version``) changes whenever anything that decides what
+retrieval may return changes, so a cached answer is never served over an index that would
+answer differently, and nothing has to delete cache entries: a new version simply misses.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import structlog
 from django.conf import settings
 from django.core.cache import cache
-from django.db import connection
 
+from assistant.services.evidence import AnswerSnapshot
 from assistant.services.questions import question_cache_text
-from kb.models import Document, DocumentIndexState, EmbeddingModel
+from kb.errors import shortened
 
 log = structlog.get_logger("groundwork.assistant")
 
 # Bump when the cached payload's shape changes, so old entries are never read as new ones.
-CACHE_FORMAT = 1
+# 2: a pickled ``CachedAnswer`` instead of a dict.
+CACHE_FORMAT = 2
 
 
-def index_version() -> str:
-    """A digest of what decides retrieval's answers (see the module docstring), read on every
-    first question: one statement of scalar subqueries, so one round trip instead of three."""
-    quote = connection.ops.quote_name
-    documents = quote(Document._meta.db_table)
-    states = quote(DocumentIndexState._meta.db_table)
-    models = quote(EmbeddingModel._meta.db_table)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"""
-            SELECT (SELECT count(*) FROM {documents}), (SELECT max(modified_at) FROM {documents}),
-                   (SELECT count(*) FROM {states}), (SELECT max(updated_at) FROM {states}),
-                   (SELECT array_agg(ARRAY[id::text, activated_at::text] ORDER BY id)
-                      FROM {models} WHERE state = %s)
-            """,
-            [EmbeddingModel.State.ACTIVE],
-        )
-        row = cursor.fetchone()
-    return hashlib.sha256(repr(row).encode()).hexdigest()[:24]
+@dataclass(frozen=True)
+class CachedAnswer:
+    """What a later asking of the same first question reuses: the answer as it was shown and
+    the evidence it rests on."""
+
+    message_id: str  # the public id of the message that was answered
+    answer: str
+    status: str
+    citations: list[dict[str, Any]]
+    generator: str
+    quoted: bool
+    snapshot: AnswerSnapshot
 
 
 def answer_cache_key(
@@ -62,17 +53,18 @@ def answer_cache_key(
     return f"assistant:answer:{CACHE_FORMAT}:{version}:{digest}"
 
 
-def answer_cache_get(*, key: str) -> dict[str, Any] | None:
+def answer_cache_get(*, key: str) -> CachedAnswer | None:
     """A cache outage costs the saving, never the answer."""
     try:
-        return cache.get(key)
+        cached = cache.get(key)
     except Exception as exc:
-        log.warning("answer_cache_unavailable", operation="get", error=str(exc)[:200])
+        log.warning("answer_cache_unavailable", operation="get", error=shortened(str(exc)))
         return None
+    return cached if isinstance(cached, CachedAnswer) else None
 
 
-def answer_cache_put(*, key: str, payload: dict[str, Any]) -> None:
+def answer_cache_put(*, key: str, cached: CachedAnswer) -> None:
     try:
-        cache.set(key, payload, timeout=settings.ANSWER_CACHE_SECONDS)
+        cache.set(key, cached, timeout=settings.ANSWER_CACHE_SECONDS)
     except Exception as exc:
-        log.warning("answer_cache_unavailable", operation="set", error=str(exc)[:200])
+        log.warning("answer_cache_unavailable", operation="set", error=shortened(str(exc)))

@@ -12,11 +12,11 @@ apology with a way to reach support, never a traceback.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import structlog
 from django.conf import settings
@@ -36,15 +36,22 @@ from assistant.generators import (
 from assistant.models import Message
 from assistant.prompting import build_prompt
 from assistant.services.answer_cache import (
+    CachedAnswer,
     answer_cache_get,
     answer_cache_key,
     answer_cache_put,
-    index_version,
 )
-from assistant.services.evidence import cited_sources, retrieval_snapshot
+from assistant.services.evidence import (
+    AnswerSnapshot,
+    GenerationEvidence,
+    cited_sources,
+    retrieval_snapshot,
+)
 from assistant.services.questions import retrieval_query_for
-from search.results import RetrievalUnavailable
-from search.services import PUBLIC_AUDIENCES, one_line, retrieve
+from kb.errors import REASON_CHARS, one_line
+from kb.selectors import index_version
+from search.results import RetrievalResult, RetrievalUnavailable
+from search.services import PUBLIC_AUDIENCES, retrieve
 
 log = structlog.get_logger("groundwork.assistant")
 
@@ -73,6 +80,11 @@ CLAIM_STALE_AFTER = datetime.timedelta(minutes=3)
 # How long a second reader of a message being answered elsewhere waits for it.
 WAIT_FOR_OTHER_READER_SECONDS = 90.0
 WAIT_POLL_SECONDS = 0.25
+# What a later asking of the same first question may reuse: not degraded (a leg was down),
+# not failed, and not flagged (a model that lost its citations once may not the next time).
+CACHEABLE_STATUSES = (Message.Status.ANSWERED, Message.Status.NOT_IN_DOCS)
+# A failure's reason as stored in the snapshot: room for a provider's full one-line message.
+STORED_FAILURE_CHARS = 500
 
 
 @dataclass(frozen=True)
@@ -134,160 +146,265 @@ def _answer_events(
     if not _claim(message):
         yield AnswerReady(_wait_for_other_reader(message))
         return
-    started = time.perf_counter()
-    timings: dict[str, float] = {}
-    history, anchors = _conversation_context(message)
-    query = retrieval_query_for(question=message.question, earlier_questions=anchors)
-    message.retrieval_query = query
-    snapshot: dict[str, Any] = {
-        "retrieval_query": query,
-        "audiences": list(audiences),
-        "history_turns": len(history),
-        "threshold": settings.NO_ANSWER_THRESHOLD,
-        "cached": False,
-    }
+    yield from AnswerRun(message=message, audiences=audiences, generator=generator).events()
 
-    try:
-        generator = generator or get_generator()
-    except Exception as exc:  # a misconfigured provider is an outage, not a crash
-        log.exception("generator_unavailable", error=one_line(exc))
-        yield from _finish_failed(
-            message, snapshot, timings, started, GENERATION_FAILED_ANSWER, "generator", exc
+
+class _StageFailed(Exception):
+    """A step of the run could not go on: the answer ends with ``answer``, an apology. Raised
+    and caught inside ``AnswerRun`` only, after the step has logged the cause."""
+
+    def __init__(self, stage: str, *, answer: str, cause: BaseException) -> None:
+        super().__init__(stage)
+        self.stage = stage
+        self.answer = answer
+        self.cause = cause
+
+
+class AnswerRun:
+    """One answering of one claimed message, in steps: the cache, ``retrieve``, ``generate``
+    (prompt, stream, citation check) and ``finish`` (store, cache, log). Each step adds what it
+    learnt to ``snapshot``; a step that fails raises ``_StageFailed`` and the run ends with the
+    stored apology instead."""
+
+    def __init__(
+        self, *, message: Message, audiences: tuple[str, ...], generator: Generator | None
+    ) -> None:
+        self.message = message
+        self.audiences = audiences
+        self.started = time.perf_counter()
+        self.timings: dict[str, float] = {}
+        self.history, anchors = _conversation_context(message)
+        query = retrieval_query_for(question=message.question, earlier_questions=anchors)
+        message.retrieval_query = query
+        self.snapshot = AnswerSnapshot(
+            retrieval_query=query,
+            audiences=list(audiences),
+            history_turns=len(self.history),
+            threshold=settings.NO_ANSWER_THRESHOLD,
         )
-        return
+        self.cache_key: str | None = None
+        self._generator = generator
 
-    cache_key = None
-    if not history and query == message.question:
+    def events(self) -> Iterator[AnswerEvent]:
+        try:
+            generator = self._generator_ready()
+            cached = self._cached(generator)
+            if cached is not None:
+                yield from self._finish_from_cache(cached)
+                return
+            result = self._retrieve(generator)
+            confidence = result.confidence
+            if confidence is None or confidence < settings.NO_ANSWER_THRESHOLD:
+                yield from self._finish_not_in_docs()
+                return
+            yield from self._generate(generator, result)
+        except _StageFailed as failure:
+            yield self._finish_failed(failure)
+
+    def _generator_ready(self) -> Generator:
+        try:
+            return self._generator or get_generator()
+        except Exception as exc:  # a misconfigured provider is an outage, not a crash
+            log.exception("generator_unavailable", error=one_line(exc))
+            raise _StageFailed("generator", answer=GENERATION_FAILED_ANSWER, cause=exc) from exc
+
+    def _cached(self, generator: Generator) -> CachedAnswer | None:
+        """The cached answer to this question, for first questions only (a follow-up means
+        what it means after its conversation)."""
+        message = self.message
+        if self.history or message.retrieval_query != message.question:
+            return None
         lookup_started = time.perf_counter()
-        cache_key = answer_cache_key(
+        self.cache_key = answer_cache_key(
             question=message.question,
-            audiences=audiences,
+            audiences=self.audiences,
             generator=generator.name,
             version=index_version(),  # read before retrieval: never file new text under it
         )
-        cached = answer_cache_get(key=cache_key)
-        timings["cache_lookup"] = _ms_since(lookup_started)
-        if cached is not None:
-            yield from _finish_from_cache(message, cached, snapshot, timings, started)
+        cached = answer_cache_get(key=self.cache_key)
+        self.timings["cache_lookup"] = _ms_since(lookup_started)
+        return cached
+
+    def _retrieve(self, generator: Generator) -> RetrievalResult:
+        retrieval_started = time.perf_counter()
+        try:
+            result = retrieve(question=self.message.retrieval_query, audiences=self.audiences)
+        except RetrievalUnavailable as exc:
+            log.warning("answer_retrieval_unavailable", error=str(exc)[:REASON_CHARS])
+            raise _StageFailed("retrieval", answer=RETRIEVAL_FAILED_ANSWER, cause=exc) from exc
+        except Exception as exc:  # anything else in retrieval: same apology, traceback in the log
+            log.exception("answer_retrieval_failed", error=one_line(exc))
+            raise _StageFailed("retrieval", answer=RETRIEVAL_FAILED_ANSWER, cause=exc) from exc
+        self.timings["retrieval"] = _ms_since(retrieval_started)
+        self.timings.update({f"retrieval_{stage}": ms for stage, ms in result.timings_ms.items()})
+        self.snapshot.retrieval = retrieval_snapshot(result)
+        self.message.degraded = result.degraded
+        self.message.generator = generator.name
+        self.message.quoted = generator.quoted
+        return result
+
+    def _generate(self, generator: Generator, result: RetrievalResult) -> Iterator[AnswerEvent]:
+        message = self.message
+        prompt_started = time.perf_counter()
+        prompt = build_prompt(question=message.question, hits=result.hits, history=self.history)
+        self.timings["prompt"] = _ms_since(prompt_started)
+        self.snapshot.prompt_sources = len(prompt.sources)
+        self.snapshot.neutralised = prompt.neutralised
+        self.snapshot.source_numbers = {source.chunk_id: source.number for source in prompt.sources}
+
+        generation_started = time.perf_counter()
+        parts: list[str] = []
+        done: GenerationDone | None = None
+        try:
+            for event in generator.stream(question=message.question, prompt=prompt):
+                if isinstance(event, TextDelta):
+                    if not event.text:
+                        continue
+                    if not parts:
+                        self.timings["generation_first_delta"] = _ms_since(generation_started)
+                    parts.append(event.text)
+                    yield AnswerDelta(event.text)
+                elif isinstance(event, GenerationDone):
+                    done = event
+        except GenerationError as exc:
+            log.warning(
+                "answer_generation_failed", generator=generator.name, error=str(exc)[:REASON_CHARS]
+            )
+            raise _StageFailed("generation", answer=GENERATION_FAILED_ANSWER, cause=exc) from exc
+        except Exception as exc:  # a provider bug must not reach the customer as a traceback
+            log.exception(
+                "answer_generation_crashed", generator=generator.name, error=one_line(exc)
+            )
+            raise _StageFailed("generation", answer=GENERATION_FAILED_ANSWER, cause=exc) from exc
+        self.timings["generation"] = _ms_since(generation_started)
+
+        check = check_citations(
+            answer="".join(parts), sources=prompt.sources, question=message.question
+        )
+        self.snapshot.generation = GenerationEvidence.of(check=check, done=done)
+        self._settle(check, done, prompt.sources, generator=generator)
+        self._finish()
+        yield AnswerReady(message)
+
+    def _settle(
+        self,
+        check: CitationCheck,
+        done: GenerationDone | None,
+        sources: Sequence[Source],
+        *,
+        generator: Generator,
+    ) -> None:
+        """Status and shown text from the citation check and how generation stopped."""
+        message = self.message
+        if not check.cited and check.text.strip() and says_not_covered(check.text):
+            # The generator read the sources and found no answer in them.
+            message.status = Message.Status.NOT_IN_DOCS
+            # A quoting answerer writes nothing of its own, so its refusal reads like ours.
+            message.answer = NOT_IN_DOCS_ANSWER if generator.quoted else check.text.strip()
+            message.citations = []
+            self.snapshot.not_in_docs_reason = "generator found no answer in the sources"
             return
+        flags = [check.flag] if check.flag else []
+        if done is None:
+            flags.append("generation ended without a stop reason")
+        elif done.refused:
+            flags.append("the model refused")
+        elif done.truncated:
+            flags.append("the answer was cut off at the length limit")
+        message.status = Message.Status.FLAGGED if flags else Message.Status.ANSWERED
+        message.answer = check.text.strip()
+        message.citations = cited_sources(sources=sources, cited=check.cited)
+        self.snapshot.flags = flags
 
-    retrieval_started = time.perf_counter()
-    try:
-        result = retrieve(question=query, audiences=audiences)
-    except RetrievalUnavailable as exc:
-        log.warning("answer_retrieval_unavailable", error=str(exc)[:300])
-        yield from _finish_failed(
-            message, snapshot, timings, started, RETRIEVAL_FAILED_ANSWER, "retrieval", exc
-        )
-        return
-    except Exception as exc:  # anything else in retrieval: same apology, traceback in the log
-        log.exception("answer_retrieval_failed", error=one_line(exc))
-        yield from _finish_failed(
-            message, snapshot, timings, started, RETRIEVAL_FAILED_ANSWER, "retrieval", exc
-        )
-        return
-    timings["retrieval"] = _ms_since(retrieval_started)
-    timings.update({f"retrieval_{stage}": ms for stage, ms in result.timings_ms.items()})
-    snapshot.update(retrieval_snapshot(result))
-    message.degraded = result.degraded
-    message.generator = generator.name
-    message.quoted = generator.quoted
-
-    confidence = result.confidence
-    if confidence is None or confidence < settings.NO_ANSWER_THRESHOLD:
-        # Nothing retrieved is about the question: say so, without asking the generator.
+    def _finish_not_in_docs(self) -> Iterator[AnswerEvent]:
+        """Nothing retrieved is about the question: say so, without asking the generator."""
+        message = self.message
         message.answer = NOT_IN_DOCS_ANSWER
         message.status = Message.Status.NOT_IN_DOCS
         message.citations = []
-        snapshot["not_in_docs_reason"] = "below threshold"
+        self.snapshot.not_in_docs_reason = "below threshold"
         yield AnswerDelta(message.answer)
-        _finish(message, snapshot, timings, started, cache_key=cache_key)
+        self._finish()
         yield AnswerReady(message)
-        return
 
-    prompt_started = time.perf_counter()
-    prompt = build_prompt(question=message.question, hits=result.hits, history=history)
-    timings["prompt"] = _ms_since(prompt_started)
-    snapshot["prompt_sources"] = len(prompt.sources)
-    snapshot["neutralised"] = prompt.neutralised
-    numbers = {source.chunk_id: source.number for source in prompt.sources}
-    for hit in snapshot["hits"]:
-        hit["source_number"] = numbers.get(hit["chunk_id"])
-
-    generation_started = time.perf_counter()
-    parts: list[str] = []
-    done: GenerationDone | None = None
-    try:
-        for event in generator.stream(question=message.question, prompt=prompt):
-            if isinstance(event, TextDelta):
-                if not event.text:
-                    continue
-                if not parts:
-                    timings["generation_first_delta"] = _ms_since(generation_started)
-                parts.append(event.text)
-                yield AnswerDelta(event.text)
-            elif isinstance(event, GenerationDone):
-                done = event
-    except GenerationError as exc:
-        log.warning("answer_generation_failed", generator=generator.name, error=str(exc)[:300])
-        yield from _finish_failed(
-            message, snapshot, timings, started, GENERATION_FAILED_ANSWER, "generation", exc
-        )
-        return
-    except Exception as exc:  # a provider bug must not reach the customer as a traceback
-        log.exception("answer_generation_crashed", generator=generator.name, error=one_line(exc))
-        yield from _finish_failed(
-            message, snapshot, timings, started, GENERATION_FAILED_ANSWER, "generation", exc
-        )
-        return
-    timings["generation"] = _ms_since(generation_started)
-
-    check = check_citations(
-        answer="".join(parts), sources=prompt.sources, question=message.question
-    )
-    snapshot["generation"] = {
-        "stop_reason": done.stop_reason if done else "missing",
-        "truncated": bool(done and done.truncated),
-        "refused": bool(done and done.refused),
-        "removed_citations": check.removed,
-        "cited": check.cited,
-        "flag": check.flag,
-    }
-    _apply_check(message, check, done, prompt.sources, generator=generator, snapshot=snapshot)
-    _finish(message, snapshot, timings, started, cache_key=cache_key)
-    yield AnswerReady(message)
-
-
-def _apply_check(
-    message: Message,
-    check: CitationCheck,
-    done: GenerationDone | None,
-    sources: Sequence[Source],
-    *,
-    generator: Generator,
-    snapshot: dict[str, Any],
-) -> None:
-    """Status and shown text from the citation check and how generation stopped."""
-    if not check.cited and check.text.strip() and says_not_covered(check.text):
-        # The generator read the sources and found no answer in them.
-        message.status = Message.Status.NOT_IN_DOCS
-        # A quoting answerer writes nothing of its own, so its refusal reads like ours.
-        message.answer = NOT_IN_DOCS_ANSWER if generator.quoted else check.text.strip()
+    def _finish_failed(self, failure: _StageFailed) -> AnswerReady:
+        message = self.message
+        message.status = Message.Status.FAILED
+        message.answer = failure.answer
         message.citations = []
-        snapshot["not_in_docs_reason"] = "generator found no answer in the sources"
-        return
-    flags = [check.flag] if check.flag else []
-    if done is None:
-        flags.append("generation ended without a stop reason")
-    elif done.refused:
-        flags.append("the model refused")
-    elif done.truncated:
-        flags.append("the answer was cut off at the length limit")
-    message.status = Message.Status.FLAGGED if flags else Message.Status.ANSWERED
-    message.answer = check.text.strip()
-    message.citations = cited_sources(sources=sources, cited=check.cited)
-    if flags:
-        snapshot["flags"] = flags
+        self.snapshot.failed_stage = failure.stage
+        self.snapshot.failure = one_line(failure.cause)[:STORED_FAILURE_CHARS]
+        self.cache_key = None
+        self._finish()
+        return AnswerReady(message)
+
+    def _finish_from_cache(self, cached: CachedAnswer) -> Iterator[AnswerEvent]:
+        """A cached answer becomes a message of its own (cached=True), so feedback, content gaps
+        and the admin see every asking, with the evidence of the answer it reused."""
+        message = self.message
+        message.answer = cached.answer
+        message.status = cached.status
+        message.citations = cached.citations
+        message.generator = cached.generator
+        message.quoted = cached.quoted
+        message.degraded = False
+        message.cached = True
+        self.snapshot = dataclasses.replace(
+            cached.snapshot,
+            cached=True,
+            cached_from=cached.message_id,
+            original_timings_ms=cached.snapshot.timings_ms,
+        )
+        self.cache_key = None
+        yield AnswerDelta(message.answer)
+        self._finish()
+        yield AnswerReady(message)
+
+    def _finish(self) -> None:
+        """Store the message with its evidence, file it in the cache when it may be reused."""
+        message, snapshot = self.message, self.snapshot
+        self.timings["total"] = _ms_since(self.started)
+        snapshot.timings_ms = {name: round(ms, 2) for name, ms in self.timings.items()}
+        message.snapshot = snapshot.as_json()
+        message.answered_at = timezone.now()
+        message.save(
+            update_fields=[
+                "retrieval_query",
+                "answer",
+                "status",
+                "citations",
+                "generator",
+                "quoted",
+                "cached",
+                "degraded",
+                "snapshot",
+                "answered_at",
+            ]
+        )
+        if self.cache_key and not message.degraded and message.status in CACHEABLE_STATUSES:
+            answer_cache_put(
+                key=self.cache_key,
+                cached=CachedAnswer(
+                    message_id=str(message.public_id),
+                    answer=message.answer,
+                    status=message.status,
+                    citations=message.citations,
+                    generator=message.generator,
+                    quoted=message.quoted,
+                    snapshot=dataclasses.replace(snapshot),
+                ),
+            )
+        log.info(
+            "question_answered",
+            message=str(message.public_id),
+            status=message.status,
+            cached=message.cached,
+            degraded=message.degraded,
+            generator=message.generator,
+            cited=len(message.citations),
+            confidence=snapshot.confidence,
+            total_ms=snapshot.timings_ms["total"],
+        )
 
 
 def _claim(message: Message) -> bool:
@@ -338,106 +455,6 @@ def _conversation_context(message: Message) -> tuple[list[Turn], list[str]]:
     ][-MAX_HISTORY_TURNS:]
     anchors = [row["question"] for row in earlier if row["retrieval_query"] == row["question"]]
     return turns, anchors
-
-
-def _finish_failed(
-    message: Message,
-    snapshot: dict[str, Any],
-    timings: dict[str, float],
-    started: float,
-    answer: str,
-    stage: str,
-    exc: BaseException,
-) -> Iterator[AnswerEvent]:
-    message.status = Message.Status.FAILED
-    message.answer = answer
-    message.citations = []
-    snapshot["failed_stage"] = stage
-    snapshot["failure"] = one_line(exc)[:500]
-    _finish(message, snapshot, timings, started, cache_key=None)
-    yield AnswerReady(message)
-
-
-def _finish_from_cache(
-    message: Message,
-    cached: dict[str, Any],
-    snapshot: dict[str, Any],
-    timings: dict[str, float],
-    started: float,
-) -> Iterator[AnswerEvent]:
-    """A cached answer becomes a message of its own (cached=True), so feedback, content gaps and
-    the admin see every asking, with the evidence of the answer it reused."""
-    message.answer = cached["answer"]
-    message.status = cached["status"]
-    message.citations = cached["citations"]
-    message.generator = cached["generator"]
-    message.quoted = cached["quoted"]
-    message.degraded = False
-    message.cached = True
-    snapshot.update(cached["snapshot"])
-    snapshot["cached"] = True
-    snapshot["cached_from"] = cached["message"]
-    snapshot["original_timings_ms"] = cached["snapshot"].get("timings_ms", {})
-    yield AnswerDelta(message.answer)
-    _finish(message, snapshot, timings, started, cache_key=None)
-    yield AnswerReady(message)
-
-
-# What a later asking of the same first question may reuse: not degraded (a leg was down),
-# not failed, and not flagged (a model that lost its citations once may not the next time).
-CACHEABLE_STATUSES = (Message.Status.ANSWERED, Message.Status.NOT_IN_DOCS)
-
-
-def _finish(
-    message: Message,
-    snapshot: dict[str, Any],
-    timings: dict[str, float],
-    started: float,
-    *,
-    cache_key: str | None,
-) -> None:
-    timings["total"] = _ms_since(started)
-    snapshot["timings_ms"] = {name: round(ms, 2) for name, ms in timings.items()}
-    message.snapshot = snapshot
-    message.answered_at = timezone.now()
-    message.save(
-        update_fields=[
-            "retrieval_query",
-            "answer",
-            "status",
-            "citations",
-            "generator",
-            "quoted",
-            "cached",
-            "degraded",
-            "snapshot",
-            "answered_at",
-        ]
-    )
-    if cache_key and not message.degraded and message.status in CACHEABLE_STATUSES:
-        answer_cache_put(
-            key=cache_key,
-            payload={
-                "message": str(message.public_id),
-                "answer": message.answer,
-                "status": message.status,
-                "citations": message.citations,
-                "generator": message.generator,
-                "quoted": message.quoted,
-                "snapshot": {k: v for k, v in snapshot.items() if k != "cached"},
-            },
-        )
-    log.info(
-        "question_answered",
-        message=str(message.public_id),
-        status=message.status,
-        cached=message.cached,
-        degraded=message.degraded,
-        generator=message.generator,
-        cited=len(message.citations),
-        confidence=snapshot.get("confidence"),
-        total_ms=snapshot["timings_ms"]["total"],
-    )
 
 
 def _ms_since(started: float) -> float:

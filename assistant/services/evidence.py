@@ -3,10 +3,13 @@ stored with the message for admin, content gaps and audits."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from assistant.generators import Source
+from assistant.citations import CitationCheck
+from assistant.generators import GenerationDone, Source
 from search.results import RetrievalResult
 
 
@@ -51,32 +54,88 @@ def cited_sources(*, sources: Sequence[Source], cited: Sequence[int]) -> list[di
 def retrieval_snapshot(result: RetrievalResult) -> dict[str, Any]:
     """What retrieval found and how, kept with the message: the answer's evidence."""
     return {
-        "confidence": result.confidence,
-        "unknown_names": result.unknown_names,
-        "degraded": result.degraded,
-        "failed_stages": result.failed_stages,
-        "errors": result.errors,
-        "embedding_model": result.embedding_model,
-        "reranker": result.reranker,
-        "candidates": result.candidates,
-        "vector_candidates": result.vector_candidates,
-        "keyword_candidates": result.keyword_candidates,
-        "hits": [
-            {
-                "chunk_id": hit.chunk_id,
-                "document_id": hit.document_id,
-                "path": hit.path,
-                "section": hit.section,
-                "char_start": hit.char_start,
-                "char_end": hit.char_end,
-                "updated_on": hit.updated_on.isoformat() if hit.updated_on else None,
-                "vector_rank": hit.vector_rank,
-                "keyword_rank": hit.keyword_rank,
-                "fused_score": hit.fused_score,
-                "similarity": hit.similarity,
-                "keyword_score": hit.keyword_score,
-                "rerank_score": hit.rerank_score,
-            }
-            for hit in result.hits
-        ],
+        **result.evidence(),
+        "hits": [{**hit.evidence(), "section": hit.section} for hit in result.hits],
     }
+
+
+@dataclass(frozen=True)
+class GenerationEvidence:
+    """How generation ended and what the citation check changed."""
+
+    stop_reason: str  # "missing" when the generator never said why it stopped
+    truncated: bool
+    refused: bool
+    removed_citations: list[str]
+    cited: list[int]
+    flag: str | None
+
+    @classmethod
+    def of(cls, *, check: CitationCheck, done: GenerationDone | None) -> GenerationEvidence:
+        return cls(
+            stop_reason=done.stop_reason if done else "missing",
+            truncated=bool(done and done.truncated),
+            refused=bool(done and done.refused),
+            removed_citations=check.removed,
+            cited=check.cited,
+            flag=check.flag,
+        )
+
+
+@dataclass
+class AnswerSnapshot:
+    """Everything an answer rests on, filled in as the answer is made and stored with the
+    message (``as_json``) for the admin, content gaps and audits. A field left None is a step
+    the answer never reached, and is left out of the stored form."""
+
+    retrieval_query: str
+    audiences: list[str]
+    history_turns: int
+    threshold: float
+    cached: bool = False
+    retrieval: dict[str, Any] | None = None  # ``retrieval_snapshot`` of what was retrieved
+    prompt_sources: int | None = None  # the hits that fit the prompt
+    neutralised: list[str] | None = None  # injection attempts neutralised in those sources
+    source_numbers: dict[int, int] | None = None  # chunk id -> its [n] in the prompt
+    generation: GenerationEvidence | None = None
+    not_in_docs_reason: str | None = None
+    flags: list[str] = field(default_factory=list)  # why a shown answer is not confident
+    failed_stage: str | None = None  # "generator", "retrieval" or "generation"
+    failure: str | None = None  # its one-line reason
+    cached_from: str | None = None  # the public id of the message whose answer was reused
+    original_timings_ms: dict[str, float] | None = None  # that message's timings
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def confidence(self) -> float | None:
+        return self.retrieval["confidence"] if self.retrieval else None
+
+    def as_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "retrieval_query": self.retrieval_query,
+            "audiences": self.audiences,
+            "history_turns": self.history_turns,
+            "threshold": self.threshold,
+            "cached": self.cached,
+        }
+        if self.retrieval is not None:
+            data.update(self.retrieval)
+            if self.source_numbers is not None:
+                data["hits"] = [
+                    {**hit, "source_number": self.source_numbers.get(hit["chunk_id"])}
+                    for hit in self.retrieval["hits"]
+                ]
+        reached = {
+            "prompt_sources": self.prompt_sources,
+            "neutralised": self.neutralised,
+            "generation": dataclasses.asdict(self.generation) if self.generation else None,
+            "not_in_docs_reason": self.not_in_docs_reason,
+            "flags": self.flags or None,
+            "failed_stage": self.failed_stage,
+            "failure": self.failure,
+            "cached_from": self.cached_from,
+            "original_timings_ms": self.original_timings_ms,
+        }
+        data.update({name: value for name, value in reached.items() if value is not None})
+        data["timings_ms"] = self.timings_ms
+        return data

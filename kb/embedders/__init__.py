@@ -33,16 +33,10 @@ def embedder_for(key: str) -> Embedder:
         if not settings.VOYAGE_API_KEY:
             raise EmbeddingError(f"{key} needs VOYAGE_API_KEY")
         from kb.embedders.voyage import VoyageEmbedder
-        from kb.voyage import VoyageAPI
+        from kb.voyage import voyage_api_from_settings
 
-        api = VoyageAPI(
-            api_key=settings.VOYAGE_API_KEY,
-            base_url=settings.VOYAGE_BASE_URL,
-            timeout=settings.VOYAGE_TIMEOUT,
-            max_retries=settings.VOYAGE_MAX_RETRIES,
-            # Indexing can wait longer than a customer; a query keeps the tighter bound.
-            total_timeout=max(settings.VOYAGE_TOTAL_TIMEOUT, 60.0),
-        )
+        # Indexing can wait longer than a customer; a query keeps the tighter bound.
+        api = voyage_api_from_settings(min_total_timeout=60.0)
         return VoyageEmbedder(api=api, model=model)
     raise EmbeddingError(f"no embedder for model {key!r}: use {LOCAL_MODEL_KEY} or voyage/<model>")
 

@@ -25,12 +25,11 @@ from assistant.services import (
     answer_stream,
     answering,
     conversation_start,
-    index_version,
     message_ask,
 )
 from kb.actors import SYSTEM
 from kb.models import Document, EmbeddingModel
-from kb.selectors import ALL_AUDIENCES
+from kb.selectors import ALL_AUDIENCES, index_version
 from kb.services import document_restore, document_retire
 from kb.services.sync import corpus_sync
 from search.rerankers.base import RerankError
