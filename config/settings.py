@@ -201,6 +201,9 @@ if RERANKER == "voyage" and not VOYAGE_API_KEY:
 NO_ANSWER_THRESHOLD = env.float("NO_ANSWER_THRESHOLD", default=0.35)
 # pgvector HNSW search breadth; iterative scans keep going when filters reject candidates.
 HNSW_EF_SEARCH = env.int("HNSW_EF_SEARCH", default=100)
+# The hybrid statement runs prepared, with a generic plan; turn off for a connection pooler that
+# cannot keep prepared statements (PgBouncer before 1.21 in transaction mode).
+SEARCH_PREPARED_STATEMENTS = env.bool("SEARCH_PREPARED_STATEMENTS", default=True)
 
 # --- Answering ------------------------------------------------------------------------------------
 GENERATORS = ("anthropic", "extractive")

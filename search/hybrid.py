@@ -18,6 +18,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import psycopg
+from django.conf import settings
 from django.db import connection
 
 from kb.models import EmbeddingModel, vector_literal
@@ -37,6 +39,9 @@ BM25_B = 0.75
 # chunks 500 took hybrid SQL from p50 32 / p95 55 ms to 24 / 33 ms.
 KEYWORD_CANDIDATE_BUDGET = 500
 KEYWORD_CANDIDATE_CAP = 500
+# psycopg prepares a statement once it has run this many times on a connection; no statement
+# does, so only a cursor that asks for preparation (``_PreparedCursor``) gets it.
+PREPARE_ONLY_WHEN_ASKED = 2**31 - 1
 
 
 @dataclass(frozen=True)
@@ -157,36 +162,52 @@ def tsquery_text(lexemes: Sequence[str], *, pairs: bool = False) -> str:
     return " | ".join(quoted)
 
 
-def _bm25_sql(chunk: str, terms: TermWeights) -> str:
-    """BM25 of chunk ``chunk`` for the question's terms, read from its own tsvector. Lucene's
-    form, ``idf * tf / (tf + k1 * (1 - b + b * length / average))`` (without the constant
-    ``k1 + 1``), with ``term_count`` as the length. ``kp`` is the ``keyword_params`` row; its
-    ``queries[i]`` is the i-th lexeme as a tsquery.
-
-    A term's frequency is ``ts_rank_cd`` with every weight 1 for that one lexeme, which counts
-    its positions; it is only computed for a term the chunk holds (``@@``, a binary search).
-    Both run in C: an SQL subquery unnesting the tsvector cost twice as much per candidate.
-    """
-    norm = f"{BM25_K1} * (1 - {BM25_B} + {BM25_B} * {chunk}.term_count / kp.average_length)"
-    parts = []
-    for number, idf in enumerate(terms.idfs, start=1):
-        query = f"kp.queries[{number}]"
-        tf = f"ts_rank_cd('{{1,1,1,1}}', {chunk}.tsv, {query}, 0)"
-        parts.append(
-            f"CASE WHEN {chunk}.tsv @@ {query} THEN {float(idf)!r} * {tf} / ({tf} + {norm}) "
-            "ELSE 0 END"
-        )
-    bonus = f"CASE WHEN {chunk}.tsv @@ kp.identifiers THEN kp.bonus ELSE 0 END"
-    return f"({' + '.join(parts)} + coalesce({bonus}, 0))"
+def _term_frequencies_sql(chunk: str, terms: TermWeights) -> str:
+    """The frequency of each of the question's terms in chunk ``chunk``, as an array (the i-th
+    is ``kp.queries[i]``'s): ``ts_rank_cd`` with every weight 1 for one lexeme counts its
+    positions; it is only called for a term the chunk holds (``@@``, a binary search in the
+    tsvector, is cheaper than ``ts_rank_cd`` on a term that is absent). Computed once per
+    candidate and read from the array by the score and the matched IDF (written inline, each
+    frequency was computed twice per score); an SQL subquery unnesting the tsvector cost twice
+    as much as these C functions."""
+    frequencies = ", ".join(
+        f"CASE WHEN {chunk}.tsv @@ kp.queries[{number}] "
+        f"THEN ts_rank_cd('{{1,1,1,1}}', {chunk}.tsv, kp.queries[{number}], 0) ELSE 0 END"
+        for number in range(1, len(terms.lexemes) + 1)
+    )
+    return f"ARRAY[{frequencies}]::float8[]"
 
 
-def _matched_idf_sql(chunk: str, terms: TermWeights) -> str:
-    """The IDF of the question's terms that chunk ``chunk`` holds (see ``keyword_coverage``)."""
+def _bm25_sql(row: str, terms: TermWeights) -> str:
+    """BM25 of a row holding ``tf`` (``_term_frequencies_sql``), ``term_count`` and
+    ``identified`` (it matches the question's identifier phrases). Lucene's form,
+    ``idf * tf / (tf + k1 * (1 - b + b * length / average))`` (without the constant ``k1 + 1``),
+    with ``term_count`` as the length; a term the chunk lacks adds 0 (``tf`` is 0 and the
+    denominator is at least ``k1 * (1 - b)``). ``kp`` is the ``keyword_params`` row."""
+    norm = f"{BM25_K1} * (1 - {BM25_B} + {BM25_B} * {row}.term_count / kp.average_length)"
     parts = [
-        f"CASE WHEN {chunk}.tsv @@ kp.queries[{number}] THEN {float(idf)!r} ELSE 0 END"
-        for number, idf in enumerate(terms.idfs, start=1)
+        f"kp.idfs[{number}] * {row}.tf[{number}] / ({row}.tf[{number}] + {norm})"
+        for number in range(1, len(terms.lexemes) + 1)
+    ]
+    bonus = f"CASE WHEN {row}.identified THEN kp.bonus ELSE 0 END"
+    return f"({' + '.join(parts)} + {bonus})"
+
+
+def _matched_idf_sql(row: str, terms: TermWeights) -> str:
+    """The IDF of the question's terms that the row's chunk holds (see ``keyword_coverage``)."""
+    parts = [
+        f"CASE WHEN {row}.tf[{number}] > 0 THEN kp.idfs[{number}] ELSE 0 END"
+        for number in range(1, len(terms.lexemes) + 1)
     ]
     return f"({' + '.join(parts)})"
+
+
+def _keyword_features_sql(chunk: str, terms: TermWeights) -> str:
+    """What ``_bm25_sql`` reads of chunk ``chunk``, as select-list items."""
+    return (
+        f"{_term_frequencies_sql(chunk, terms)} AS tf, {chunk}.term_count, "
+        f"coalesce({chunk}.tsv @@ kp.identifiers, false) AS identified"
+    )
 
 
 def _visible_sql(embedding_model: EmbeddingModel) -> str:
@@ -255,13 +276,14 @@ def hybrid_search(
         bonus = weights.identifier_bonus * max(terms.idfs)
         ctes.append(
             f"""keyword_params AS (
-                SELECT %s::tsquery[] AS queries, %s::float8 AS average_length,
+                SELECT %s::tsquery[] AS queries, %s::float8[] AS idfs,
+                       %s::float8 AS average_length,
                        ({_tsquery_sql(len(phrases), function="phraseto_tsquery")}) AS identifiers,
                        %s::float8 AS bonus
             ),
             keyword_matches AS MATERIALIZED (
-                SELECT c.id, c.tsv, c.term_count
-                FROM kb_chunk c JOIN kb_document d ON d.id = c.document_id
+                SELECT c.id, {_keyword_features_sql("c", terms)}
+                FROM kb_chunk c JOIN kb_document d ON d.id = c.document_id, keyword_params kp
                 WHERE {visible} AND c.tsv @@ %s::tsquery
                 LIMIT {KEYWORD_CANDIDATE_CAP}
             ),
@@ -278,10 +300,16 @@ def hybrid_search(
                 FROM keyword_hits
             )"""
         )
-        params += [[tsquery_text([lexeme]) for lexeme in terms.lexemes], terms.average_length]
-        params += [*phrases, bonus, list(audiences), _candidate_tsquery(terms)]
-        keyword_score = f"coalesce(k.score, {_bm25_sql('c', terms)})"
-        keyword_from = ", keyword_params kp"
+        params += [[tsquery_text([lexeme]) for lexeme in terms.lexemes], list(terms.idfs)]
+        params += [terms.average_length, *phrases, bonus, list(audiences)]
+        params += [_candidate_tsquery(terms)]
+        # A vector-leg candidate the keyword leg did not rank is scored by BM25 too (0 when
+        # it holds no term); OFFSET 0 keeps the frequencies computed once per row.
+        keyword_score = f"coalesce(k.score, {_bm25_sql('f', terms)})"
+        keyword_from = (
+            f", keyword_params kp CROSS JOIN LATERAL "
+            f"(SELECT {_keyword_features_sql('c', terms)} OFFSET 0) f"
+        )
     else:
         ctes.append(
             "keyword_leg AS (SELECT NULL::bigint AS id, NULL::float8 AS score, "
@@ -309,9 +337,7 @@ def hybrid_search(
     """
     if use_vector:
         params.append(vector_text)
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        rows = cursor.fetchall()
+    rows = _fetch_prepared(sql, params)
     coverage = None
     if use_keyword and rows and rows[0][15] is not None and terms is not None:
         coverage = min(float(rows[0][15]) / terms.question_idf, 1.0)
@@ -360,6 +386,47 @@ def hybrid_search(
         keyword_candidates=rows[0][14] if rows else 0,
         keyword_coverage=coverage,
     )
+
+
+class _PreparedCursor(psycopg.Cursor):
+    """A server-binding cursor that prepares every statement it runs."""
+
+    def execute(self, query, params=None, *, prepare=None, binary=None):  # type: ignore[no-untyped-def]
+        return super().execute(query, params, prepare=True, binary=binary)
+
+
+def _fetch_prepared(sql: str, params: Sequence[object]) -> list[tuple]:
+    """Run the hybrid statement as a prepared statement with a generic plan (``search.apps``
+    sets ``plan_cache_mode`` per connection), through Django's cursor wrapper so execute
+    wrappers and query logging still see it.
+
+    The statement's text depends only on the question's shape (how many terms and identifier
+    phrases, which legs run): every value, the IDFs included, is a parameter. Planning it
+    cost ~2 ms of ~11 ms of server time per question at 100k chunks, and a generic plan is the
+    one we want anyway: HNSW for the vector leg and GIN for the keyword leg whatever the
+    words (a custom plan for very common words walked rows under the candidate LIMIT
+    instead). ``SEARCH_PREPARED_STATEMENTS=false`` sends it unprepared, for a connection
+    pooler that cannot keep prepared statements.
+    """
+    if not settings.SEARCH_PREPARED_STATEMENTS:
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            return cursor.fetchall()
+    connection.ensure_connection()
+    raw = connection.connection
+    if raw.prepare_threshold is None:
+        # Django disables psycopg's prepared statements (None); a threshold no query reaches
+        # enables them for cursors that ask, like this one, and no other.
+        raw.prepare_threshold = PREPARE_ONLY_WHEN_ASKED
+    cursor = _PreparedCursor(raw)
+    wrapped = (
+        connection.make_debug_cursor(cursor)
+        if connection.queries_logged
+        else connection.make_cursor(cursor)
+    )
+    with wrapped:
+        wrapped.execute(sql, params)
+        return wrapped.fetchall()
 
 
 def _candidate_tsquery(terms: TermWeights) -> str:
