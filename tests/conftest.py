@@ -1,3 +1,16 @@
+"""Fixtures every layer's tests share: the real embedder, the sample corpus, the tiny help
+center, and named users (as healthchecks' test base has alice, bob and charlie).
+
+- ``writer``: staff in "Doc writers" (drafts and edits documents).
+- ``steward``: staff in "Policy stewards" (publishes, retires, manages embedding models).
+- ``customer``: a signed-up reader, not staff.
+- ``writer_client`` / ``steward_client`` / ``customer_client``: a ``Client`` signed in as one.
+- ``help_center``: the tiny help center of ``tests.support.chat``, indexed; returns its folder.
+
+Users have no password: tests sign in with ``force_login``, and hashing one costs ~0.5 s.
+``member(...)`` and ``signed_in(...)`` build other users and clients the same way.
+"""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -5,10 +18,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from django.contrib.auth.models import Group, User
+from django.test import Client
 
 from kb.embedders import Embedder, get_embedder
+from tests.support.chat import index_help_center
 
 CORPUS_DIR = Path(__file__).resolve().parent.parent / "corpus"
+DOC_WRITERS = "Doc writers"
+POLICY_STEWARDS = "Policy stewards"
 
 
 class CountingEmbedder:
@@ -47,3 +65,57 @@ def local_embedder() -> Embedder:
 @pytest.fixture
 def counting_embedder(local_embedder: Embedder) -> CountingEmbedder:
     return CountingEmbedder(local_embedder)
+
+
+@pytest.fixture
+def help_center(tmp_path: Path, local_embedder: Embedder) -> Path:
+    return index_help_center(tmp_path / "docs", embedder=local_embedder)
+
+
+# --- Named users ----------------------------------------------------------------------------------
+
+
+def member(
+    username: str, group: str | None = None, *, is_staff: bool = True, **flags: bool
+) -> User:
+    """A user (staff unless told otherwise) in ``group``, if one is given."""
+    user = User.objects.create_user(username=username, is_staff=is_staff, **flags)
+    if group is not None:
+        user.groups.add(Group.objects.get(name=group))
+    return user
+
+
+def signed_in(user: User) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def writer(db: None) -> User:
+    return member("writer", DOC_WRITERS)
+
+
+@pytest.fixture
+def steward(db: None) -> User:
+    return member("steward", POLICY_STEWARDS)
+
+
+@pytest.fixture
+def customer(db: None) -> User:
+    return member("customer", is_staff=False)
+
+
+@pytest.fixture
+def writer_client(writer: User) -> Client:
+    return signed_in(writer)
+
+
+@pytest.fixture
+def steward_client(steward: User) -> Client:
+    return signed_in(steward)
+
+
+@pytest.fixture
+def customer_client(customer: User) -> Client:
+    return signed_in(customer)
