@@ -25,8 +25,22 @@ from kb.embedders import Embedder, get_embedder
 from tests.support.chat import index_help_center
 
 CORPUS_DIR = Path(__file__).resolve().parent.parent / "corpus"
+BENCH_DIR = Path(__file__).resolve().parent / "bench"
 DOC_WRITERS = "Doc writers"
 POLICY_STEWARDS = "Policy stewards"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--bench", action="store_true", help="also collect tests/bench (make bench passes it)"
+    )
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """The load test in tests/bench runs under ``make bench``, not with every ``make test``."""
+    if collection_path == BENCH_DIR and not config.getoption("--bench"):
+        return True
+    return None
 
 
 class CountingEmbedder:
