@@ -83,7 +83,7 @@ CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 DATA_DIR = Path(env.str("GROUNDWORK_DATA_DIR", default=str(BASE_DIR / ".data"))).resolve()
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "config.apps.GroundworkAdminConfig",  # django.contrib.admin with the project's admin site
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
