@@ -6,6 +6,8 @@ center, and named users (as healthchecks' test base has alice, bob and charlie).
 - ``customer``: a signed-up reader, not staff.
 - ``writer_client`` / ``steward_client`` / ``customer_client``: a ``Client`` signed in as one.
 - ``help_center``: the tiny help center of ``tests.support.chat``, indexed; returns its folder.
+- ``local_embedder``: the real embedder; ``counting_embedder`` counts what it embeds;
+  ``cached_embedder`` remembers vectors across tests, for fixtures that index the same pages.
 
 Users have no password: tests sign in with ``force_login``, and hashing one costs ~0.5 s.
 ``member(...)`` and ``signed_in(...)`` build other users and clients the same way.
@@ -71,9 +73,50 @@ class CountingEmbedder:
         return self._inner.embed_query(text)
 
 
+class CachedEmbedder:
+    """The real embedder, remembering each text's vector for the rest of the session.
+
+    For fixtures that index the same pages test after test (the sample pages of the e2e tests
+    take ~15 s to embed on 2 cores): the first test embeds them for real, later ones reuse the
+    vectors the model gave. Tests of embedding itself (batching, reuse, counts) use
+    ``local_embedder``, which always runs the model.
+    """
+
+    def __init__(self, inner: Embedder) -> None:
+        self._inner = inner
+        self.key = inner.key
+        self.provider = inner.provider
+        self.model_name = inner.model_name
+        self.dimensions = inner.dimensions
+        self.max_input_tokens = inner.max_input_tokens
+        self._documents: dict[str, np.ndarray] = {}
+        self._queries: dict[str, np.ndarray] = {}
+
+    def count_tokens(self, text: str) -> int:
+        return self._inner.count_tokens(text)
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        missing = list(dict.fromkeys(text for text in texts if text not in self._documents))
+        if missing:
+            self._documents.update(zip(missing, self._inner.embed_documents(missing), strict=True))
+        if not texts:
+            return self._inner.embed_documents([])
+        return np.stack([self._documents[text] for text in texts])
+
+    def embed_query(self, text: str) -> np.ndarray:
+        if text not in self._queries:
+            self._queries[text] = self._inner.embed_query(text)
+        return self._queries[text].copy()
+
+
 @pytest.fixture(scope="session")
 def local_embedder() -> Embedder:
     return get_embedder()
+
+
+@pytest.fixture(scope="session")
+def cached_embedder(local_embedder: Embedder) -> CachedEmbedder:
+    return CachedEmbedder(local_embedder)
 
 
 @pytest.fixture
@@ -82,8 +125,8 @@ def counting_embedder(local_embedder: Embedder) -> CountingEmbedder:
 
 
 @pytest.fixture
-def help_center(tmp_path: Path, local_embedder: Embedder) -> Path:
-    return index_help_center(tmp_path / "docs", embedder=local_embedder)
+def help_center(tmp_path: Path, cached_embedder: CachedEmbedder) -> Path:
+    return index_help_center(tmp_path / "docs", embedder=cached_embedder)
 
 
 # --- Named users ----------------------------------------------------------------------------------

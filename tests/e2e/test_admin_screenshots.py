@@ -66,12 +66,12 @@ def _policy_steward() -> User:
 
 
 @pytest.fixture
-def indexed_help_center(e2e_server, tmp_path: Path, local_embedder) -> list[Document]:
+def indexed_help_center(e2e_server, tmp_path: Path, cached_embedder) -> list[Document]:
     for relative in CORPUS_PAGES:
         target = tmp_path / relative
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(CORPUS_DIR / relative, target)
-    report = corpus_sync(directory=tmp_path, embedder=local_embedder, actor=SYSTEM)
+    report = corpus_sync(directory=tmp_path, embedder=cached_embedder, actor=SYSTEM)
     assert not report.failed, report.failed
     return list(Document.objects.order_by("path"))
 

@@ -58,11 +58,11 @@ def _eval_case(case_id: str) -> dict:
 
 
 @pytest.fixture
-def help_center(e2e_server, tmp_path: Path, local_embedder) -> None:
+def help_center(e2e_server, tmp_path: Path, cached_embedder) -> None:
     for relative in CORPUS_PAGES:
         (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(CORPUS_DIR / relative, tmp_path / relative)
-    report = corpus_sync(directory=tmp_path, embedder=local_embedder, actor=SYSTEM)
+    report = corpus_sync(directory=tmp_path, embedder=cached_embedder, actor=SYSTEM)
     assert not report.failed, report.failed
     cache.clear()  # answers and rate limits of earlier runs live in the shared Redis
 
