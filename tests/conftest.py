@@ -10,7 +10,9 @@ center, and named users (as healthchecks' test base has alice, bob and charlie).
   ``cached_embedder`` remembers vectors across tests, for fixtures that index the same pages.
 
 Users have no password: tests sign in with ``force_login``, and hashing one costs ~0.5 s.
-``member(...)`` and ``signed_in(...)`` build other users and clients the same way.
+``member(...)`` and ``signed_in(...)`` build other users and clients the same way. The groups
+come from migration 0004, so these suit ``django_db`` tests (pytest-django runs them before the
+transactional ones, whose flush removes the groups; see the e2e ``_policy_steward``).
 """
 
 from __future__ import annotations
