@@ -52,6 +52,7 @@ bench: install
 	$(BENCH_ENV) $(PY) manage.py search_bench || rc=$$?; \
 	$(BENCH_ENV) $(PY) manage.py answer_bench || rc=$$?; \
 	$(BENCH_ENV) $(PY) manage.py load_bench || rc=$$?; \
+	$(BENCH_ENV) $(PY) -m pytest -q -p no:cacheprovider --bench tests/bench || rc=$$?; \
 	$(BENCH_ENV) $(PY) manage.py embedded stop >/dev/null 2>&1 || true; exit $$rc
 
 # The load benchmark alone: 50 concurrent askers x 3 questions against the demo's web server.

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from django.apps import AppConfig
+from django.contrib.admin.apps import AdminConfig
 
 
 class ConfigConfig(AppConfig):
@@ -14,3 +15,9 @@ class ConfigConfig(AppConfig):
         from config.logging import configure_structlog
 
         configure_structlog()
+
+
+class GroundworkAdminConfig(AdminConfig):
+    """``django.contrib.admin`` with ``config.admin_site.GroundworkAdminSite`` as ``admin.site``."""
+
+    default_site = "config.admin_site.GroundworkAdminSite"

@@ -7,6 +7,7 @@ Redis start by themselves when ``DATABASE_URL`` / ``CELERY_BROKER_URL`` are not 
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from urllib.parse import unquote
@@ -18,7 +19,51 @@ from config import embedded
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
-env = environ.Env()
+env = environ.Env()  # strings, lists and URLs; numbers and flags go through the helpers below
+
+_TRUE_WORDS = ("true", "on", "yes", "y", "ok", "1")
+_FALSE_WORDS = ("false", "off", "no", "n", "0", "")
+
+
+def env_int(name: str, *, default: int, minimum: int | None = None) -> int:
+    """``name`` as an integer. A value that is not one stops the start with a line naming the
+    variable (``int()``'s own error names only the value, under a traceback)."""
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be an integer (got {raw!r})") from None
+    if minimum is not None and value < minimum:
+        raise ImproperlyConfigured(f"{name} must be an integer of at least {minimum} (got {raw!r})")
+    return value
+
+
+def env_float(name: str, *, default: float) -> float:
+    """``name`` as a number; anything else stops the start with a line naming the variable."""
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    try:
+        return float(raw.strip())
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a number (got {raw!r})") from None
+
+
+def env_bool(name: str, *, default: bool) -> bool:
+    """``name`` as true/false (also on/off, yes/no, 1/0). A word that is neither stops the start:
+    django-environ would read a typo such as ``DJANGO_DEBUG=flase`` as false without a word."""
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    word = raw.strip().lower()
+    if word in _TRUE_WORDS:
+        return True
+    if word in _FALSE_WORDS:
+        return False
+    raise ImproperlyConfigured(f"{name} must be true or false (got {raw!r})")
+
 
 ENVIRONMENTS = ("development", "test", "production")
 GROUNDWORK_ENV = env.str("GROUNDWORK_ENV", default="development")
@@ -30,7 +75,7 @@ PRODUCTION = GROUNDWORK_ENV == "production"
 
 _INSECURE_SECRET_KEY = "insecure-development-key-do-not-use-in-production"
 SECRET_KEY = env.str("DJANGO_SECRET_KEY", default=_INSECURE_SECRET_KEY)
-DEBUG = env.bool("DJANGO_DEBUG", default=not PRODUCTION)
+DEBUG = env_bool("DJANGO_DEBUG", default=not PRODUCTION)
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 
@@ -38,7 +83,7 @@ CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 DATA_DIR = Path(env.str("GROUNDWORK_DATA_DIR", default=str(BASE_DIR / ".data"))).resolve()
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "config.apps.GroundworkAdminConfig",  # django.contrib.admin with the project's admin site
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -111,7 +156,7 @@ else:
             "PORT": str(_pg.port),
         }
     }
-DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DATABASE_CONN_MAX_AGE", default=60))
+DATABASES["default"].setdefault("CONN_MAX_AGE", env_int("DATABASE_CONN_MAX_AGE", default=60))
 DATABASES["default"].setdefault("CONN_HEALTH_CHECKS", True)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -146,7 +191,7 @@ else:  # a RabbitMQ broker and no CACHE_URL: each process keeps its own cache
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 CACHES["default"].setdefault("KEY_PREFIX", env.str("CACHE_KEY_PREFIX", default="groundwork"))
 
-CELERY_TASK_ALWAYS_EAGER = env.bool("CELERY_TASK_ALWAYS_EAGER", default=False)
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -172,11 +217,9 @@ if EMBEDDING_MODEL != "local/all-MiniLM-L6-v2" and not EMBEDDING_MODEL.startswit
         "EMBEDDING_MODEL must be local/all-MiniLM-L6-v2 or voyage/<model> "
         f"(got {EMBEDDING_MODEL!r})"
     )
-EMBEDDING_BATCH_SIZE = env.int("EMBEDDING_BATCH_SIZE", default=32)
-if EMBEDDING_BATCH_SIZE < 1:
-    raise ImproperlyConfigured("EMBEDDING_BATCH_SIZE must be a positive integer")
+EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", default=32, minimum=1)
 # onnxruntime threads for the local embedder; 0 lets it pick (all cores).
-LOCAL_EMBEDDER_THREADS = env.int("LOCAL_EMBEDDER_THREADS", default=0)
+LOCAL_EMBEDDER_THREADS = env_int("LOCAL_EMBEDDER_THREADS", default=0)
 
 # --- Voyage (embeddings and rerank in production) -------------------------------------------------
 VOYAGE_API_KEY = env.str("VOYAGE_API_KEY", default="")
@@ -184,10 +227,10 @@ VOYAGE_BASE_URL = env.str("VOYAGE_BASE_URL", default="") or None
 if EMBEDDING_MODEL.startswith("voyage/") and not VOYAGE_API_KEY:
     raise ImproperlyConfigured(f"EMBEDDING_MODEL={EMBEDDING_MODEL} needs VOYAGE_API_KEY")
 VOYAGE_RERANK_MODEL = env.str("VOYAGE_RERANK_MODEL", default="rerank-2.5")
-VOYAGE_TIMEOUT = env.float("VOYAGE_TIMEOUT", default=10.0)
-VOYAGE_MAX_RETRIES = env.int("VOYAGE_MAX_RETRIES", default=3)
+VOYAGE_TIMEOUT = env_float("VOYAGE_TIMEOUT", default=10.0)
+VOYAGE_MAX_RETRIES = env_int("VOYAGE_MAX_RETRIES", default=3)
 # Upper bound on one call including retries: a customer is waiting on the answer.
-VOYAGE_TOTAL_TIMEOUT = env.float("VOYAGE_TOTAL_TIMEOUT", default=8.0)
+VOYAGE_TOTAL_TIMEOUT = env_float("VOYAGE_TOTAL_TIMEOUT", default=8.0)
 
 # --- Retrieval ------------------------------------------------------------------------------------
 RERANKERS = ("voyage", "none")
@@ -198,12 +241,12 @@ if RERANKER not in RERANKERS:
 if RERANKER == "voyage" and not VOYAGE_API_KEY:
     raise ImproperlyConfigured("RERANKER=voyage needs VOYAGE_API_KEY")
 # Below this retrieval confidence the answer is "not in our docs" (calibrated by search_eval).
-NO_ANSWER_THRESHOLD = env.float("NO_ANSWER_THRESHOLD", default=0.35)
+NO_ANSWER_THRESHOLD = env_float("NO_ANSWER_THRESHOLD", default=0.35)
 # pgvector HNSW search breadth; iterative scans keep going when filters reject candidates.
-HNSW_EF_SEARCH = env.int("HNSW_EF_SEARCH", default=100)
+HNSW_EF_SEARCH = env_int("HNSW_EF_SEARCH", default=100)
 # The hybrid statement runs prepared, with a generic plan; turn off for a connection pooler that
 # cannot keep prepared statements (PgBouncer before 1.21 in transaction mode).
-SEARCH_PREPARED_STATEMENTS = env.bool("SEARCH_PREPARED_STATEMENTS", default=True)
+SEARCH_PREPARED_STATEMENTS = env_bool("SEARCH_PREPARED_STATEMENTS", default=True)
 
 # --- Answering ------------------------------------------------------------------------------------
 GENERATORS = ("anthropic", "extractive")
@@ -220,16 +263,16 @@ if GENERATOR == "anthropic" and not ANTHROPIC_API_KEY:
 ANTHROPIC_BASE_URL = env.str("ANTHROPIC_BASE_URL", default="") or None
 # claude-sonnet-4-5 reaches end of life on 2026-11-30 (anthropic SDK 2.14.0).
 ANTHROPIC_MODEL = env.str("ANTHROPIC_MODEL", default="claude-sonnet-4-6")
-ANTHROPIC_MAX_TOKENS = env.int("ANTHROPIC_MAX_TOKENS", default=1024)
-ANTHROPIC_TIMEOUT = env.float("ANTHROPIC_TIMEOUT", default=30.0)
-ANTHROPIC_MAX_RETRIES = env.int("ANTHROPIC_MAX_RETRIES", default=2)
+ANTHROPIC_MAX_TOKENS = env_int("ANTHROPIC_MAX_TOKENS", default=1024)
+ANTHROPIC_TIMEOUT = env_float("ANTHROPIC_TIMEOUT", default=30.0)
+ANTHROPIC_MAX_RETRIES = env_int("ANTHROPIC_MAX_RETRIES", default=2)
 # Sources go into the prompt whole, best first, until this many characters.
-PROMPT_CHARACTER_BUDGET = env.int("PROMPT_CHARACTER_BUDGET", default=7000)
+PROMPT_CHARACTER_BUDGET = env_int("PROMPT_CHARACTER_BUDGET", default=7000)
 # Longest question accepted on the chat page, and asks per client per minute.
-QUESTION_MAX_CHARS = env.int("QUESTION_MAX_CHARS", default=1000)
-ASK_RATE_LIMIT_PER_MINUTE = env.int("ASK_RATE_LIMIT_PER_MINUTE", default=20)
+QUESTION_MAX_CHARS = env_int("QUESTION_MAX_CHARS", default=1000)
+ASK_RATE_LIMIT_PER_MINUTE = env_int("ASK_RATE_LIMIT_PER_MINUTE", default=20)
 # Cached answers live this long; the index version in the key retires them on any change first.
-ANSWER_CACHE_SECONDS = env.int("ANSWER_CACHE_SECONDS", default=3600)
+ANSWER_CACHE_SECONDS = env_int("ANSWER_CACHE_SECONDS", default=3600)
 # Where "contact support" points when the docs do not have the answer.
 SUPPORT_CONTACT_URL = env.str("SUPPORT_CONTACT_URL", default="mailto:support@example.com")
 
@@ -317,11 +360,11 @@ if PRODUCTION:
         )
     if CELERY_TASK_ALWAYS_EAGER:
         raise ImproperlyConfigured("CELERY_TASK_ALWAYS_EAGER is for tests; turn it off")
-    SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=True)
+    SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", default=True)
     # Behind a TLS-terminating proxy: trust its X-Forwarded-Proto, redirect plain HTTP, and
     # (once the whole site is on HTTPS) send HSTS. Off by default; the proxy may do these.
-    if env.bool("TRUST_X_FORWARDED_PROTO", default=False):
+    if env_bool("TRUST_X_FORWARDED_PROTO", default=False):
         SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
-    SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=False)
-    SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0)
-    CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=True)
+    SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=False)
+    SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", default=0)
+    CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", default=True)

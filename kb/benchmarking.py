@@ -1,9 +1,15 @@
-"""What every benchmark needs: a database of its own, percentiles, and one error type."""
+"""What every benchmark needs: a database of its own, percentiles, questions to ask, quiet logs,
+and one error type. The one home of benchmark support: it sits in ``kb``, the bottom layer, so
+each layer's benchmark (``kb_bench``, ``search.benchmarks``, ``assistant.benchmarks``) can use it.
+"""
 
 from __future__ import annotations
 
+import json
+import logging
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 
 import numpy as np
 from django.db import connection
@@ -38,3 +44,23 @@ def throwaway_database(name: str, *, keep: bool = False) -> Iterator[str]:
         else:
             creation.destroy_test_db(old_name, verbosity=0)
         connection.settings_dict["TEST"]["NAME"] = old_test_name
+
+
+def questions_cycle(path: Path, count: int) -> list[str]:
+    """``count`` questions from an eval file (one JSON case a line), cycling through them."""
+    questions = [
+        json.loads(line)["question"] for line in path.read_text().splitlines() if line.strip()
+    ]
+    return [questions[number % len(questions)] for number in range(count)]
+
+
+@contextmanager
+def quiet(logger_name: str) -> Iterator[None]:
+    """Silence one logger's INFO lines (one per retrieval) while timing; warnings still show."""
+    logger = logging.getLogger(logger_name)
+    level = logger.level
+    logger.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)

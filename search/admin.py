@@ -1,20 +1,17 @@
 """The admin "search lab": run one question through retrieval and see every leg's evidence.
 
-The lab is added to the default ``admin.site`` by extending its URL list rather than by a custom
-``AdminSite``: every other app keeps registering on ``admin.site`` unchanged, and the lab still
-sits behind the admin's own login, staff check and ``never_cache`` via ``admin_view``.
+``config.admin_site.GroundworkAdminSite`` (the default ``admin.site``) serves it at
+``admin/search-lab/``, behind the admin's own login, staff check and ``never_cache``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import structlog
 from django.contrib import admin
 from django.http import HttpRequest
 from django.template.response import TemplateResponse
-from django.urls import URLPattern, URLResolver, path
 from django.views.decorators.http import require_GET
 
 from search.results import RetrievalUnavailable
@@ -54,18 +51,3 @@ def search_lab(request: HttpRequest) -> TemplateResponse:
         "failure": failure,
     }
     return TemplateResponse(request, "search/search_lab.html", context)
-
-
-def _with_search_lab(
-    get_urls: Callable[[], list[URLPattern | URLResolver]],
-) -> Callable[[], list[URLPattern | URLResolver]]:
-    """The admin's URLs with the lab first, ahead of the admin's catch-all patterns."""
-
-    def get_urls_with_search_lab() -> list[URLPattern | URLResolver]:
-        lab = path("search-lab/", admin.site.admin_view(search_lab), name="search-lab")
-        return [lab, *get_urls()]
-
-    return get_urls_with_search_lab
-
-
-admin.site.get_urls = _with_search_lab(admin.site.get_urls)  # type: ignore[method-assign]

@@ -1,3 +1,20 @@
+"""Fixtures every layer's tests share: the real embedder, the sample corpus, the tiny help
+center, and named users (as healthchecks' test base has alice, bob and charlie).
+
+- ``writer``: staff in "Doc writers" (drafts and edits documents).
+- ``steward``: staff in "Policy stewards" (publishes, retires, manages embedding models).
+- ``customer``: a signed-up reader, not staff.
+- ``writer_client`` / ``steward_client`` / ``customer_client``: a ``Client`` signed in as one.
+- ``help_center``: the tiny help center of ``tests.support.chat``, indexed; returns its folder.
+- ``local_embedder``: the real embedder; ``counting_embedder`` counts what it embeds;
+  ``cached_embedder`` remembers vectors across tests, for fixtures that index the same pages.
+
+Users have no password: tests sign in with ``force_login``, and hashing one costs ~0.5 s.
+``member(...)`` and ``signed_in(...)`` build other users and clients the same way. The groups
+come from migration 0004, so these suit ``django_db`` tests (pytest-django runs them before the
+transactional ones, whose flush removes the groups; see the e2e ``_policy_steward``).
+"""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -5,10 +22,29 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from django.contrib.auth.models import Group, User
+from django.test import Client
 
 from kb.embedders import Embedder, get_embedder
+from tests.support.chat import index_help_center
 
 CORPUS_DIR = Path(__file__).resolve().parent.parent / "corpus"
+BENCH_DIR = Path(__file__).resolve().parent / "bench"
+DOC_WRITERS = "Doc writers"
+POLICY_STEWARDS = "Policy stewards"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--bench", action="store_true", help="also collect tests/bench (make bench passes it)"
+    )
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """The load test in tests/bench runs under ``make bench``, not with every ``make test``."""
+    if collection_path == BENCH_DIR and not config.getoption("--bench"):
+        return True
+    return None
 
 
 class CountingEmbedder:
@@ -39,11 +75,106 @@ class CountingEmbedder:
         return self._inner.embed_query(text)
 
 
+class CachedEmbedder:
+    """The real embedder, remembering each text's vector for the rest of the session.
+
+    For fixtures that index the same pages test after test (the sample pages of the e2e tests
+    take ~15 s to embed on 2 cores): the first test embeds them for real, later ones reuse the
+    vectors the model gave. Tests of embedding itself (batching, reuse, counts) use
+    ``local_embedder``, which always runs the model.
+    """
+
+    def __init__(self, inner: Embedder) -> None:
+        self._inner = inner
+        self.key = inner.key
+        self.provider = inner.provider
+        self.model_name = inner.model_name
+        self.dimensions = inner.dimensions
+        self.max_input_tokens = inner.max_input_tokens
+        self._documents: dict[str, np.ndarray] = {}
+        self._queries: dict[str, np.ndarray] = {}
+
+    def count_tokens(self, text: str) -> int:
+        return self._inner.count_tokens(text)
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        missing = list(dict.fromkeys(text for text in texts if text not in self._documents))
+        if missing:
+            self._documents.update(zip(missing, self._inner.embed_documents(missing), strict=True))
+        if not texts:
+            return self._inner.embed_documents([])
+        return np.stack([self._documents[text] for text in texts])
+
+    def embed_query(self, text: str) -> np.ndarray:
+        if text not in self._queries:
+            self._queries[text] = self._inner.embed_query(text)
+        return self._queries[text].copy()
+
+
 @pytest.fixture(scope="session")
 def local_embedder() -> Embedder:
     return get_embedder()
 
 
+@pytest.fixture(scope="session")
+def cached_embedder(local_embedder: Embedder) -> CachedEmbedder:
+    return CachedEmbedder(local_embedder)
+
+
 @pytest.fixture
 def counting_embedder(local_embedder: Embedder) -> CountingEmbedder:
     return CountingEmbedder(local_embedder)
+
+
+@pytest.fixture
+def help_center(tmp_path: Path, cached_embedder: CachedEmbedder) -> Path:
+    return index_help_center(tmp_path / "docs", embedder=cached_embedder)
+
+
+# --- Named users ----------------------------------------------------------------------------------
+
+
+def member(
+    username: str, group: str | None = None, *, is_staff: bool = True, **flags: bool
+) -> User:
+    """A user (staff unless told otherwise) in ``group``, if one is given."""
+    user = User.objects.create_user(username=username, is_staff=is_staff, **flags)
+    if group is not None:
+        user.groups.add(Group.objects.get(name=group))
+    return user
+
+
+def signed_in(user: User) -> Client:
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def writer(db: None) -> User:
+    return member("writer", DOC_WRITERS)
+
+
+@pytest.fixture
+def steward(db: None) -> User:
+    return member("steward", POLICY_STEWARDS)
+
+
+@pytest.fixture
+def customer(db: None) -> User:
+    return member("customer", is_staff=False)
+
+
+@pytest.fixture
+def writer_client(writer: User) -> Client:
+    return signed_in(writer)
+
+
+@pytest.fixture
+def steward_client(steward: User) -> Client:
+    return signed_in(steward)
+
+
+@pytest.fixture
+def customer_client(customer: User) -> Client:
+    return signed_in(customer)

@@ -1,1 +1,2 @@
-"""Benchmark building blocks: a synthetic index at scale, plan evidence, percentiles."""
+"""The retrieval benchmark (``search_bench``): a synthetic index at scale, plan evidence, and
+the measuring itself (``retrieval``). Support every benchmark shares is in ``kb.benchmarking``."""

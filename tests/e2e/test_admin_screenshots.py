@@ -16,10 +16,10 @@ from playwright.sync_api import Page, expect
 from kb.actors import SYSTEM
 from kb.models import Chunk, Document
 from kb.services.sync import corpus_sync
+from tests.conftest import CORPUS_DIR
 
 pytestmark = pytest.mark.e2e
 
-CORPUS = Path(__file__).resolve().parents[2] / "corpus"
 # A few real pages of the sample help center: published, retired with a successor, internal.
 CORPUS_PAGES = (
     "policies/refunds.md",
@@ -66,12 +66,12 @@ def _policy_steward() -> User:
 
 
 @pytest.fixture
-def indexed_help_center(e2e_server, tmp_path: Path, local_embedder) -> list[Document]:
+def indexed_help_center(e2e_server, tmp_path: Path, cached_embedder) -> list[Document]:
     for relative in CORPUS_PAGES:
         target = tmp_path / relative
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(CORPUS / relative, target)
-    report = corpus_sync(directory=tmp_path, embedder=local_embedder, actor=SYSTEM)
+        shutil.copyfile(CORPUS_DIR / relative, target)
+    report = corpus_sync(directory=tmp_path, embedder=cached_embedder, actor=SYSTEM)
     assert not report.failed, report.failed
     return list(Document.objects.order_by("path"))
 

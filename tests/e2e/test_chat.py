@@ -17,10 +17,10 @@ from playwright.sync_api import Page, expect
 from assistant.models import Feedback, Message
 from kb.actors import SYSTEM
 from kb.services.sync import corpus_sync
+from tests.conftest import CORPUS_DIR
 
 pytestmark = pytest.mark.e2e
 
-CORPUS = Path(__file__).resolve().parents[2] / "corpus"
 # The pages the chosen eval questions need, their older versions, and some neighbours to
 # compete with them (the whole sample help center takes a minute to embed on 2 cores).
 CORPUS_PAGES = (
@@ -49,7 +49,7 @@ document.addEventListener("htmx:sseBeforeMessage", (event) => {
 
 
 def _eval_case(case_id: str) -> dict:
-    with (CORPUS / "eval.jsonl").open() as cases:
+    with (CORPUS_DIR / "eval.jsonl").open() as cases:
         for line in cases:
             case = json.loads(line)
             if case.get("id") == case_id:
@@ -58,11 +58,11 @@ def _eval_case(case_id: str) -> dict:
 
 
 @pytest.fixture
-def help_center(e2e_server, tmp_path: Path, local_embedder) -> None:
+def help_center(e2e_server, tmp_path: Path, cached_embedder) -> None:
     for relative in CORPUS_PAGES:
         (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(CORPUS / relative, tmp_path / relative)
-    report = corpus_sync(directory=tmp_path, embedder=local_embedder, actor=SYSTEM)
+        shutil.copyfile(CORPUS_DIR / relative, tmp_path / relative)
+    report = corpus_sync(directory=tmp_path, embedder=cached_embedder, actor=SYSTEM)
     assert not report.failed, report.failed
     cache.clear()  # answers and rate limits of earlier runs live in the shared Redis
 

@@ -6,14 +6,13 @@ extension. Saves docs/screenshots/chat-streaming.png."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
 
 from assistant.models import Message
 from tests.support.anthropic_stub import AnthropicStub
-from tests.support.chat import REFUND_QUESTION, index_help_center
+from tests.support.chat import REFUND_QUESTION
 
 pytestmark = pytest.mark.e2e
 
@@ -37,11 +36,6 @@ def e2e_server_env(anthropic_stub: AnthropicStub) -> dict[str, str]:
         "ANTHROPIC_API_KEY": anthropic_stub.api_key,
         "ANTHROPIC_BASE_URL": anthropic_stub.base_url,
     }
-
-
-@pytest.fixture
-def help_center(e2e_server, tmp_path: Path, local_embedder) -> None:
-    index_help_center(tmp_path / "docs", embedder=local_embedder)
 
 
 def test_first_words_show_before_the_model_has_finished(

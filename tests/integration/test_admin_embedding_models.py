@@ -6,7 +6,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from django.contrib.auth.models import Group, User
 from django.test import Client
 
 from kb.actors import SYSTEM
@@ -22,14 +21,6 @@ pytestmark = pytest.mark.django_db
 API_KEY = "test-voyage-key"
 VOYAGE = "voyage/voyage-3.5"
 CHANGELIST = "/admin/kb/embeddingmodel/"
-
-
-def _client(username: str, group: str) -> Client:
-    user = User.objects.create_user(username=username, password="pw-for-tests", is_staff=True)
-    user.groups.add(Group.objects.get(name=group))
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 @pytest.fixture
@@ -54,8 +45,10 @@ def _act(client: Client, action: str, model: EmbeddingModel):
     return client.post(CHANGELIST, {"action": action, "_selected_action": [model.pk]}, follow=True)
 
 
-def test_steward_adds_a_model_watches_it_build_and_activates_it(corpus, voyage) -> None:
-    steward = _client("steward", "Policy stewards")
+def test_steward_adds_a_model_watches_it_build_and_activates_it(
+    corpus, voyage, steward_client: Client
+) -> None:
+    steward = steward_client
 
     # when a steward adds a model by key
     response = steward.post(f"{CHANGELIST}add/", {"key": VOYAGE}, follow=True)
@@ -84,8 +77,8 @@ def test_steward_adds_a_model_watches_it_build_and_activates_it(corpus, voyage) 
     assert EmbeddingModel.objects.filter(key=VOYAGE).exists()
 
 
-def test_an_unknown_key_is_a_form_error(corpus, voyage) -> None:
-    steward = _client("steward", "Policy stewards")
+def test_an_unknown_key_is_a_form_error(corpus, voyage, steward_client: Client) -> None:
+    steward = steward_client
 
     response = steward.post(f"{CHANGELIST}add/", {"key": "openai/text-embedding-3"})
 
@@ -94,8 +87,10 @@ def test_an_unknown_key_is_a_form_error(corpus, voyage) -> None:
     assert EmbeddingModel.objects.count() == 1
 
 
-def test_doc_writer_sees_models_but_cannot_add_activate_or_drop(corpus) -> None:
-    writer = _client("writer", "Doc writers")
+def test_doc_writer_sees_models_but_cannot_add_activate_or_drop(
+    corpus, writer_client: Client
+) -> None:
+    writer = writer_client
     model = EmbeddingModel.objects.get()
 
     listing = writer.get(CHANGELIST)

@@ -3,31 +3,17 @@
 from __future__ import annotations
 
 import pytest
-from django.contrib.auth.models import Group, User
 from django.test import Client
 
 from kb.actors import SYSTEM
 from kb.models import Document
 from kb.selectors import DiffLine, line_diff
 from kb.services import document_retire
+from tests.conftest import member, signed_in
 
 pytestmark = pytest.mark.django_db
 
 BODY = "# Parking\n\nVisitors park free in bay C.\n\nStaff park in the garage.\n"
-
-
-def _client(username: str, group: str | None, *, is_staff: bool = True) -> Client:
-    user = User.objects.create_user(username, password="pw-for-tests", is_staff=is_staff)
-    if group:
-        user.groups.add(Group.objects.get(name=group))
-    client = Client()
-    client.force_login(user)
-    return client
-
-
-@pytest.fixture
-def writer() -> Client:
-    return _client("writer", "Doc writers")
 
 
 @pytest.fixture
@@ -39,14 +25,14 @@ def _diff_url(document: Document, version) -> str:
     return f"/admin/kb/document/{document.pk}/history/{version.history_id}/diff/"
 
 
-def test_an_edit_shows_its_body_lines_and_changed_fields(writer: Client, parking) -> None:
+def test_an_edit_shows_its_body_lines_and_changed_fields(writer_client: Client, parking) -> None:
     # given: a second version that moves the visitors' bay and renames the page
     parking.body = BODY.replace("bay C", "bay D")
     parking.title = "Parking and bikes"
     parking.save()
 
     # when
-    response = writer.get(_diff_url(parking, parking.history.latest()))
+    response = writer_client.get(_diff_url(parking, parking.history.latest()))
 
     # then
     html = response.content.decode()
@@ -61,40 +47,42 @@ def test_an_edit_shows_its_body_lines_and_changed_fields(writer: Client, parking
     assert f"/admin/kb/document/{parking.pk}/history/{parking.history.latest().history_id}/" in html
 
 
-def test_retiring_shows_the_status_and_the_successor_by_path(writer: Client, parking) -> None:
+def test_retiring_shows_the_status_and_the_successor_by_path(
+    writer_client: Client, parking
+) -> None:
     successor = Document.objects.create(path="parking-2027.md", title="Parking", body=BODY)
 
     document_retire(document=parking, actor=SYSTEM, successor=successor)
 
-    html = writer.get(_diff_url(parking, parking.history.latest())).content.decode()
+    html = writer_client.get(_diff_url(parking, parking.history.latest())).content.decode()
     assert "<td><del>Published</del></td><td><ins>Retired</ins></td>" in html
     assert "<td><del>—</del></td><td><ins>parking-2027.md</ins></td>" in html
     assert "The body did not change." in html
 
 
-def test_the_first_version_compares_with_an_empty_document(writer: Client, parking) -> None:
-    html = writer.get(_diff_url(parking, parking.history.earliest())).content.decode()
+def test_the_first_version_compares_with_an_empty_document(writer_client: Client, parking) -> None:
+    html = writer_client.get(_diff_url(parking, parking.history.earliest())).content.decode()
 
     assert "This is the first version" in html
     assert "Body: 5 lines added, 0 removed" in html
     assert "Older change" not in html
 
 
-def test_markup_in_a_body_is_shown_as_text(writer: Client, parking) -> None:
+def test_markup_in_a_body_is_shown_as_text(writer_client: Client, parking) -> None:
     parking.body = BODY + "\n<script>alert('x')</script>\n"
     parking.save()
 
-    html = writer.get(_diff_url(parking, parking.history.latest())).content.decode()
+    html = writer_client.get(_diff_url(parking, parking.history.latest())).content.decode()
 
     assert "<script>alert" not in html
     assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in html
 
 
-def test_history_page_links_each_version_to_its_comparison(writer: Client, parking) -> None:
+def test_history_page_links_each_version_to_its_comparison(writer_client: Client, parking) -> None:
     parking.body = BODY.replace("bay C", "bay D")
     parking.save()
 
-    html = writer.get(f"/admin/kb/document/{parking.pk}/history/").content.decode()
+    html = writer_client.get(f"/admin/kb/document/{parking.pk}/history/").content.decode()
 
     for version in parking.history.all():
         assert f'href="{_diff_url(parking, version)}"' in html
@@ -102,20 +90,22 @@ def test_history_page_links_each_version_to_its_comparison(writer: Client, parki
     assert "Compare with an empty document" in html
 
 
-def test_only_people_who_may_see_the_history_get_the_comparison(parking) -> None:
+def test_only_people_who_may_see_the_history_get_the_comparison(
+    parking, customer_client: Client
+) -> None:
     url = _diff_url(parking, parking.history.latest())
 
     assert Client().get(url).status_code == 302  # to the admin login
-    assert _client("customer", None, is_staff=False).get(url).status_code == 302
-    assert _client("intern", None).get(url).status_code == 403
+    assert customer_client.get(url).status_code == 302
+    assert signed_in(member("intern")).get(url).status_code == 403
 
 
-def test_a_version_of_another_document_or_no_version_is_404(writer: Client, parking) -> None:
+def test_a_version_of_another_document_or_no_version_is_404(writer_client: Client, parking) -> None:
     other = Document.objects.create(path="other.md", title="Other", body="# Other\n")
 
-    assert writer.get(_diff_url(parking, other.history.latest())).status_code == 404
+    assert writer_client.get(_diff_url(parking, other.history.latest())).status_code == 404
     missing = f"/admin/kb/document/{parking.pk}/history/999999/diff/"
-    assert writer.get(missing).status_code == 404
+    assert writer_client.get(missing).status_code == 404
 
 
 def test_line_diff_numbers_lines_on_both_sides() -> None:

@@ -7,7 +7,6 @@ import warnings
 import zipfile
 
 import pytest
-from django.contrib.auth.models import Group, User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
@@ -21,14 +20,11 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def writer_client(local_embedder, monkeypatch: pytest.MonkeyPatch) -> Client:
+def writer_client(writer_client: Client, local_embedder, monkeypatch: pytest.MonkeyPatch) -> Client:
+    """The shared writer's client, with the index registered and indexing left undone."""
     embedding_model_register(embedder=local_embedder)
     monkeypatch.setattr(indexing_services, "index_enqueue", lambda *, document_ids: 0)
-    user = User.objects.create_user(username="writer", password="pw-for-tests", is_staff=True)
-    user.groups.add(Group.objects.get(name="Doc writers"))
-    client = Client()
-    client.force_login(user)
-    return client
+    return writer_client
 
 
 def _zip(files: dict[str, bytes]) -> bytes:

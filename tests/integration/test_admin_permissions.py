@@ -21,25 +21,9 @@ from kb.services import embedding_model_register
 from kb.services import index_queue as indexing_services
 from kb.services.sync import corpus_sync
 from search.services import retrieve
+from tests.conftest import signed_in
 
 pytestmark = pytest.mark.django_db
-
-
-def _member(username: str, group: str) -> User:
-    # no password: these tests sign in with force_login, and hashing one costs ~0.5 s
-    user = User.objects.create_user(username=username, is_staff=True)
-    user.groups.add(Group.objects.get(name=group))
-    return user
-
-
-@pytest.fixture
-def writer() -> User:
-    return _member("writer", "Doc writers")
-
-
-@pytest.fixture
-def steward() -> User:
-    return _member("steward", "Policy stewards")
 
 
 @pytest.fixture
@@ -47,12 +31,6 @@ def indexed(tmp_path: Path, local_embedder) -> Document:
     (tmp_path / "parking.md").write_text("# Parking\n\nVisitors park free in bay C.\n")
     corpus_sync(directory=tmp_path, embedder=local_embedder, actor=SYSTEM)
     return Document.objects.get(path="parking.md")
-
-
-def _client(user: User) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def _action(client: Client, action: str, document: Document):
@@ -84,7 +62,7 @@ def test_anonymous_users_cannot_reach_admin_or_debug() -> None:
 
 
 def test_doc_writer_is_not_offered_retire_and_cannot_use_it(writer: User, indexed) -> None:
-    client = _client(writer)
+    client = signed_in(writer)
 
     page = client.get("/admin/kb/document/")
     assert page.status_code == 200
@@ -107,13 +85,13 @@ def test_doc_writer_form_offers_no_retired_status_nor_successor(writer: User) ->
 
 
 def test_doc_writer_cannot_manage_embedding_models(writer: User) -> None:
-    assert _client(writer).get("/admin/kb/embeddingmodel/add/").status_code == 403
+    assert signed_in(writer).get("/admin/kb/embeddingmodel/add/").status_code == 403
 
 
 def test_steward_retire_hides_the_document_at_once_and_restore_brings_it_back(
     steward: User, indexed
 ) -> None:
-    client = _client(steward)
+    client = signed_in(steward)
     assert "retire_documents" in client.get("/admin/kb/document/").content.decode()
     question = "where can visitors park?"
     assert retrieve(question=question).hits[0].path == "parking.md"
@@ -130,7 +108,7 @@ def test_steward_retire_hides_the_document_at_once_and_restore_brings_it_back(
 def test_history_shows_what_changed_and_offers_a_revert(steward: User, indexed) -> None:
     indexed.body = indexed.body.replace("bay C", "bay D")
     indexed.save()
-    client = _client(steward)
+    client = signed_in(steward)
 
     history = client.get(f"/admin/kb/document/{indexed.pk}/history/").content.decode()
     first = indexed.history.earliest()
@@ -163,7 +141,7 @@ def test_saving_an_untouched_page_from_a_browser_does_not_re_embed_it(
     }
 
     # when it is saved with no edit
-    response = _client(steward).post(f"/admin/kb/document/{document.pk}/change/", form)
+    response = signed_in(steward).post(f"/admin/kb/document/{document.pk}/change/", form)
 
     # then the body, its hash and its index state are as they were
     assert response.status_code == 302, response.context["adminform"].form.errors
@@ -180,7 +158,7 @@ def test_steward_retires_from_the_edit_page_naming_a_successor(
     successor = Document.objects.create(
         path="parking-2027.md", title="Parking", body="# Parking\n\nVisitors park in bay E.\n"
     )
-    client = _client(steward)
+    client = signed_in(steward)
     change_page = client.get(f"/admin/kb/document/{indexed.pk}/change/").content.decode()
     retire_url = f"/admin/kb/document/{indexed.pk}/retire/"
     assert retire_url in change_page and "Retire…" in change_page
@@ -205,10 +183,10 @@ def test_steward_retires_from_the_edit_page_naming_a_successor(
 def test_a_page_cannot_be_its_own_successor_nor_a_retired_one(
     steward: User, indexed: Document
 ) -> None:
-    page = _client(steward).get(f"/admin/kb/document/{indexed.pk}/retire/").content.decode()
+    page = signed_in(steward).get(f"/admin/kb/document/{indexed.pk}/retire/").content.decode()
     assert f'value="{indexed.pk}"' not in page  # not offered as its own successor
 
-    response = _client(steward).post(
+    response = signed_in(steward).post(
         f"/admin/kb/document/{indexed.pk}/retire/", {"successor": indexed.pk}
     )
     assert "Select a valid choice" in response.content.decode()
@@ -217,7 +195,7 @@ def test_a_page_cannot_be_its_own_successor_nor_a_retired_one(
 
 
 def test_doc_writer_has_no_retire_button_and_cannot_retire(writer: User, indexed) -> None:
-    client = _client(writer)
+    client = signed_in(writer)
     assert "/retire/" not in client.get(f"/admin/kb/document/{indexed.pk}/change/").content.decode()
     assert client.post(f"/admin/kb/document/{indexed.pk}/retire/", {}).status_code == 403
     indexed.refresh_from_db()
@@ -286,7 +264,7 @@ def test_doc_writer_import_cannot_republish_a_retired_page(
 ) -> None:
     # when a writer uploads the retired page marked published, with no successor
     page = _upload(
-        _client(writer), "parking.md", "---\nstatus: published\n---\n" + PARKING_V1, as_zip=as_zip
+        signed_in(writer), "parking.md", "---\nstatus: published\n---\n" + PARKING_V1, as_zip=as_zip
     ).content.decode()
 
     # then the file is refused with the reason and the page stays retired, successor and all
@@ -302,8 +280,8 @@ def test_doc_writer_import_cannot_retire_a_page_nor_name_its_successor(
     retiring = "---\nstatus: retired\nsuperseded_by: parking-2027.md\n---\n" + PARKING_V1
     superseding = "---\nsuperseded_by: parking-2027.md\n---\n" + PARKING_V1
 
-    first = _upload(_client(writer), "parking.md", retiring, as_zip=as_zip).content.decode()
-    second = _upload(_client(writer), "parking.md", superseding, as_zip=as_zip).content.decode()
+    first = _upload(signed_in(writer), "parking.md", retiring, as_zip=as_zip).content.decode()
+    second = _upload(signed_in(writer), "parking.md", superseding, as_zip=as_zip).content.decode()
 
     assert _lifecycle(published_page) == ("published", None)
     assert "only a policy steward may retire a page" in first
@@ -314,7 +292,7 @@ def test_doc_writer_import_of_a_new_retired_page_is_refused(
     writer: User, no_background_indexing
 ) -> None:
     page = _upload(
-        _client(writer), "old.md", "---\nstatus: retired\n---\n# Old\n\nGone.\n", as_zip=False
+        signed_in(writer), "old.md", "---\nstatus: retired\n---\n# Old\n\nGone.\n", as_zip=False
     ).content.decode()
 
     assert not Document.objects.filter(path="old.md").exists()
@@ -326,7 +304,7 @@ def test_steward_import_may_restore_and_edit_a_retired_page(
 ) -> None:
     text = "---\nstatus: published\n---\n# Parking\n\nVisitors park free in bay D.\n"
 
-    page = _upload(_client(steward), "parking.md", text, as_zip=True).content.decode()
+    page = _upload(signed_in(steward), "parking.md", text, as_zip=True).content.decode()
 
     assert "Skipped" not in page
     assert _lifecycle(retired_page) == ("published", None)
@@ -366,7 +344,7 @@ def test_doc_writer_history_revert_cannot_republish_a_retired_page(
     writer: User, retired_page: Document
 ) -> None:
     published = retired_page.history.earliest()
-    client = _client(writer)
+    client = signed_in(writer)
     offered = client.get(f"/admin/kb/document/{retired_page.pk}/history/{published.history_id}/")
     assert offered.status_code == 200
     assert dict(offered.context["adminform"].form.fields["status"].choices) == {
@@ -384,7 +362,7 @@ def test_doc_writer_history_revert_cannot_retire_a_published_page(
 ) -> None:
     retired_version = published_page.history.filter(status="retired").get()
 
-    response = _revert(_client(writer), published_page, retired_version)
+    response = _revert(signed_in(writer), published_page, retired_version)
 
     assert response.status_code == 200
     assert _lifecycle(published_page) == ("published", None)
@@ -399,7 +377,7 @@ def test_doc_writer_history_revert_of_a_retired_page_brings_back_text_not_status
     first = retired_page.history.earliest()  # published, bay C, no successor
 
     # when a writer reverts to the first version's text, as the form now offers it
-    response = _revert(_client(writer), retired_page, first, status="retired")
+    response = _revert(signed_in(writer), retired_page, first, status="retired")
 
     # then the old text is back and the page is still retired with its successor
     assert response.status_code == 302
@@ -410,7 +388,7 @@ def test_doc_writer_history_revert_of_a_retired_page_brings_back_text_not_status
 def test_steward_history_revert_may_restore_a_retired_page(
     steward: User, retired_page: Document
 ) -> None:
-    response = _revert(_client(steward), retired_page, retired_page.history.earliest())
+    response = _revert(signed_in(steward), retired_page, retired_page.history.earliest())
 
     assert response.status_code == 302
     assert _lifecycle(retired_page) == ("published", None)

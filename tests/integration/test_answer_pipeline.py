@@ -40,7 +40,6 @@ from tests.support.chat import (
     UNANSWERABLE_QUESTION,
     RecordingGenerator,
     ScriptedGenerator,
-    index_help_center,
     write_help_center,
 )
 
@@ -52,11 +51,6 @@ def empty_cache():
     cache.clear()
     yield
     cache.clear()
-
-
-@pytest.fixture
-def help_center(tmp_path: Path, local_embedder) -> Path:
-    return index_help_center(tmp_path / "docs", embedder=local_embedder)
 
 
 @pytest.fixture

@@ -6,7 +6,6 @@ import datetime
 import re
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from structlog.testing import capture_logs
@@ -18,9 +17,9 @@ from assistant.injection import FLAG_OPEN
 from assistant.prompting import build_prompt
 from kb.parsing import parse_document
 from search.results import Hit
+from tests.conftest import CORPUS_DIR
 from tests.support.anthropic_stub import ECHO_HEADER, AnthropicStub
 
-CORPUS_DIR = Path(__file__).resolve().parents[2] / "corpus"
 MODEL = "claude-sonnet-5-5"
 
 

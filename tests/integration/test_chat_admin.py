@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from django.test import Client
 
 from assistant.models import Message
-from tests.support.chat import REFUND_QUESTION, index_help_center
+from tests.support.chat import REFUND_QUESTION
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def answered(tmp_path: Path, local_embedder) -> Message:
-    index_help_center(tmp_path / "docs", embedder=local_embedder)
+def answered(help_center) -> Message:
     Client().post("/ask", {"question": REFUND_QUESTION})
     return Message.objects.get()
 

@@ -23,7 +23,6 @@ from tests.support.chat import (
     REFUND_QUESTION,
     UNANSWERABLE_QUESTION,
     ScriptedGenerator,
-    index_help_center,
 )
 
 pytestmark = pytest.mark.django_db
@@ -37,11 +36,6 @@ def empty_cache():
     cache.clear()
     yield
     cache.clear()
-
-
-@pytest.fixture
-def help_center(tmp_path: Path, local_embedder) -> Path:
-    return index_help_center(tmp_path / "docs", embedder=local_embedder)
 
 
 def _ask_without_js(client: Client, question: str):

@@ -19,6 +19,7 @@ from tests.support.searching import searching
 SECTIONS = ("Refund window", "Prorated credits", "Chargebacks", "Annual renewals")
 REVISION = re.compile(r"revision (\d+)")
 EDITS = 4
+SEARCH_THREADS = 2
 
 
 def _body(revision: int) -> str:
@@ -47,7 +48,10 @@ def test_no_search_ever_mixes_two_versions_of_a_document(transactional_db, local
     document_index(document_id=document.pk, embedder=local_embedder)
     assert DocumentIndexState.objects.get(document=document).chunk_count == len(SECTIONS)
 
-    with worker_process() as worker, searching(_revisions_found, threads=2) as searches:
+    with (
+        worker_process() as worker,
+        searching(_revisions_found, threads=SEARCH_THREADS) as searches,
+    ):
         # when a writer saves revision after revision, each re-indexed under the searches
         state = DocumentIndexState.objects.filter(document=document)
         for revision in range(1, EDITS + 1):
@@ -57,7 +61,13 @@ def test_no_search_ever_mixes_two_versions_of_a_document(transactional_db, local
             while not state.filter(status="indexed", indexed_hash=document.content_hash):
                 assert time.monotonic() < deadline, worker.stdout and worker.stdout.read(2000)
                 time.sleep(0.1)
-            time.sleep(0.2)
+            # and the searches find it before the next edit: a few times over, so that a search
+            # begun before the commit is not the last to report on this revision
+            searched = len(searches.results)
+            while searches.results[searched:].count({revision}) < 2 * SEARCH_THREADS:
+                assert time.monotonic() < deadline, f"no search found revision {revision}"
+                assert not searches.errors, searches.errors
+                time.sleep(0.05)
 
     # then every search saw exactly one revision of the document, and the last one won
     assert not searches.errors, searches.errors

@@ -44,10 +44,23 @@ def small_corpus(tmp_path: Path) -> Path:
     return root
 
 
+# Four pages of the sample help center prove what the whole corpus would, at a tenth of the
+# embedding time: a long multi-section page (edited below), one with no front matter, and the
+# page deleted below. The corpus as a whole is parsed and checked by the unit tests.
+LIFECYCLE_PAGES = (
+    "policies/refunds.md",
+    "policies/refunds-2023.md",
+    "policies/cancellation.md",
+    "billing/currencies.md",
+)
+
+
 def test_full_corpus_lifecycle(tmp_path: Path, counting_embedder: CountingEmbedder) -> None:
-    # given a copy of the sample help center
+    # given a copy of part of the sample help center
     corpus = tmp_path / "corpus"
-    shutil.copytree(CORPUS_DIR, corpus)
+    for page in LIFECYCLE_PAGES:
+        (corpus / page).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(CORPUS_DIR / page, corpus / page)
     files = sorted(p.relative_to(corpus).as_posix() for p in corpus.rglob("*.md"))
 
     # when it is synced the first time, every document is chunked and embedded

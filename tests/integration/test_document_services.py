@@ -3,19 +3,14 @@
 from __future__ import annotations
 
 import pytest
-from django.contrib.auth.models import AnonymousUser, Group, User
+from django.contrib.auth.models import AnonymousUser
 
 from kb.actors import SYSTEM
 from kb.models import Document
 from kb.services import DocumentPermissionDenied, document_restore, document_retire, document_save
+from tests.conftest import member
 
 pytestmark = pytest.mark.django_db
-
-
-def _member(username: str, group: str, **flags: bool) -> User:
-    user = User.objects.create_user(username=username, is_staff=True, **flags)
-    user.groups.add(Group.objects.get(name=group))
-    return user
 
 
 @pytest.fixture
@@ -32,7 +27,7 @@ def _state(document: Document) -> tuple[str, int | None]:
 
 def test_doc_writer_edits_and_publishes_but_never_retires_restores_or_relinks(pages) -> None:
     old, current = pages
-    writer = _member("writer", "Doc writers")
+    writer = member("writer", "Doc writers")
 
     # a writer's ordinary work goes through
     old.body += "\nAlso bay D.\n"
@@ -71,7 +66,7 @@ def test_doc_writer_edits_and_publishes_but_never_retires_restores_or_relinks(pa
 def test_doc_writer_cannot_restore_a_retired_page(pages) -> None:
     old, current = pages
     document_retire(document=old, actor=SYSTEM, successor=current)
-    writer = _member("writer", "Doc writers")
+    writer = member("writer", "Doc writers")
 
     with pytest.raises(DocumentPermissionDenied):
         document_restore(document=old, actor=writer)
@@ -86,7 +81,7 @@ def test_doc_writer_cannot_restore_a_retired_page(pages) -> None:
     "actor",
     [
         pytest.param(lambda: AnonymousUser(), id="anonymous"),
-        pytest.param(lambda: _member("gone", "Policy stewards", is_active=False), id="inactive"),
+        pytest.param(lambda: member("gone", "Policy stewards", is_active=False), id="inactive"),
     ],
 )
 def test_nobody_but_an_active_steward_or_the_system_may_retire(pages, actor) -> None:
@@ -101,7 +96,7 @@ def test_nobody_but_an_active_steward_or_the_system_may_retire(pages, actor) -> 
 @pytest.mark.parametrize(
     "actor",
     [
-        pytest.param(lambda: _member("steward", "Policy stewards"), id="steward"),
+        pytest.param(lambda: member("steward", "Policy stewards"), id="steward"),
         pytest.param(lambda: SYSTEM, id="system"),
     ],
 )

@@ -267,7 +267,11 @@ def test_a_model_switch_never_returns_chunks_of_two_models_in_one_search(
             assert time.monotonic() < deadline, worker.stdout and worker.stdout.read(2000)
             time.sleep(0.2)
         embedding_model_activate(model=model)
-        time.sleep(1.0)
+        searched = len(searches.results)
+        while [reported for reported, _ in searches.results[searched:]].count(VOYAGE) < 2:
+            assert time.monotonic() < deadline, "no search used the new model after the switch"
+            assert not searches.errors, searches.errors
+            time.sleep(0.05)
 
     assert not searches.errors, searches.errors
     seen = searches.results

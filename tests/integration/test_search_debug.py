@@ -14,7 +14,7 @@ from kb.actors import SYSTEM
 from kb.embedders import Embedder, EmbeddingError
 from kb.models import Document, EmbeddingModel
 from kb.services.sync import corpus_sync
-from tests.conftest import CountingEmbedder
+from tests.conftest import CountingEmbedder, member, signed_in
 
 pytestmark = pytest.mark.django_db
 
@@ -55,38 +55,26 @@ def corpus(tmp_path: Path, local_embedder: Embedder) -> None:
 
 
 def _client(user: User | None) -> Client:
-    client = Client()
-    if user is not None:
-        client.force_login(user)
-    return client
-
-
-def _user(username: str, **flags: bool) -> User:
-    return User.objects.create_user(username=username, password="unused-password-1234", **flags)
-
-
-@pytest.fixture
-def customer() -> User:
-    return _user("customer")
+    return Client() if user is None else signed_in(user)
 
 
 @pytest.fixture
 def staff() -> User:
     """Staff without the kb.view_document permission: public documents only."""
-    return _user("staff", is_staff=True)
+    return member("staff")
 
 
 @pytest.fixture
 def editor() -> User:
     """Staff granted kb.view_document explicitly, not through superuser status."""
-    user = _user("editor", is_staff=True)
+    user = member("editor")
     user.user_permissions.add(Permission.objects.get(codename="view_document"))
     return User.objects.get(pk=user.pk)  # drop the cached permissions
 
 
 @pytest.fixture
 def superuser() -> User:
-    return User.objects.create_superuser(username="root", password="unused-password-1234")
+    return User.objects.create_superuser(username="root")  # force_login: no password to hash
 
 
 def _search(user: User, **params: Any) -> tuple[int, dict[str, Any]]:
@@ -102,7 +90,7 @@ def _paths(body: dict[str, Any]) -> list[str]:
 def test_debug_search_is_a_404_for_anyone_but_staff(
     corpus: None, customer: User, staff: User
 ) -> None:
-    inactive = _user("former-staff", is_staff=True, is_active=False)
+    inactive = member("former-staff", is_active=False)
     for user in (None, customer, inactive):
         assert _client(user).get(DEBUG_URL, {"q": "refunds"}).status_code == 404
         assert _client(user).post(DEBUG_URL, {"q": "refunds"}).status_code == 404

@@ -22,9 +22,9 @@ from kb.content_checks import (
     without_reader_directed_lines,
 )
 from kb.rendering import document_render
+from tests.conftest import CORPUS_DIR
 
 ROOT = Path(__file__).resolve().parents[2]
-CORPUS_DIR = ROOT / "corpus"
 VARIANTS = [
     json.loads(line)
     for line in (ROOT / "tests/data/injection_variants.jsonl").read_text().splitlines()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,9 +18,8 @@ from kb.chunking import ChunkLimits, chunk_markdown
 from kb.embedders import Embedder, EmbeddingError
 from kb.parsing import parse_document
 from search.results import Hit
-from tests.conftest import CountingEmbedder
+from tests.conftest import CORPUS_DIR, CountingEmbedder
 
-CORPUS_DIR = Path(__file__).resolve().parents[2] / "corpus"
 QUOTE = re.compile(r"^“(?P<sentence>.+)” \[(?P<number>\d+)\]$")
 
 

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from structlog.testing import capture_logs
 
 from assistant.injection import FLAG_CLOSE, FLAG_OPEN, is_flagged, neutralise
 from kb.parsing import parse_document
-
-CORPUS_DIR = Path(__file__).resolve().parents[2] / "corpus"
+from tests.conftest import CORPUS_DIR
 
 
 @pytest.mark.parametrize(

@@ -82,6 +82,25 @@ def test_bad_value_fails_at_start_naming_the_variable(name: str, value: str) -> 
     assert name in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("EMBEDDING_BATCH_SIZE", "abc", "EMBEDDING_BATCH_SIZE must be an integer (got 'abc')"),
+        ("VOYAGE_TIMEOUT", "soon", "VOYAGE_TIMEOUT must be a number (got 'soon')"),
+        ("DJANGO_DEBUG", "flase", "DJANGO_DEBUG must be true or false (got 'flase')"),
+    ],
+)
+def test_a_value_of_the_wrong_type_is_one_line_naming_the_variable(
+    name: str, value: str, message: str
+) -> None:
+    env = {**os.environ, **EXTERNAL, name: value}
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check"], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [f"error: {message}"]
+
+
 def test_manage_py_reports_a_settings_error_in_one_line() -> None:
     env = {**os.environ, **EXTERNAL, "GROUNDWORK_ENV": "staging"}
     result = subprocess.run(

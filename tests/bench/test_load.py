@@ -2,6 +2,9 @@
 bounded time. Every request must succeed (no 5xx), every answer must arrive complete, and the
 latency percentiles are reported (and written to .data/load-report.json for docs/reliability.md).
 
+A benchmark step (20 s of load), not part of ``make test``: ``make bench`` runs it with
+``pytest --bench tests/bench``; without ``--bench`` pytest does not collect ``tests/bench``.
+
 Half the askers use the streaming page (htmx POST, then the server-sent event stream), half the
 plain form without JavaScript; questions mix repeats (served from the answer cache), new
 phrasings (the whole pipeline) and questions the help center cannot answer.
@@ -28,10 +31,11 @@ from django.core.cache import cache
 from django.db.models import Q
 
 from assistant.models import Message
+from config.processes import free_port
 from kb.actors import SYSTEM
 from kb.benchmarking import percentiles
 from kb.services.sync import corpus_sync
-from tests.e2e.conftest import ROOT, E2EServer, free_port, running_server
+from tests.e2e.conftest import ROOT, E2EServer, running_server
 from tests.support.chat import write_help_center
 
 ASKERS = 8

@@ -1,0 +1,27 @@
+"""The project's admin site: Django's, plus the two admin pages that belong to no model.
+
+``config.apps.GroundworkAdminConfig`` makes it the default site, so ``admin.site`` (where every
+app registers its models) is this class, and its URLs are fixed here in one list instead of by
+each app reassigning ``admin.site.get_urls`` in whatever order the apps were imported.
+"""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.urls import URLPattern, URLResolver, path
+
+
+class GroundworkAdminSite(admin.AdminSite):
+    def get_urls(self) -> list[URLPattern | URLResolver]:
+        """The search lab and content gaps ahead of the admin's catch-all patterns, behind its
+        login, staff check and ``never_cache`` (``admin_view``)."""
+        # Imported here, not at the top: the apps' admin modules register on this site while
+        # it is being built, so importing them first would build it from inside itself.
+        from assistant.admin import content_gaps_admin_view
+        from search.admin import search_lab
+
+        return [
+            path("search-lab/", self.admin_view(search_lab), name="search-lab"),
+            path("content-gaps/", self.admin_view(content_gaps_admin_view), name="content-gaps"),
+            *super().get_urls(),
+        ]

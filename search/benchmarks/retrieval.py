@@ -1,0 +1,410 @@
+"""Retrieval benchmark at scale: hybrid SQL latency and index use at N chunks, full retrieval.
+
+Runs in a throwaway database (created and dropped here) filled with a synthetic index built from
+the sample corpus (see ``search.benchmarks.synthetic``). ``search_benchmark`` measures and
+returns a ``SearchBenchReport``; the ``search_bench`` command parses its options and prints the
+report. Progress lines (the 100k-chunk build takes minutes) go to the ``progress`` callback.
+Timings on shared machines are noisy: read them as a range.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from django.db import connection, connections
+
+from kb.benchmarking import BenchmarkError, percentiles, questions_cycle, quiet, throwaway_database
+from kb.embedders import get_embedder
+from kb.models import EmbeddingModel
+from kb.services import embedding_model_register, hnsw_index_create
+from search.benchmarks.plans import (
+    VECTOR_LITERAL,
+    StatementCapture,
+    cte_milliseconds,
+    index_definition,
+    relevant_lines,
+    search_settings,
+)
+from search.benchmarks.synthetic import (
+    CHUNKS_PER_DOCUMENT,
+    SeedChunk,
+    chunks_insert,
+    corpus_identifiers,
+    documents_insert,
+    seed_chunks,
+    seeds_load,
+    synthetic_vectors,
+    vectors_copy,
+)
+from search.hybrid import hybrid_search
+from search.keywords import keyword_query
+from search.services import PUBLIC_AUDIENCES, retrieve
+
+SQL_P50_TARGET_MS = 15.0
+SQL_P95_TARGET_MS = 40.0
+RETRIEVAL_P50_TARGET_MS = 250.0
+WARM_UP = 20
+BATCH_ROWS = 10_000
+CANDIDATES = 20  # what retrieve() asks hybrid_search for
+GIN_INDEX = "kb_chunk_tsv_gin"
+# Enough for the 100k-chunk HNSW graph to fit in memory while it is built: with the 64MB default
+# it does not, and the build took 65 s instead of 22 s here.
+BUILD_MAINTENANCE_WORK_MEM = "1GB"
+DATABASE_NAME = "test_groundwork_search_bench"
+
+Percentiles = dict[int, float]  # p50, p95, p99 (kb.benchmarking.percentiles)
+
+
+@dataclass(frozen=True)
+class IndexBuild:
+    documents: int
+    gin_seconds: float
+    hnsw_seconds: float
+
+
+@dataclass(frozen=True)
+class HybridTimings:
+    """Hybrid SQL latency, as retrieve() sends it, over the timed questions."""
+
+    percentiles: Percentiles
+    by_kind: dict[str, tuple[int, Percentiles]]  # "identifier" / "plain": (questions, ms)
+    slowest: list[tuple[float, str]]  # (ms, question), the three slowest
+
+
+@dataclass(frozen=True)
+class ShownPlan:
+    label: str  # "median" or "slowest"
+    execution_ms: float
+    question: str
+    lines: list[str]  # vector literals elided
+
+
+@dataclass(frozen=True)
+class PlanEvidence:
+    """EXPLAIN (ANALYZE, BUFFERS) of the hybrid SQL for every distinct question, unforced."""
+
+    plans: int
+    hnsw: int  # plans using the HNSW index
+    gin: int  # plans using the GIN index
+    keyword_plans: int  # plans whose keyword leg ran (every question with a term the index holds)
+    jit: int
+    seq_scan: int  # plans reading kb_chunk by seq scan
+    execution_ms: float  # median
+    leg_ms: dict[str, Percentiles]  # per CTE: vector_leg, keyword_leg
+    hnsw_index: str
+    shown: list[ShownPlan]
+
+
+@dataclass(frozen=True)
+class RetrievalTimings:
+    """Full retrieve() latency, embedding each question live."""
+
+    percentiles: Percentiles
+    stages: dict[str, float]  # median ms per stage
+    reranker: str
+
+
+@dataclass(frozen=True)
+class SearchBenchReport:
+    chunks: int
+    build: IndexBuild
+    server_settings: str  # pgvector version and the search-relevant server settings
+    sql: HybridTimings
+    explain: PlanEvidence
+    retrieval: RetrievalTimings
+    seconds: float  # the whole run
+
+
+def search_benchmark(
+    *,
+    corpus: Path,
+    chunks: int,
+    questions: int,
+    keep: bool = False,
+    full_plans: bool = False,
+    progress: Callable[[str], None],
+) -> SearchBenchReport:
+    """Build a synthetic ``chunks``-chunk index from ``corpus`` (its ``*.md`` pages and the
+    questions of its ``eval.jsonl``) in a throwaway database, and measure it. ``keep`` leaves
+    the database behind; ``full_plans`` keeps every line of the EXPLAIN plans shown."""
+    run_started = time.perf_counter()
+    steps = _Steps(progress)
+    embedder = get_embedder()
+
+    seeds = seed_chunks(corpus, embedder)
+    steps.step(f"embedding {len(seeds)} sample-corpus chunks (the vectors' building blocks)")
+    started = time.perf_counter()
+    seed_vectors = embedder.embed_documents([seed.embedding_text for seed in seeds])
+    steps.done(started)
+    identifiers = corpus_identifiers(seeds)
+    asked = questions_cycle(corpus / "eval.jsonl", WARM_UP + questions)
+    unique = sorted(set(asked))
+    steps.step(f"embedding {len(unique)} eval questions once (so only the SQL is timed)")
+    started = time.perf_counter()
+    question_vectors = dict(zip(unique, embedder.embed_documents(unique).tolist(), strict=True))
+    steps.done(started)
+
+    steps.step(f"creating the throwaway database {DATABASE_NAME}")
+    with throwaway_database(DATABASE_NAME, keep=keep):
+        model = embedding_model_register(embedder=embedder)
+        build = _index_build(model, seeds, seed_vectors, identifiers, chunks=chunks, steps=steps)
+        server_settings = search_settings()
+        sql = _hybrid_time(model, asked, question_vectors, steps=steps)
+        explain = _plans_explain(model, unique, question_vectors, full=full_plans, steps=steps)
+        retrieval = _retrieval_time(asked, steps=steps)
+    return SearchBenchReport(
+        chunks=chunks,
+        build=build,
+        server_settings=server_settings,
+        sql=sql,
+        explain=explain,
+        retrieval=retrieval,
+        seconds=time.perf_counter() - run_started,
+    )
+
+
+class _Steps:
+    """``step...`` then ``  done in N s`` lines, through the caller's progress callback."""
+
+    def __init__(self, progress: Callable[[str], None]) -> None:
+        self.say = progress
+
+    def step(self, message: str) -> None:
+        self.say(f"{message}...")
+
+    def done(self, started: float) -> float:
+        seconds = time.perf_counter() - started
+        self.say(f"  done in {seconds:.1f} s")
+        return seconds
+
+
+# --- Building the index ---------------------------------------------------------------------------
+
+
+def _index_build(
+    model: EmbeddingModel,
+    seeds: list[SeedChunk],
+    seed_vectors: np.ndarray,
+    identifiers: list[str],
+    *,
+    chunks: int,
+    steps: _Steps,
+) -> IndexBuild:
+    hnsw_definition = index_definition(model.hnsw_index_name)
+    gin_definition = index_definition(GIN_INDEX)
+    documents = -(-chunks // CHUNKS_PER_DOCUMENT)
+    with connection.cursor() as cursor:
+        # Both indexes are built once after loading: faster than maintaining them per row.
+        cursor.execute(f"DROP INDEX {model.hnsw_index_name}, {GIN_INDEX}")
+        cursor.execute("SELECT setseed(0.20261129)")
+        steps.step(f"inserting {documents:,} documents (10% internal, 5% retired)")
+        first_document = documents_insert(cursor, seeds, documents)
+        seeds_load(cursor, seeds)
+        rng = np.random.default_rng(20261129)
+        loading = time.perf_counter()
+        for first in range(0, chunks, BATCH_ROWS):
+            count = min(BATCH_ROWS, chunks - first)
+            vectors, seed_a, seed_b = synthetic_vectors(seed_vectors, count, rng)
+            vectors_copy(cursor, vectors, seed_a, seed_b, first_row=first)
+            chunks_insert(cursor, model, identifiers, first_document=first_document, batch=count)
+            done = first + count
+            steps.say(
+                f"  chunks {done:>9,}/{chunks:,} ({done / chunks:4.0%})  "
+                f"{time.perf_counter() - loading:6.1f} s"
+            )
+        cursor.execute("DROP TABLE bench_vector, bench_seed")
+
+        steps.step(f"building {GIN_INDEX}")
+        started = time.perf_counter()
+        cursor.execute(gin_definition)
+        gin_seconds = steps.done(started)
+
+        steps.step(
+            f"building {model.hnsw_index_name} (maintenance_work_mem "
+            f"{BUILD_MAINTENANCE_WORK_MEM} for the build only)"
+        )
+        cursor.execute("SET maintenance_work_mem = %s", [BUILD_MAINTENANCE_WORK_MEM])
+        started = time.perf_counter()
+        with _index_build_progress(steps.say):
+            # The production statement, so the index is exactly what kb.services creates.
+            hnsw_index_create(model)
+        hnsw_seconds = steps.done(started)
+        cursor.execute("RESET maintenance_work_mem")
+        if index_definition(model.hnsw_index_name) != hnsw_definition:
+            raise BenchmarkError("the rebuilt HNSW index differs from the registered one")
+
+        steps.step("VACUUM (ANALYZE): planner statistics and a settled visibility map")
+        started = time.perf_counter()
+        cursor.execute("VACUUM (ANALYZE) kb_document, kb_chunk")
+        steps.done(started)
+        cursor.execute(
+            "SELECT pg_size_pretty(pg_relation_size(%s::regclass)), "
+            "pg_size_pretty(pg_relation_size(%s::regclass)), "
+            "pg_size_pretty(pg_table_size('kb_chunk'))",
+            [model.hnsw_index_name, GIN_INDEX],
+        )
+        hnsw_size, gin_size, table_size = cursor.fetchone()
+    steps.say(
+        f"  sizes: kb_chunk {table_size}, HNSW {hnsw_size}, GIN {gin_size}; "
+        f"load, index builds and vacuum took {time.perf_counter() - loading:.1f} s"
+    )
+    return IndexBuild(documents=documents, gin_seconds=gin_seconds, hnsw_seconds=hnsw_seconds)
+
+
+@contextmanager
+def _index_build_progress(say: Callable[[str], None]) -> Iterator[None]:
+    """Report pg_stat_progress_create_index every 10 s from a second connection."""
+    stop = threading.Event()
+
+    def poll() -> None:
+        try:
+            while not stop.wait(10):
+                with connections["default"].cursor() as cursor:
+                    cursor.execute(
+                        "SELECT phase, blocks_done, blocks_total, tuples_done "
+                        "FROM pg_stat_progress_create_index"
+                    )
+                    for phase, blocks_done, blocks_total, tuples_done in cursor.fetchall():
+                        share = f"{blocks_done / blocks_total:.0%}" if blocks_total else "-"
+                        say(f"  ... {phase}: heap blocks {share}, {tuples_done:,} tuples")
+        finally:
+            connections["default"].close()
+
+    poller = threading.Thread(target=poll, name="index-build-progress", daemon=True)
+    poller.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        poller.join()
+
+
+# --- Measuring ------------------------------------------------------------------------------------
+
+
+def _hybrid_time(
+    model: EmbeddingModel, asked: list[str], vectors: dict[str, list[float]], *, steps: _Steps
+) -> HybridTimings:
+    steps.step(
+        f"hybrid SQL: {len(asked) - WARM_UP} questions after {WARM_UP} warm-up, audience public"
+    )
+    timings: list[tuple[float, str, str]] = []
+    for number, question in enumerate(asked):
+        keywords = keyword_query(question)
+        # Identifier questions get their own keyword weight; both kinds run both legs.
+        kind = "identifier" if keywords.identifier_phrases else "plain"
+        started = time.perf_counter()
+        hybrid_search(
+            embedding_model=model,
+            query_vector=vectors[question],
+            keywords=keywords,
+            audiences=PUBLIC_AUDIENCES,
+            limit=CANDIDATES,
+        )
+        elapsed = (time.perf_counter() - started) * 1000
+        if number >= WARM_UP:
+            timings.append((elapsed, question, kind))
+    by_kind: dict[str, list[float]] = {}
+    for ms, _, kind in timings:
+        by_kind.setdefault(kind, []).append(ms)
+    return HybridTimings(
+        percentiles=percentiles([ms for ms, _, _ in timings]),
+        by_kind={kind: (len(ms), percentiles(ms)) for kind, ms in sorted(by_kind.items())},
+        slowest=[(ms, question) for ms, question, _ in sorted(timings, reverse=True)[:3]],
+    )
+
+
+def _plans_explain(
+    model: EmbeddingModel,
+    questions: list[str],
+    vectors: dict[str, list[float]],
+    *,
+    full: bool,
+    steps: _Steps,
+) -> PlanEvidence:
+    """EXPLAIN (ANALYZE, BUFFERS) of the exact statement hybrid_search sends, unforced."""
+    steps.step(f"EXPLAIN (ANALYZE, BUFFERS) of the hybrid SQL for {len(questions)} questions")
+    plans: list[tuple[float, str, str]] = []
+    for question in questions:
+        capture = StatementCapture()
+        with connection.execute_wrapper(capture):
+            hybrid_search(
+                embedding_model=model,
+                query_vector=vectors[question],
+                keywords=keyword_query(question),
+                audiences=PUBLIC_AUDIENCES,
+                limit=CANDIDATES,
+            )
+        sql, params = capture.statements[-1]
+        with connection.cursor() as cursor:
+            cursor.execute("EXPLAIN (ANALYZE, BUFFERS) " + sql, params)
+            plan = "\n".join(row[0] for row in cursor.fetchall())
+        match = re.search(r"Execution Time: ([\d.]+) ms", plan)
+        plans.append((float(match.group(1)) if match else 0.0, question, plan))
+    plans.sort()
+    shown = [
+        ShownPlan(
+            label=label,
+            execution_ms=ms,
+            question=question,
+            lines=(
+                [VECTOR_LITERAL.sub("'[...]'", line) for line in plan.splitlines()]
+                if full
+                else relevant_lines(plan)
+            ),
+        )
+        for label, (ms, question, plan) in (
+            ("median", plans[len(plans) // 2]),
+            ("slowest", plans[-1]),
+        )
+    ]
+    legs = {
+        leg: [ms for _, _, plan in plans if (ms := cte_milliseconds(plan, leg)) is not None]
+        for leg in ("vector_leg", "keyword_leg")
+    }
+    return PlanEvidence(
+        plans=len(plans),
+        hnsw=sum(model.hnsw_index_name in plan for _, _, plan in plans),
+        gin=sum(GIN_INDEX in plan for _, _, plan in plans),
+        keyword_plans=sum("tsv @@" in plan for _, _, plan in plans),
+        jit=sum("JIT:" in plan for _, _, plan in plans),
+        seq_scan=sum("Seq Scan on kb_chunk" in plan for _, _, plan in plans),
+        execution_ms=statistics.median(ms for ms, _, _ in plans),
+        leg_ms={leg: percentiles(ms) for leg, ms in legs.items() if ms},
+        hnsw_index=model.hnsw_index_name,
+        shown=shown,
+    )
+
+
+def _retrieval_time(asked: list[str], *, steps: _Steps) -> RetrievalTimings:
+    steps.step(
+        f"retrieve(): {len(asked) - WARM_UP} questions after {WARM_UP} warm-up, "
+        "embedding each question live"
+    )
+    totals: list[float] = []
+    stages: dict[str, list[float]] = {}
+    reranker = "none"
+    with quiet("groundwork.search"):
+        for number, question in enumerate(asked):
+            result = retrieve(question=question)
+            if number < WARM_UP:
+                continue
+            if result.degraded:
+                raise BenchmarkError(f"retrieval degraded during the benchmark: {result.errors}")
+            reranker = result.reranker
+            totals.append(result.timings_ms["total"])
+            for stage, ms in result.timings_ms.items():
+                stages.setdefault(stage, []).append(ms)
+    return RetrievalTimings(
+        percentiles=percentiles(totals),
+        stages={stage: statistics.median(ms) for stage, ms in stages.items()},
+        reranker=reranker,
+    )
