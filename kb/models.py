@@ -122,7 +122,18 @@ class Document(models.Model):
 
     class Meta:
         ordering = ["path"]
-        indexes = [models.Index(fields=["status", "audience"], name="kb_document_status_audience")]
+        indexes = [
+            models.Index(fields=["status", "audience"], name="kb_document_status_audience"),
+            # Retrieval checks every candidate chunk's page against this (published, current,
+            # the asker's audience): a lookup here reads only the index, where the table's
+            # rows carry whole bodies (at 100k chunks a hash join on the table cost ~4 ms).
+            models.Index(
+                fields=["id"],
+                include=["audience"],
+                condition=models.Q(status="published", superseded_by__isnull=True),
+                name="kb_document_searchable",
+            ),
+        ]
         permissions = [("retire_document", "Can retire, supersede and restore documents")]
 
     def __str__(self) -> str:
