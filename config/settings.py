@@ -146,7 +146,12 @@ elif PRODUCTION:
         "DATABASE_URL is required in production (PostgreSQL with the pgvector extension)"
     )
 else:
-    _pg = embedded.postgres_ensure_running(data_dir=DATA_DIR)
+    _pg = embedded.postgres_ensure_running(
+        data_dir=DATA_DIR,
+        shared_buffers=env.str(
+            "EMBEDDED_POSTGRES_SHARED_BUFFERS", default=embedded.DEFAULT_SHARED_BUFFERS
+        ),
+    )
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.postgresql",

