@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
+from django.conf import settings
 from django.db import connection
 
 from kb.benchmarking import BenchmarkError
@@ -63,3 +64,28 @@ def cte_milliseconds(plan: str, name: str) -> float | None:
     """Actual total time of a CTE's top node: the line after ``CTE <name>`` in a text plan."""
     match = re.search(rf"CTE {name}\n[^\n]*actual time=[\d.]+\.\.([\d.]+)", plan)
     return float(match.group(1)) if match else None
+
+
+def explain_as_run(sql: str, params: Sequence[object], *, options: str) -> str:
+    """``EXPLAIN (options)`` of the plan the statement really runs with: with prepared search
+    statements (``SEARCH_PREPARED_STATEMENTS``) that is the generic plan of a prepared
+    statement (``plan_cache_mode`` is set per connection in ``search.apps``), not the custom
+    plan an EXPLAIN of the statement with its values would show."""
+    with connection.cursor() as cursor:
+        if not settings.SEARCH_PREPARED_STATEMENTS:
+            cursor.execute(f"EXPLAIN ({options}) " + sql, params)
+            return "\n".join(row[0] for row in cursor.fetchall())
+        numbered = iter(range(1, len(params) + 1))
+        prepared = PLACEHOLDER.sub(lambda match: f"${next(numbered)}", sql).replace("%%", "%")
+        cursor.execute("PREPARE explained_statement AS " + prepared)
+        try:
+            arguments = ", ".join(["%s"] * len(params))
+            cursor.execute(
+                f"EXPLAIN ({options}) EXECUTE explained_statement ({arguments})", list(params)
+            )
+            return "\n".join(row[0] for row in cursor.fetchall())
+        finally:
+            cursor.execute("DEALLOCATE explained_statement")
+
+
+PLACEHOLDER = re.compile(r"(?<!%)%s")

@@ -29,6 +29,7 @@ from search.benchmarks.plans import (
     VECTOR_LITERAL,
     StatementCapture,
     cte_milliseconds,
+    explain_as_run,
     index_definition,
     relevant_lines,
     search_settings,
@@ -330,7 +331,8 @@ def _plans_explain(
     full: bool,
     steps: _Steps,
 ) -> PlanEvidence:
-    """EXPLAIN (ANALYZE, BUFFERS) of the exact statement hybrid_search sends, unforced."""
+    """EXPLAIN (ANALYZE, BUFFERS) of the exact statement hybrid_search sends, with the plan it
+    runs with (the prepared statement's generic plan), unforced."""
     steps.step(f"EXPLAIN (ANALYZE, BUFFERS) of the hybrid SQL for {len(questions)} questions")
     plans: list[tuple[float, str, str]] = []
     for question in questions:
@@ -344,9 +346,7 @@ def _plans_explain(
                 limit=CANDIDATES,
             )
         sql, params = capture.statements[-1]
-        with connection.cursor() as cursor:
-            cursor.execute("EXPLAIN (ANALYZE, BUFFERS) " + sql, params)
-            plan = "\n".join(row[0] for row in cursor.fetchall())
+        plan = explain_as_run(sql, params, options="ANALYZE, BUFFERS")
         match = re.search(r"Execution Time: ([\d.]+) ms", plan)
         plans.append((float(match.group(1)) if match else 0.0, question, plan))
     plans.sort()

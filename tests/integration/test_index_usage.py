@@ -10,6 +10,9 @@ from django.db import connection
 
 from kb.models import Document, EmbeddingModel
 from kb.services import embedding_model_register
+from search.benchmarks.plans import StatementCapture, explain_as_run
+from search.hybrid import hybrid_search
+from search.keywords import keyword_query
 
 pytestmark = pytest.mark.django_db
 
@@ -105,3 +108,42 @@ def test_keyword_leg_uses_the_gin_index(two_models) -> None:
         disable=("seqscan",),
     )
     assert "kb_chunk_tsv_gin" in plan, plan
+
+
+def test_the_hybrid_statement_runs_prepared_with_a_generic_plan_on_both_indexes(
+    two_models,
+) -> None:
+    local, _ = two_models
+    Document.objects.update(status="published")
+    vector = [0.1] * local.dimensions
+
+    # when a question is searched twice
+    capture = StatementCapture()
+    with connection.execute_wrapper(capture):
+        for _ in range(2):
+            hybrid_search(
+                embedding_model=local,
+                query_vector=vector,
+                keywords=keyword_query("refunds for code E1001"),
+                audiences=["public"],
+            )
+
+    # then the statement was prepared once and both runs used its generic plan
+    sql, params = capture.statements[-1]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT generic_plans, custom_plans FROM pg_prepared_statements "
+            "WHERE statement LIKE %s",
+            ["%vector_hits AS%keyword_matches AS MATERIALIZED%"],
+        )
+        assert cursor.fetchall() == [(2, 0)]
+
+    # and that plan reads HNSW, GIN and the searchable-pages index (sequential scans and sorts
+    # priced out: at test sizes they cost about what an index does)
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute("SET LOCAL enable_sort = off")
+        plan = explain_as_run(sql, params, options="COSTS OFF")
+    assert f"Index Scan using {local.hnsw_index_name}" in plan, plan
+    assert "Bitmap Index Scan on kb_chunk_tsv_gin" in plan, plan
+    assert "kb_document_searchable" in plan, plan
