@@ -102,6 +102,25 @@ def test_every_candidate_is_scored_by_both_legs(help_center: Path) -> None:
     assert unmatched and all(hit.keyword_score == 0 for hit in unmatched)
 
 
+@pytest.mark.parametrize(
+    "question", ["refund for annual plan", "what does E4012 mean", "HTTP 429 Retry-After"]
+)
+def test_the_unprepared_statement_finds_exactly_what_the_prepared_one_does(
+    help_center: Path, settings, question: str
+) -> None:
+    def ranked() -> list[tuple[int, float, float | None]]:
+        result = retrieve(question=question, rerank=False, limit=20)
+        return [(hit.chunk_id, round(hit.fused_score, 9), hit.keyword_score) for hit in result.hits]
+
+    # given the same question searched prepared (the default) and unprepared (for a pooler)
+    prepared = ranked()
+    settings.SEARCH_PREPARED_STATEMENTS = False
+    unprepared = ranked()
+
+    # then both find the same chunks with the same scores
+    assert prepared and prepared == unprepared
+
+
 def test_fusion_is_the_weighted_sum_of_z_scores(help_center: Path) -> None:
     keyword_only = FusionWeights(keyword_plain=1.0, keyword_quoted=1.0)
     vector_only = FusionWeights(keyword_plain=0.0, keyword_quoted=0.0)
