@@ -136,7 +136,7 @@ def _documents_import(
         content_hash = content_hash_of(title=document.title, body=document.body)
         if _needs_write(current, content_hash, current_ids, index_inline=index_inline):
             to_index.append(document)
-        elif metadata_differs(current, document):
+        elif current is not None and metadata_differs(current, document):
             try:
                 document_update_metadata(current, document, actor)
             except DocumentPermissionDenied as exc:
