@@ -63,6 +63,7 @@ bench-load: install
 lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(TEST_ENV) $(VENV)/bin/mypy config kb search assistant
 
 format: install
 	$(VENV)/bin/ruff format .

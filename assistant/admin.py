@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from django.contrib import admin
+from django.contrib.admin.utils import flatten
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, QuerySet
 from django.http import HttpRequest
@@ -41,7 +42,7 @@ class ReadOnlyInline(admin.TabularInline):
     can_delete = False
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
-        return list(self.fields or [])
+        return flatten(self.fields or [])
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
@@ -96,7 +97,7 @@ class MessageAdmin(ReadOnlyAdmin):
         "citations_display",
         "snapshot_display",
     ]
-    readonly_fields = fields
+    readonly_fields = flatten(fields)  # every one of them
 
     @admin.display(description="question")
     def question_excerpt(self, message: Message) -> str:

@@ -26,6 +26,7 @@ import psutil
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connection, transaction
+from django.http import StreamingHttpResponse
 from django.test import Client, override_settings
 
 from assistant.generators import get_generator
@@ -110,6 +111,8 @@ def _ask_and_stream(question: str) -> dict[str, Any]:
     if stream_url is None:
         raise BenchmarkError("the ask returned no answer stream to follow")
     stream = client.get(stream_url.group("url"))
+    if not isinstance(stream, StreamingHttpResponse):
+        raise BenchmarkError(f"the answer stream answered {stream.status_code} without streaming")
     first_byte = total = None
     for chunk in stream.streaming_content:
         now = (time.perf_counter() - started) * 1000
@@ -245,7 +248,7 @@ class _Asker:
         return self.opener.open(request, timeout=LOAD_REQUEST_TIMEOUT_SECONDS)
 
     def ask(self, question: str) -> _AskSample:
-        token = next(c.value for c in self.cookies if c.name == "csrftoken")
+        token = next(c.value for c in self.cookies if c.name == "csrftoken" and c.value is not None)
         started = time.perf_counter()
         fragment = self._open(
             "/ask",

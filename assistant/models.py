@@ -75,6 +75,10 @@ class Message(models.Model):
     answered_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
+    # Not columns: one client's feedback, set by ``conversation_messages`` for the chat page.
+    my_vote: str
+    my_comment: str
+
     class Meta:
         ordering = ["created_at", "id"]
         indexes = [models.Index(fields=["status", "created_at"], name="assistant_msg_status")]

@@ -34,6 +34,7 @@ from django.urls import reverse
 from django.utils.html import escape
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
+from django_htmx.middleware import HtmxDetails
 
 from assistant.models import Conversation, Message
 from assistant.ratelimit import ask_rate_check
@@ -63,6 +64,12 @@ CONVERSATION_SESSION_KEY = "assistant_conversation"
 STREAM_FAILED_ANSWER = (
     "Sorry, something went wrong while answering. Please reload the page, or contact support."
 )
+
+
+class HtmxHttpRequest(HttpRequest):
+    """A request through django-htmx's middleware, which sets ``request.htmx``."""
+
+    htmx: HtmxDetails
 
 
 def _client_hash(request: HttpRequest) -> str | None:
@@ -139,7 +146,7 @@ def _render_page(
 
 @require_POST
 @never_cache
-def ask(request: HttpRequest) -> HttpResponse:
+def ask(request: HtmxHttpRequest) -> HttpResponse:
     client_hash = _client_hash_for_asking(request)
     question = request.POST.get("question", "")
     conversation = conversation_for_client(
@@ -188,7 +195,7 @@ def ask(request: HttpRequest) -> HttpResponse:
 
 
 def _ask_error(
-    request: HttpRequest,
+    request: HtmxHttpRequest,
     error: str,
     *,
     status: int,
@@ -278,7 +285,7 @@ def _answer_html(request: HttpRequest, message: Message) -> str:
 
 @require_POST
 @never_cache
-def feedback(request: HttpRequest, public_id: uuid.UUID) -> HttpResponse:
+def feedback(request: HtmxHttpRequest, public_id: uuid.UUID) -> HttpResponse:
     message = _client_message(request, public_id)
     client_hash = message.conversation.client_key_hash
     context = _page_context(message=message, vote=request.POST.get("vote", ""))

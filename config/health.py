@@ -23,6 +23,8 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
+from kb.errors import one_line, shortened
+
 log = structlog.get_logger("groundwork.health")
 
 BROKER_TIMEOUT_SECONDS = 2.0
@@ -78,10 +80,10 @@ def _may_see_checks(request: HttpRequest) -> bool:
 
 
 def _reason(exc: BaseException) -> str:
+    """A ``NotReady`` message is already the reason; any other failure says what it was."""
     if isinstance(exc, NotReady):
         return str(exc)
-    lines = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {lines[0] if lines else ''}"[:300]
+    return shortened(one_line(exc))
 
 
 def check_database() -> str:

@@ -86,7 +86,8 @@ def _holds_nul(request: HttpRequest) -> bool:
         for key, values in query.lists():
             if "\0" in key or any("\0" in value for value in values):
                 return True
-    return any("\0" in (upload.name or "") for upload in request.FILES.values())
+    uploads = (request.FILES.get(key) for key in request.FILES)
+    return any(upload is not None and "\0" in (upload.name or "") for upload in uploads)
 
 
 class ContentSecurityPolicyMiddleware:

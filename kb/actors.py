@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, PermissionsMixin
 
 
 class SystemActor(enum.Enum):
@@ -25,7 +25,11 @@ def actor_has_perm(actor: Actor, permission: str) -> bool:
     """Whether ``actor`` holds ``permission``; the system holds every one."""
     if actor is SYSTEM:
         return True
-    return bool(actor.is_active and actor.has_perm(permission))
+    # Permissions come with PermissionsMixin (Django's User has it); a user model without it
+    # holds none.
+    return bool(
+        actor.is_active and isinstance(actor, PermissionsMixin) and actor.has_perm(permission)
+    )
 
 
 def actor_name(actor: Actor) -> str:

@@ -98,7 +98,9 @@ class RetireForm(forms.Form):
 
     def __init__(self, *args: Any, document: Document, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["successor"].queryset = (
+        successor = self.fields["successor"]
+        assert isinstance(successor, forms.ModelChoiceField)
+        successor.queryset = (
             Document.objects.published().filter(superseded_by=None).exclude(pk=document.pk)
         )
 
@@ -132,13 +134,15 @@ class DocumentForm(forms.ModelForm):
     def __init__(self, *args: Any, instance: Document | None = None, **kwargs: Any) -> None:
         if instance is not None and self.actor is not None and not may_retire(actor=self.actor):
             _keep_stored_lifecycle(instance)
-        super().__init__(*args, instance=instance, **kwargs)
+        kwargs["instance"] = instance
+        super().__init__(*args, **kwargs)
 
     def clean_body(self) -> str:
         return normalise_newlines(self.cleaned_data["body"])
 
     def clean(self) -> dict[str, Any]:
-        cleaned = super().clean()
+        super().clean()  # a ModelForm's returns its cleaned_data
+        cleaned = self.cleaned_data
         if self.actor is None:
             return cleaned
         successor = (
@@ -226,7 +230,8 @@ class DocumentAdmin(SimpleHistoryAdmin):
 
     def save_model(self, request: HttpRequest, obj: Document, form: Any, change: bool) -> None:
         """The change form and history revert both save here, through the service."""
-        obj._history_user = request.user  # what SimpleHistoryAdmin.save_model records
+        # What SimpleHistoryAdmin.save_model records; simple_history has no types to declare it.
+        obj._history_user = request.user  # type: ignore[attr-defined]
         document_save(document=obj, actor=request.user)
 
     class Media:
@@ -487,11 +492,13 @@ class EmbeddingModelAdmin(admin.ModelAdmin):
     def has_manage_permission(self, request: HttpRequest) -> bool:
         return self._may_manage(request)
 
-    def get_form(self, request: HttpRequest, obj: Any = None, **kwargs: Any):
+    def get_form(
+        self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any
+    ) -> type[forms.ModelForm[Any]]:
         if obj is None:
             kwargs["form"] = EmbeddingModelAddForm
             kwargs["fields"] = ["key"]
-        return super().get_form(request, obj, **kwargs)
+        return super().get_form(request, obj, change, **kwargs)
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None):
         return () if obj is None else self.readonly_fields

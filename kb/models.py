@@ -11,6 +11,7 @@ from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import connections, models, transaction
 from django.db.models import F, Func, Q
+from django.db.models.expressions import CombinedExpression
 from pgvector.django import VectorField
 from simple_history.models import HistoricalRecords
 
@@ -152,7 +153,7 @@ class Document(models.Model):
             super().save(*args, **kwargs)
 
 
-def _chunk_tsvector() -> SearchVector:
+def _chunk_tsvector() -> CombinedExpression:
     """The keyword index's view of a chunk: its heading path weighted A, its text weighted B."""
     return SearchVector("heading_path", weight="A", config="english") + SearchVector(
         "text", weight="B", config="english"

@@ -222,7 +222,7 @@ def _split_front_matter(path: str, text: str) -> tuple[dict[str, Any], str, dict
         ) from None
     finally:
         loader.dispose()
-    if fields is None:
+    if node is None or fields is None:
         return {}, body, {}
     if not isinstance(fields, dict):
         raise DocumentParseError(

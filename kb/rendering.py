@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import nh3
 from django.utils.html import escape
@@ -80,11 +81,11 @@ def markdown_references(body: str) -> list[MarkdownReference]:
         for child in token.children:
             if child.type == "image":
                 references.append(
-                    MarkdownReference("image", child.attrGet("src") or "", line_number)
+                    MarkdownReference("image", str(child.attrGet("src") or ""), line_number)
                 )
             elif child.type == "link_open":
                 references.append(
-                    MarkdownReference("link", child.attrGet("href") or "", line_number)
+                    MarkdownReference("link", str(child.attrGet("href") or ""), line_number)
                 )
     return references
 
@@ -292,16 +293,18 @@ def _image_local_only(
     is fetched by every reader's browser (a tracking pixel), and the pages' Content-Security-
     Policy would block it anyway. The editor preview warns the writer."""
     token = tokens[idx]
-    if _REMOTE_URL.match(token.attrGet("src") or ""):
+    if _REMOTE_URL.match(str(token.attrGet("src") or "")):
         description = self.renderInlineAsText(token.children or [], options, env)
         return escape(f"[image: {description}]" if description else "[image]")
     return _DEFAULT_IMAGE_RULE(tokens, idx, options, env)
 
 
 _REMOTE_URL = re.compile(r"^\s*(?:[a-z][a-z0-9+.-]*:|//)", re.IGNORECASE)
-_DEFAULT_IMAGE_RULE = _markdown.renderer.rules["image"]
+# MarkdownIt renders with RendererHTML unless told otherwise; its rules are the defaults replaced.
+_RENDERER_RULES = cast(RendererHTML, _markdown.renderer).rules
+_DEFAULT_IMAGE_RULE = _RENDERER_RULES["image"]
 _markdown.add_render_rule("image", _image_local_only)
 
-_DEFAULT_RULES = {name: _markdown.renderer.rules[name] for name in _CITABLE_LEAVES}
+_DEFAULT_RULES = {name: _RENDERER_RULES[name] for name in _CITABLE_LEAVES}
 for _name in _CITABLE_LEAVES:
     _markdown.add_render_rule(_name, _code_with_block_attributes)

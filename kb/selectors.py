@@ -11,10 +11,10 @@ from difflib import SequenceMatcher
 from itertools import groupby
 from typing import Any
 
-from django.db import connection
+from django.db import connection, models
 from django.utils.text import capfirst
 
-from kb.actors import SYSTEM, Actor
+from kb.actors import SYSTEM, Actor, actor_has_perm
 from kb.chunking.lines import FenceRole, scan_lines
 from kb.chunking.structure import atx_heading, is_list_item, is_table_delimiter_row
 from kb.models import Document, DocumentIndexState, DocumentQuerySet, EmbeddingModel
@@ -30,11 +30,7 @@ def reader_is_staff(user: Actor) -> bool:
     of what customers are not shown, internal pages and the text of retired ones."""
     if user is SYSTEM:
         return True
-    return bool(
-        user.is_active
-        and getattr(user, "is_staff", False)
-        and user.has_perm(STAFF_READER_PERMISSION)
-    )
+    return bool(getattr(user, "is_staff", False) and actor_has_perm(user, STAFF_READER_PERMISSION))
 
 
 def audiences_for(user: Actor) -> tuple[str, ...]:
@@ -252,19 +248,27 @@ def _compared_fields() -> list[str]:
     ]
 
 
+def _field(name: str) -> models.Field[Any, Any]:
+    """One of the document's own columns: every name compared is (see ``_compared_fields``)."""
+    field = Document._meta.get_field(name)
+    if not isinstance(field, models.Field):
+        raise LookupError(f"Document.{name} is a relation, not a column")
+    return field
+
+
 def _attname(name: str) -> str:
-    return Document._meta.get_field(name).attname  # superseded_by_id: the id, not a query
+    return _field(name).attname  # superseded_by_id: the id, not a query
 
 
 def _label(name: str) -> str:
-    return capfirst(Document._meta.get_field(name).verbose_name)
+    return str(capfirst(_field(name).verbose_name))
 
 
 def _shown(name: str, value: Any) -> str:
     """A field value as a person reads it: choice labels, dates, the path of a linked page."""
     if value is None or value == "":
         return "—"
-    field = Document._meta.get_field(name)
+    field = _field(name)
     if field.choices:
         return str(dict(field.flatchoices).get(value, value))
     if name == "superseded_by":

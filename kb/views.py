@@ -62,7 +62,7 @@ def document_detail(request: HttpRequest, path: str) -> HttpResponse:
         raise Http404("No document at this address.")
     successor = document_successor_for_reader(document=document, audiences=audiences)
     if document.status == Document.Status.RETIRED and not staff:
-        context = {"document": document, "successor": successor}
+        context: dict[str, object] = {"document": document, "successor": successor}
         return render(request, "kb/document_retired.html", context, status=410)
     rendered = document_render(
         body=document.body,

@@ -115,7 +115,7 @@ class VoyageAPI:
                     f"Voyage {operation} returned a malformed response ({exc!r})", retryable=False
                 )
             else:
-                self._log(operation, started=started, attempts=attempts, **fields)
+                self._log(operation, started=started, attempts=attempts, fields=fields)
                 return result
             reason = outcome.reason
             delay = self._backoff(attempts)
@@ -131,7 +131,7 @@ class VoyageAPI:
                 time.sleep(delay)
                 continue
             reason = self.scrub(reason)
-            self._log(operation, started=started, attempts=attempts, error=reason, **fields)
+            self._log(operation, started=started, attempts=attempts, error=reason, fields=fields)
             raise VoyageCallFailed(reason, retryable=outcome.retryable)
 
     def scrub(self, text: str, *, limit: int = REASON_CHARS) -> str:
@@ -203,7 +203,13 @@ class VoyageAPI:
         return step / 2 + self._random.uniform(0, step / 2)
 
     def _log(
-        self, operation: str, *, started: float, attempts: int, error: str | None = None, **fields
+        self,
+        operation: str,
+        *,
+        started: float,
+        attempts: int,
+        error: str | None = None,
+        fields: Mapping[str, object],
     ) -> None:
         ms = round((time.monotonic() - started) * 1000)
         if error is None:

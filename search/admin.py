@@ -14,8 +14,9 @@ from django.http import HttpRequest
 from django.template.response import TemplateResponse
 from django.views.decorators.http import require_GET
 
+from kb.errors import one_line
 from search.results import RetrievalUnavailable
-from search.services import one_line, retrieve
+from search.services import retrieve
 from search.views import (
     SEARCH_DEFAULTS,
     SearchForm,

@@ -95,11 +95,12 @@ def retrieve(
                 )
                 if len(scores) != len(hits):
                     raise RerankError(f"{len(scores)} scores for {len(hits)} passages")
-                hits = [
-                    dataclasses.replace(hit, rerank_score=float(score))
-                    for hit, score in zip(hits, scores, strict=True)
-                ]
-                hits.sort(key=lambda hit: hit.rerank_score, reverse=True)
+                reranked = sorted(
+                    zip(hits, (float(score) for score in scores), strict=True),
+                    key=lambda scored: scored[1],
+                    reverse=True,
+                )
+                hits = [dataclasses.replace(hit, rerank_score=score) for hit, score in reranked]
         except Exception as exc:  # a reranker failure keeps the fused order
             errors["rerank"] = one_line(exc)
         timings["rerank"] = (time.perf_counter() - stage_started) * 1000

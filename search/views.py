@@ -59,7 +59,8 @@ class LegsWidget(forms.CheckboxSelectMultiple):
         values = data.getlist(name) if isinstance(data, QueryDict) else [data.get(name) or ""]
         return [leg.strip() for value in values for leg in value.split(",") if leg.strip()]
 
-    def format_value(self, value: Any) -> list[str]:
+    # ChoiceWidget's format_value returns a list, unlike Widget's; django-stubs ignores it too.
+    def format_value(self, value: Any) -> list[str]:  # type: ignore[override]
         if isinstance(value, str):
             value = value.split(",")
         return super().format_value(value)

@@ -28,6 +28,7 @@ from assistant.generators.base import (
 )
 from assistant.injection import is_flagged
 from assistant.prompting import NOT_COVERED_SENTENCE
+from kb.chunking.sentences import split_sentences
 from kb.embedders import Embedder, get_embedder
 from kb.errors import one_line
 from kb.selectors import passage_lines
@@ -59,9 +60,6 @@ IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
 LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
 EMPHASIS = re.compile(r"\*\*|__")
 HTML_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
-# A sentence ends at . ! or ? followed by space and a capital, digit, quote or markup opener.
-SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'`(\[*_])")
-ABBREVIATION = re.compile(r"\b(?:e\.g|i\.e|etc|vs|approx|incl|no|Mr|Ms|Dr)\.$", re.IGNORECASE)
 WORDY = re.compile(r"\b[^\W\d_]{2,}")  # a word with letters in it
 WORD = re.compile(r"[a-z0-9][a-z0-9._-]*[a-z0-9]|[a-z0-9]")
 _STOPWORDS_TEXT = """
@@ -276,7 +274,9 @@ def _sentences(source: Source) -> list[_Sentence]:
         # A table row is one statement, whatever punctuation its cells hold; its column names
         # make a short one ("Currency: GBP; Minimum: £0.30") complete.
         is_row = unit.startswith(TABLE_ROW_MARK)
-        pieces = [unit[len(TABLE_ROW_MARK) :]] if is_row else _split_sentences(unit)
+        pieces = (
+            [unit[len(TABLE_ROW_MARK) :]] if is_row else split_sentences(unit, abbreviations=True)
+        )
         minimum = MIN_ROW_WORDS if is_row else MIN_SENTENCE_WORDS
         for piece in pieces:
             text = _clean(piece)
@@ -314,7 +314,7 @@ def _units(text: str) -> list[str]:
             or units[-1].startswith(TABLE_ROW_MARK)
         ):
             return lead_in if in_list else None
-        *before, last = _split_sentences(units.pop())
+        *before, last = split_sentences(units.pop(), abbreviations=True)
         if before:
             units.append(" ".join(before))
         return last
@@ -368,16 +368,6 @@ def _table_row(header: Sequence[str], cells: Sequence[str]) -> str:
         if cell and cell not in {"—", "-"}
     ]
     return TABLE_ROW_MARK + "; ".join(described)
-
-
-def _split_sentences(unit: str) -> list[str]:
-    pieces: list[str] = []
-    for piece in SENTENCE_END.split(unit):
-        if pieces and ABBREVIATION.search(pieces[-1]):
-            pieces[-1] = f"{pieces[-1]} {piece}"
-        else:
-            pieces.append(piece)
-    return pieces
 
 
 def _clean(text: str) -> str:

@@ -25,14 +25,14 @@ def cited_sources(*, sources: Sequence[Source], cited: Sequence[int]) -> list[di
     entries = []
     for source in shown:
         newer = [
-            other
+            (other.updated_on, other)
             for other in shown
             if other.document_id != source.document_id
             and other.updated_on is not None
             and source.updated_on is not None
             and other.updated_on > source.updated_on
         ]
-        newest = max(newer, key=lambda other: other.updated_on) if newer else None
+        newest = max(newer, key=lambda dated: dated[0])[1] if newer else None
         entries.append(
             {
                 "number": source.number,

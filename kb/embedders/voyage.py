@@ -14,10 +14,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from kb.embedders.base import EmbeddingError, checked_unit_vectors
+
+if TYPE_CHECKING:
+    from tokenizers import Tokenizer
 from kb.voyage import VoyageAPI, VoyageCallFailed
 
 # Models this embedder knows: output dimensions and input window (tokens).
@@ -42,7 +46,7 @@ class VoyageEmbedder:
         self.key = f"voyage/{model}"
         self.dimensions, self.max_input_tokens = KNOWN_MODELS[model]
         self._api = api
-        self._counter = None
+        self._counter: Tokenizer | None = None
         self._counter_lock = threading.Lock()
 
     def __repr__(self) -> str:

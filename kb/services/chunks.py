@@ -183,7 +183,7 @@ def _chunks_insert_and_mark_indexed(
     (a bulk insert, then an upsert) it cost two round trips and most of its time in Python.
     """
     assert chunks.vectors is not None
-    params: list[object] = []
+    params: list[int | str] = []
     for draft, vector, text_hash in zip(
         chunks.drafts, chunks.vectors, chunks.text_hashes(), strict=True
     ):

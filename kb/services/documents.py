@@ -78,7 +78,7 @@ def document_save(*, document: Document, actor: Actor) -> Document:
         actor=actor,
         document=document,
         status=document.status,
-        successor_path=document.superseded_by.path if document.superseded_by_id else None,
+        successor_path=document.superseded_by.path if document.superseded_by is not None else None,
     )
     document.save()
     return document

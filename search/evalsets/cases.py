@@ -23,6 +23,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from kb.chunking.sentences import first_sentence
 from kb.chunking.structure import BlockKind, is_table_delimiter_row
 from search.evalsets.pages import Page, PageFolder, PageSection
 
@@ -183,7 +184,6 @@ _FLAG_LINE = re.compile(
 _OPTION_HEADING = re.compile(r"^`[^`\s]+`$|^[A-Za-z_][\w./:\[\]-]*$")
 _CAMEL_CASE = re.compile(r"[a-z][A-Z]")
 _DESCRIPTION_COLUMNS = frozenset({"description", "purpose", "meaning", "details", "explanation"})
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(\[])")
 
 
 @dataclass(frozen=True)
@@ -419,8 +419,7 @@ def _definition_list_entries(paragraph: str) -> Iterator[str]:
 
 
 def _first_sentence(text: str) -> str:
-    text = " ".join(text.split())
-    return _SENTENCE_END.split(text, maxsplit=1)[0]
+    return first_sentence(" ".join(text.split()))
 
 
 def _unambiguous(candidates: Sequence[DerivedCase]) -> tuple[list[DerivedCase], int]:

@@ -263,10 +263,7 @@ def best_policy(tables: Sequence[Sequence[tuple[DumpedCase, list[float]]]]) -> P
                     bucket = "plain"
                 for i, value in enumerate(row):
                     buckets[bucket][i] += value * share
-        chosen = {
-            name: max(range(len(WEIGHT_GRID)), key=lambda i, t=totals: (t[i], -i))
-            for name, totals in buckets.items()
-        }
+        chosen = {name: _best_weight(totals) for name, totals in buckets.items()}
         score = sum(buckets[name][i] for name, i in chosen.items())
         policy = Policy(
             plain=WEIGHT_GRID[chosen["plain"]],
@@ -278,3 +275,8 @@ def best_policy(tables: Sequence[Sequence[tuple[DumpedCase, list[float]]]]) -> P
             best = (score, policy)
     assert best is not None
     return best[1]
+
+
+def _best_weight(totals: Sequence[float]) -> int:
+    """The index of the best total in WEIGHT_GRID; on a tie, the lower weight."""
+    return max(range(len(WEIGHT_GRID)), key=lambda i: (totals[i], -i))

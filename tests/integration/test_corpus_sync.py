@@ -11,7 +11,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from kb.actors import SYSTEM
-from kb.chunking import embedding_text
+from kb.chunking import chunker, embedding_text
 from kb.embedders import EmbeddingError
 from kb.models import Chunk, Document, DocumentIndexState, EmbeddingModel
 from kb.services.sync import SyncRefused, corpus_sync
@@ -179,6 +179,57 @@ def test_unparseable_file_is_reported_and_its_indexed_copy_kept(
         "text", flat=True
     )
     assert list(after) == before
+
+
+def _chunker_fails_on(monkeypatch: pytest.MonkeyPatch, title: str) -> None:
+    """The chunker cannot fit the document titled ``title`` (as for a title that leaves no room
+    for text in the model's window); every other document chunks as usual."""
+    real_chunk = chunker._Chunker.chunk
+
+    def chunk(self, sections):
+        if self._title == title:
+            raise chunker.ChunkingError("the title leaves no room for text")
+        return real_chunk(self, sections)
+
+    monkeypatch.setattr(chunker._Chunker, "chunk", chunk)
+
+
+def test_unchunkable_file_is_reported_and_the_others_are_synced(
+    small_corpus: Path, counting_embedder: CountingEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # given a folder where one file cannot be chunked
+    (small_corpus / "unchunkable.md").write_text(_page("Unchunkable", "Some text."))
+    _chunker_fails_on(monkeypatch, "Unchunkable")
+
+    # when it is synced
+    report = corpus_sync(directory=small_corpus, embedder=counting_embedder, actor=SYSTEM)
+
+    # then that file is reported failed with its path and reason, and the others are indexed
+    assert [(failure.path, failure.message) for failure in report.failed] == [
+        ("unchunkable.md", "unchunkable.md: cannot be chunked: the title leaves no room for text")
+    ]
+    assert sorted(report.indexed) == [
+        "policies/old-refunds.md",
+        "policies/refunds.md",
+        "webhooks.md",
+    ]
+    assert not Document.objects.filter(path="unchunkable.md").exists()
+    assert Chunk.objects.filter(document__path="webhooks.md").exists()
+
+
+def test_kb_sync_command_reports_an_unchunkable_file_and_goes_on(
+    small_corpus: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # given a folder where one file cannot be chunked
+    (small_corpus / "unchunkable.md").write_text(_page("Unchunkable", "Some text."))
+    _chunker_fails_on(monkeypatch, "Unchunkable")
+
+    # when kb_sync runs, it fails on that file only, naming it, after syncing the others
+    with pytest.raises(CommandError, match="1 file"):
+        call_command("kb_sync", str(small_corpus), "--no-progress")
+    captured = capsys.readouterr()
+    assert "failed: unchunkable.md: cannot be chunked" in captured.err
+    assert "3 changed" in captured.out and "1 failed" in captured.out
 
 
 def test_embedder_failure_keeps_the_indexed_copy(

@@ -20,6 +20,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from assistant.benchmarks import LoadReport, load_run
 from config.processes import Supervisor, database_url, free_port, web_server
+from kb.actors import SYSTEM
 from kb.benchmarking import throwaway_database
 from kb.embedders import get_embedder
 from kb.services.sync import corpus_sync
@@ -55,7 +56,7 @@ class Command(BaseCommand):
         self.stdout.write(f"creating the throwaway database {DATABASE_NAME} and indexing {corpus}")
         port = port or free_port()
         with throwaway_database(DATABASE_NAME):
-            corpus_sync(directory=corpus, embedder=get_embedder())
+            corpus_sync(directory=corpus, embedder=get_embedder(), actor=SYSTEM)
             # One machine asks for every customer here: the per-address limit would refuse it.
             server = Supervisor(
                 [

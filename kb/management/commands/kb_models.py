@@ -63,9 +63,9 @@ class Command(BaseCommand):
         self.stdout.write(f"{'key':32} {'state':9} {'dims':>5} {'chunks':>8}  coverage")
         for model in models:
             coverage = embedding_model_coverage(model=model)
+            chunk_total = model.chunk_total  # type: ignore[attr-defined]  # the annotate() above
             self.stdout.write(
-                f"{model.key:32} {model.state:9} {model.dimensions:>5} "
-                f"{model.chunk_total:>8}  {coverage}"
+                f"{model.key:32} {model.state:9} {model.dimensions:>5} {chunk_total:>8}  {coverage}"
             )
 
     def _add(self, *, key: str, wait: bool, **options: Any) -> None:

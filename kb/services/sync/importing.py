@@ -3,8 +3,9 @@
 Idempotent and incremental. The skip key is (content hash, chunker version, embedding model), so
 an unchanged corpus embeds nothing. Embedding runs outside any transaction, in batches that span
 documents; each changed document is then written in one transaction (document row, chunks, index
-state) so a search never sees half of it. A file that cannot be read or parsed is reported and
-its indexed copy is left alone; an empty folder never empties a non-empty index unless asked.
+state) so a search never sees half of it. A file that cannot be read, parsed or chunked is
+reported and its indexed copy is left alone; an empty folder never empties a non-empty index
+unless asked.
 
 Every write goes through ``document_save`` with the acting user (``SYSTEM`` for a command run on
 the server): a file that would retire, restore or re-link a page its importer may not is
@@ -135,7 +136,7 @@ def _documents_import(
         content_hash = content_hash_of(title=document.title, body=document.body)
         if _needs_write(current, content_hash, current_ids, index_inline=index_inline):
             to_index.append(document)
-        elif metadata_differs(current, document):
+        elif current is not None and metadata_differs(current, document):
             try:
                 document_update_metadata(current, document, actor)
             except DocumentPermissionDenied as exc:

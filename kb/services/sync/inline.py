@@ -7,13 +7,14 @@ half of it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 from django.db import transaction
 
 from kb.actors import Actor
+from kb.chunking import ChunkingError
 from kb.embedders import Embedder, EmbeddingError
 from kb.models import Document, EmbeddingModel
 from kb.parsing import ParsedDocument
@@ -66,6 +67,17 @@ def documents_index_inline(
             documents=[chunks for _, chunks in window], embedder=embedder, stored=stored
         )
 
+    def unchunkable(document: ParsedDocument, exc: ChunkingError) -> None:
+        # The document cannot fit the model's window: report it, keep its indexed copy as it
+        # was, and go on with the others.
+        nonlocal done
+        report.failed.append(
+            SyncFailure(document.path, f"{document.path}: cannot be chunked: {exc}")
+        )
+        done += 1
+        if progress:
+            progress(done, len(to_index))
+
     def write(window: list[tuple[ParsedDocument, DocumentChunks]], pending: Future) -> None:
         nonlocal done
         try:
@@ -102,7 +114,7 @@ def documents_index_inline(
 
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed") as pool:
         previous: tuple[list[tuple[ParsedDocument, DocumentChunks]], Future] | None = None
-        for window in _chunked_windows(to_index, embedder):
+        for window in _chunked_windows(to_index, embedder, unchunkable=unchunkable):
             # Reusable vectors are looked up here, on the thread that holds the connection.
             stored = vectors_stored(
                 embedding_model=embedding_model, documents=[chunks for _, chunks in window]
@@ -116,13 +128,24 @@ def documents_index_inline(
 
 
 def _chunked_windows(
-    to_index: list[ParsedDocument], embedder: Embedder
+    to_index: list[ParsedDocument],
+    embedder: Embedder,
+    *,
+    unchunkable: Callable[[ParsedDocument, ChunkingError], None],
 ) -> Iterator[list[tuple[ParsedDocument, DocumentChunks]]]:
-    """Chunk documents in order and group them until a window holds enough texts to embed."""
+    """Chunk documents in order and group them until a window holds enough texts to embed.
+
+    A document that cannot be chunked goes to ``unchunkable`` and into no window; any other
+    error of the chunker is a bug and surfaces.
+    """
     window: list[tuple[ParsedDocument, DocumentChunks]] = []
     texts = 0
     for document in to_index:
-        chunks = document_chunk(title=document.title, body=document.body, embedder=embedder)
+        try:
+            chunks = document_chunk(title=document.title, body=document.body, embedder=embedder)
+        except ChunkingError as exc:
+            unchunkable(document, exc)
+            continue
         window.append((document, chunks))
         texts += len(chunks.drafts)
         if texts >= INDEX_WINDOW_TEXTS:

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
@@ -36,12 +37,20 @@ from search.evaluation import (
 from search.results import RetrievalUnavailable
 from search.services import retrieve
 
-# Each row of the report: the legs used and whether the reranker runs.
+
+@dataclass(frozen=True)
+class Row:
+    """One row of the report: the legs used and whether the reranker runs."""
+
+    legs: tuple[str, ...]
+    rerank: bool
+
+
 ROWS = {
-    "vector": {"legs": ("vector",), "rerank": False},
-    "keyword": {"legs": ("keyword",), "rerank": False},
-    "hybrid": {"legs": ("vector", "keyword"), "rerank": False},
-    "rerank": {"legs": ("vector", "keyword"), "rerank": True},
+    "vector": Row(legs=("vector",), rerank=False),
+    "keyword": Row(legs=("keyword",), rerank=False),
+    "hybrid": Row(legs=("vector", "keyword"), rerank=False),
+    "rerank": Row(legs=("vector", "keyword"), rerank=True),
 }
 # Deep enough that the page ranking has 10 distinct pages when the corpus has them.
 RETRIEVE_DEPTH = 50
@@ -84,30 +93,37 @@ class Command(BaseCommand):
             help="no-answer threshold (default: settings.NO_ANSWER_THRESHOLD)",
         )
 
-    def handle(self, *args: object, cases: Path, **options: object) -> None:
-        docs = options["docs"]
+    def handle(
+        self,
+        *args: object,
+        cases: Path,
+        k: int,
+        legs: str | None,
+        docs: Path | None,
+        output: Path | None,
+        audience: str,
+        threshold: float | None,
+        **options: object,
+    ) -> None:
         default_rows = [*BASELINES, *ROWS] if docs else list(ROWS)
-        legs = options["legs"] or ",".join(default_rows)
-        rows = [name.strip() for name in str(legs).split(",") if name.strip()]
+        chosen = legs or ",".join(default_rows)
+        rows = [name.strip() for name in chosen.split(",") if name.strip()]
         unknown = [name for name in rows if name not in ROWS and name not in BASELINES]
         if unknown or not rows:
-            raise CommandError(
-                f"--legs takes {', '.join([*BASELINES, *ROWS])} (got {options['legs']!r})"
-            )
+            raise CommandError(f"--legs takes {', '.join([*BASELINES, *ROWS])} (got {legs!r})")
         if not docs and any(name in BASELINES for name in rows):
             raise CommandError("the bm25, dense and rrf rows need --docs FOLDER (the pages)")
-        k = int(options["k"])
+        k = int(k)
         if not 1 <= k <= 50:
             raise CommandError("--k must be between 1 and 50")
         try:
             loaded = cases_load(cases)
         except (OSError, EvalCaseError) as exc:
             raise CommandError(str(exc)) from exc
-        threshold = options["threshold"]
         if threshold is None:
             threshold = settings.NO_ANSWER_THRESHOLD
         # The command runs on the server: "internal" reads as the system, "public" as a customer.
-        reader = SYSTEM if options["audience"] == "internal" else AnonymousUser()
+        reader = SYSTEM if audience == "internal" else AnonymousUser()
         audiences = audiences_for(reader)
 
         baselines = self._baselines(Path(docs), rows) if docs else None
@@ -136,8 +152,8 @@ class Command(BaseCommand):
         self._print(summaries, k=k, threshold=threshold)
         self._print_kinds(summaries)
         self._print_calibration(last_retrieved)
-        if options["output"]:
-            with Path(options["output"]).open("w", encoding="utf-8") as handle:
+        if output:
+            with Path(output).open("w", encoding="utf-8") as handle:
                 for outcome in last:
                     handle.write(json.dumps(outcome.as_json()) + "\n")
         if options["json"]:
@@ -147,7 +163,9 @@ class Command(BaseCommand):
                 "k": k,
                 "rows": [summary.as_json() for summary in summaries],
             }
-            Path(options["json"]).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+            Path(str(options["json"])).write_text(
+                json.dumps(report, indent=2) + "\n", encoding="utf-8"
+            )
 
     def _retrieve(
         self, case: EvalCase, name: str, *, audiences: tuple[str, ...], k: int, threshold: float
@@ -158,8 +176,8 @@ class Command(BaseCommand):
                 audiences=audiences,
                 limit=RETRIEVE_DEPTH,
                 candidates=RETRIEVE_DEPTH,
-                legs=ROWS[name]["legs"],
-                rerank=ROWS[name]["rerank"],
+                legs=ROWS[name].legs,
+                rerank=ROWS[name].rerank,
             )
         except RetrievalUnavailable as exc:
             raise CommandError(str(exc)) from exc

@@ -48,7 +48,9 @@ class Command(BaseCommand):
         if action == "dump":
             self._dump(Path(str(options["cases"])), str(options["name"]), options["output"])
         else:
-            self._fit([Path(str(path)) for path in options["dumps"]])  # type: ignore[union-attr]
+            dumps = options["dumps"]
+            assert isinstance(dumps, list)  # nargs="+"
+            self._fit([Path(str(path)) for path in dumps])
 
     def _dump(self, cases_path: Path, name: str, output: object) -> None:
         try:

@@ -1,0 +1,61 @@
+"""Where a sentence ends: one rule for every part of the product that cuts prose into sentences.
+
+The chunker cuts an over-long paragraph at sentence ends, the offline answerer quotes whole
+sentences, and the eval sets take an option's first sentence as its definition. Their copies of
+the rule had drifted apart (two never ended a sentence inside closing quotes or bold, one never
+before a digit); this is the one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from itertools import pairwise
+
+# A sentence ends at . ! ? (plus closing quotes, brackets or emphasis) followed by whitespace and
+# then anything but a lowercase letter, which keeps "e.g. the" and "approx. five" in one piece.
+SENTENCE_END = re.compile(
+    r"(?P<mark>[.!?\u2026]+[\"'\u201d\u2019)\]*_]*)\s+(?=[^\sa-z])|[\u3002\uff01\uff1f]+"
+)
+# A full stop that ends an abbreviation, not a sentence, even before a capital: "e.g. Stripe".
+ABBREVIATION = re.compile(r"\b(?:e\.g|i\.e|etc|vs|approx|incl|no|Mr|Ms|Dr)\.$", re.IGNORECASE)
+# Enough text before a full stop to hold the longest abbreviation and the character before it,
+# so its leading word boundary is the text's own.
+_ABBREVIATION_WINDOW = 8
+
+
+def sentence_ends(
+    text: str, start: int = 0, end: int | None = None, *, abbreviations: bool = False
+) -> list[int]:
+    """Offsets just past each sentence end in ``text[start:end]`` (and past the whitespace after
+    it, so each is where the next sentence starts).
+
+    With ``abbreviations``, a full stop after a known abbreviation ("e.g.", "No.") ends nothing.
+    The chunker does without: its cut points are part of every stored chunk's boundaries.
+    """
+    return list(_ends(text, start, len(text) if end is None else end, abbreviations=abbreviations))
+
+
+def split_sentences(text: str, *, abbreviations: bool = False) -> list[str]:
+    """The sentences of ``text`` in order, without surrounding whitespace."""
+    cuts = [0, *sentence_ends(text, abbreviations=abbreviations), len(text)]
+    pieces = (text[start:stop].strip() for start, stop in pairwise(cuts))
+    return [piece for piece in pieces if piece]
+
+
+def first_sentence(text: str, *, abbreviations: bool = False) -> str:
+    """The first sentence of ``text``, without surrounding whitespace (all of it if it has one)."""
+    cut = next(_ends(text, 0, len(text), abbreviations=abbreviations), len(text))
+    return text[:cut].strip()
+
+
+def _ends(text: str, start: int, end: int, *, abbreviations: bool) -> Iterator[int]:
+    for match in SENTENCE_END.finditer(text, start, end):
+        mark_end = match.end("mark")
+        if (
+            abbreviations
+            and mark_end != -1
+            and ABBREVIATION.search(text[max(start, mark_end - _ABBREVIATION_WINDOW) : mark_end])
+        ):
+            continue
+        yield match.end()
