@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Self
 
 import psycopg
 from django.conf import settings
@@ -42,6 +43,9 @@ KEYWORD_CANDIDATE_CAP = 500
 # psycopg prepares a statement once it has run this many times on a connection; no statement
 # does, so only a cursor that asks for preparation (``_PreparedCursor``) gets it.
 PREPARE_ONLY_WHEN_ASKED = 2**31 - 1
+
+# What the hybrid statement binds: numbers, text, and arrays of either.
+SqlValue = float | str | list[str] | list[float] | None
 
 
 @dataclass(frozen=True)
@@ -248,10 +252,10 @@ def hybrid_search(
         return HybridRows(candidates=[], vector_candidates=0, keyword_candidates=0)
 
     dims = int(embedding_model.dimensions)
-    params: list[object] = []
+    params: list[SqlValue] = []
     ctes: list[str] = []
     visible = _visible_sql(embedding_model)
-    vector_text = vector_literal(query_vector) if use_vector else None
+    vector_text = vector_literal(query_vector) if query_vector is not None else None
 
     if use_vector:
         ctes.append(
@@ -391,11 +395,19 @@ def hybrid_search(
 class _PreparedCursor(psycopg.Cursor):
     """A server-binding cursor that prepares every statement it runs."""
 
-    def execute(self, query, params=None, *, prepare=None, binary=None):  # type: ignore[no-untyped-def]
+    # One signature of psycopg's two overloads: the hybrid SQL is a string, never a Template.
+    def execute(  # type: ignore[override]
+        self,
+        query: psycopg.abc.QueryNoTemplate,
+        params: psycopg.abc.Params | None = None,
+        *,
+        prepare: bool | None = None,
+        binary: bool | None = None,
+    ) -> Self:
         return super().execute(query, params, prepare=True, binary=binary)
 
 
-def _fetch_prepared(sql: str, params: Sequence[object]) -> list[tuple]:
+def _fetch_prepared(sql: str, params: Sequence[SqlValue]) -> list[tuple]:
     """Run the hybrid statement as a prepared statement with a generic plan (``search.apps``
     sets ``plan_cache_mode`` per connection), through Django's cursor wrapper so execute
     wrappers and query logging still see it.
@@ -418,11 +430,12 @@ def _fetch_prepared(sql: str, params: Sequence[object]) -> list[tuple]:
         # Django disables psycopg's prepared statements (None); a threshold no query reaches
         # enables them for cursors that ask, like this one, and no other.
         raw.prepare_threshold = PREPARE_ONLY_WHEN_ASKED
-    cursor = _PreparedCursor(raw)
+    prepared = _PreparedCursor(raw)
+    # django-stubs annotate these as taking a CursorWrapper; they wrap the driver's cursor.
     wrapped = (
-        connection.make_debug_cursor(cursor)
+        connection.make_debug_cursor(prepared)  # type: ignore[arg-type]
         if connection.queries_logged
-        else connection.make_cursor(cursor)
+        else connection.make_cursor(prepared)  # type: ignore[arg-type]
     )
     with wrapped:
         wrapped.execute(sql, params)

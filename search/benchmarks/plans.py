@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from django.conf import settings
 from django.db import connection
@@ -38,7 +39,7 @@ class StatementCapture:
     """An execute wrapper that records the SQL and parameters Django sends."""
 
     def __init__(self) -> None:
-        self.statements: list[tuple[str, object]] = []
+        self.statements: list[tuple[str, Any]] = []
 
     def __call__(
         self, execute: Callable, sql: str, params: object, many: bool, context: dict
@@ -66,7 +67,7 @@ def cte_milliseconds(plan: str, name: str) -> float | None:
     return float(match.group(1)) if match else None
 
 
-def explain_as_run(sql: str, params: Sequence[object], *, options: str) -> str:
+def explain_as_run(sql: str, params: Sequence[Any], *, options: str) -> str:
     """``EXPLAIN (options)`` of the plan the statement really runs with: with prepared search
     statements (``SEARCH_PREPARED_STATEMENTS``) that is the generic plan of a prepared
     statement (``plan_cache_mode`` is set per connection in ``search.apps``), not the custom

@@ -40,6 +40,7 @@ class Command(BaseCommand):
         questions: int,
         keep: bool,
         corpus: Path,
+        verbosity: int = 1,
         **options: object,
     ) -> None:
         if chunks < 1000:
@@ -54,7 +55,7 @@ class Command(BaseCommand):
                 chunks=chunks,
                 questions=questions,
                 keep=keep,
-                full_plans=int(options.get("verbosity", 1)) >= 2,
+                full_plans=verbosity >= 2,
                 progress=self.stdout.write,
             )
         except BenchmarkError as exc:
