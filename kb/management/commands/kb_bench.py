@@ -7,7 +7,6 @@ shared machines are noisy: the figure that matters is the ratio of two numbers t
 from __future__ import annotations
 
 import random
-import re
 import shutil
 import statistics
 import tempfile
@@ -20,6 +19,7 @@ from django.db import connection
 
 from kb.actors import SYSTEM
 from kb.benchmarking import throwaway_database
+from kb.chunking.sentences import split_sentences
 from kb.embedders import Embedder, get_embedder
 from kb.parsing import parse_document
 from kb.services import document_chunk
@@ -147,7 +147,7 @@ def _write_synthetic_corpus(target: Path, source: Path, count: int) -> None:
     """``count`` help-center-like pages built from the sample corpus's own sentences."""
     sentences = []
     for path in sorted(source.rglob("*.md")):
-        for sentence in re.split(r"(?<=[.!?])\s+", path.read_text()):
+        for sentence in split_sentences(path.read_text()):
             sentence = " ".join(sentence.split())
             if 6 <= len(sentence.split()) <= 40 and not sentence.startswith(("#", "|", "-", "`")):
                 sentences.append(sentence)
