@@ -13,11 +13,20 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
+import structlog
 from django.db import connection, transaction
 
 from kb.chunking import CHUNKER_VERSION, ChunkDraft, ChunkLimits, chunk_markdown, embedding_text
 from kb.embedders import Embedder
-from kb.models import Chunk, Document, EmbeddingModel, content_hash_of, text_hash_of, vector_literal
+from kb.models import (
+    Chunk,
+    Document,
+    DocumentIndexState,
+    EmbeddingModel,
+    content_hash_of,
+    text_hash_of,
+    vector_literal,
+)
 
 # progress(done, total): how long-running work reports itself (a bar in the commands).
 Progress = Callable[[int, int], None]
@@ -25,6 +34,8 @@ Progress = Callable[[int, int], None]
 # What ``chunks_write_if_current`` did: wrote them, found the document edited since they were
 # built (the edit's own request indexes the new text), or found it deleted.
 ChunksWritten = Literal["indexed", "stale", "gone"]
+
+log = structlog.get_logger("groundwork.kb")
 
 
 def chunk_limits_for(embedder: Embedder) -> ChunkLimits:
@@ -223,3 +234,17 @@ def _chunks_insert_and_mark_indexed(
                 error = '', indexed_at = EXCLUDED.indexed_at, updated_at = EXCLUDED.updated_at""",
             params,
         )
+
+
+def document_index_failed(
+    *, document: Document, embedding_model: EmbeddingModel, error: str, bug: bool = False
+) -> None:
+    """Record why ``document`` could not be indexed in ``embedding_model`` and log it; ``bug``
+    (an exception no indexing step expects) logs the traceback too."""
+    DocumentIndexState.objects.mark_failed(
+        document_id=document.pk, embedding_model=embedding_model, error=error
+    )
+    report = log.exception if bug else log.warning
+    report(
+        "document_index_failed", path=document.path, model=embedding_model.key, error=error[:200]
+    )

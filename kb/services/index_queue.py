@@ -21,7 +21,12 @@ from django.utils import timezone
 from kb.chunking import ChunkingError
 from kb.embedders import Embedder, EmbeddingError, embedder_for
 from kb.models import Document, DocumentIndexState, EmbeddingModel
-from kb.services.chunks import chunks_embed, chunks_write_if_current, document_chunk
+from kb.services.chunks import (
+    chunks_embed,
+    chunks_write_if_current,
+    document_chunk,
+    document_index_failed,
+)
 
 log = structlog.get_logger("groundwork.kb")
 
@@ -154,13 +159,22 @@ def document_index(*, document_id: int, embedder: Embedder) -> str:
             embedding_model=embedding_model,
         )[0]
     except EmbeddingError as exc:
-        _index_failed(document, embedding_model, f"embedding failed: {exc}")
+        document_index_failed(
+            document=document, embedding_model=embedding_model, error=f"embedding failed: {exc}"
+        )
         raise IndexingFailed(str(exc), transient=True) from exc
     except ChunkingError as exc:
-        _index_failed(document, embedding_model, f"cannot be chunked: {exc}")
+        document_index_failed(
+            document=document, embedding_model=embedding_model, error=f"cannot be chunked: {exc}"
+        )
         raise IndexingFailed(str(exc), transient=False) from exc
     except Exception as exc:
-        _index_failed(document, embedding_model, f"indexing failed: {exc!r}", bug=True)
+        document_index_failed(
+            document=document,
+            embedding_model=embedding_model,
+            error=f"indexing failed: {exc!r}",
+            bug=True,
+        )
         raise
     outcome = chunks_write_if_current(
         document_id=document_id, embedding_model=embedding_model, chunks=chunks
@@ -208,16 +222,6 @@ def document_index_all_models(*, document_id: int) -> list[str]:
     if transient is not None:
         raise transient
     return outcomes
-
-
-def _index_failed(
-    document: Document, embedding_model: EmbeddingModel, error: str, *, bug: bool = False
-) -> None:
-    DocumentIndexState.objects.mark_failed(
-        document_id=document.pk, embedding_model=embedding_model, error=error
-    )
-    report = log.exception if bug else log.warning
-    report("document_index_failed", path=document.path, error=error[:200])
 
 
 def index_sweep(*, older_than: timedelta = timedelta(minutes=2)) -> int:

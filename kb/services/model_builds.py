@@ -19,7 +19,13 @@ from django.utils import timezone
 from kb.chunking import ChunkingError
 from kb.embedders import Embedder, embedder_for
 from kb.models import Document, DocumentIndexState, EmbeddingModel
-from kb.services.chunks import Progress, chunks_embed, chunks_write_if_current, document_chunk
+from kb.services.chunks import (
+    Progress,
+    chunks_embed,
+    chunks_write_if_current,
+    document_chunk,
+    document_index_failed,
+)
 from kb.services.embedding_models import (
     Coverage,
     embedding_model_coverage,
@@ -154,9 +160,16 @@ def embedding_model_build(
                 chunks = document_chunk(title=document.title, body=document.body, embedder=embedder)
             except ChunkingError as exc:
                 report.failed.append(document.path)
-                _build_failed(document, model, f"cannot be chunked: {exc}")
+                document_index_failed(
+                    document=document, embedding_model=model, error=f"cannot be chunked: {exc}"
+                )
             except Exception as exc:
-                _build_failed(document, model, f"indexing failed: {exc!r}", bug=True)
+                document_index_failed(
+                    document=document,
+                    embedding_model=model,
+                    error=f"indexing failed: {exc!r}",
+                    bug=True,
+                )
                 raise
             else:
                 chunked.append((document, chunks))
@@ -186,13 +199,3 @@ def embedding_model_build(
         coverage=str(report.coverage),
     )
     return report
-
-
-def _build_failed(
-    document: Document, model: EmbeddingModel, error: str, *, bug: bool = False
-) -> None:
-    DocumentIndexState.objects.mark_failed(
-        document_id=document.pk, embedding_model=model, error=error
-    )
-    report = log.exception if bug else log.warning
-    report("document_index_failed", path=document.path, model=model.key, error=error[:200])
