@@ -34,7 +34,7 @@ class Hit:
     updated_on: datetime.date | None  # lets the answer step prefer the newer of two pages
     vector_rank: int | None  # 1-based rank in the vector leg, None when the leg missed it
     keyword_rank: int | None
-    fused_score: float  # the legs' z-scored scores combined (see search.hybrid.fuse)
+    fused_score: float  # the legs' z-scored scores combined (see search.fusion.fuse)
     similarity: float | None  # cosine similarity to the question (None without a vector leg)
     keyword_score: float | None = None  # BM25 against the question (None without a keyword leg)
     rerank_score: float | None = None  # set when a reranker ordered the candidates

@@ -19,7 +19,8 @@ from kb.embedders import Embedder, embedder_for
 from kb.errors import one_line
 from kb.models import EmbeddingModel
 from kb.selectors import PUBLIC_AUDIENCES
-from search.hybrid import FusionWeights, HybridRows, hybrid_search, unknown_names
+from search.fusion import FusionWeights
+from search.hybrid import HybridRows, hybrid_search, unknown_names
 from search.keywords import KeywordQuery, keyword_query, proper_names
 from search.rerankers import get_reranker
 from search.rerankers.base import Reranker, RerankError

@@ -1,7 +1,7 @@
 """Offline fusion fitting over candidate dumps (see ``search_fusion dump`` and ``fit``).
 
 A dump holds, per eval question, every candidate the two legs returned with its cosine
-similarity, its BM25 score and which leg ranked it: exactly what ``search.hybrid.fuse`` sees.
+similarity, its BM25 score and which leg ranked it: exactly what ``search.fusion.fuse`` sees.
 Re-sorting those candidates under another weight reproduces the product's ranking under that
 weight, so a weight grid costs no database or embedder time.
 """
@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from search.evaluation import EvalCase, ndcg_at, ranked_documents, recall_at, reciprocal_rank
-from search.hybrid import fuse
+from search.fusion import fuse
 from search.results import RetrievalResult
 
 WEIGHT_GRID = tuple(round(step * 0.05, 2) for step in range(21))
@@ -86,7 +86,7 @@ Ranker = Callable[[DumpedCase], list[str]]
 
 
 def z_ranker(*, plain: float, identifier: float) -> Ranker:
-    """The product's fusion (``search.hybrid.fuse``) at the given keyword weights."""
+    """The product's fusion (``search.fusion.fuse``) at the given keyword weights."""
 
     def rank(case: DumpedCase) -> list[str]:
         weight = identifier if case.identifier else plain

@@ -12,7 +12,8 @@ from django.db import DatabaseError, DataError, connection, transaction
 from kb.actors import SYSTEM
 from kb.models import Chunk, Document, EmbeddingModel, IndexStatistic, TermStatistic
 from kb.services.sync import corpus_sync
-from search.hybrid import BM25_B, BM25_K1, FusionWeights, tsquery_text
+from search.fusion import FusionWeights
+from search.hybrid import BM25_B, BM25_K1, tsquery_text
 from search.services import retrieve
 
 pytestmark = pytest.mark.django_db

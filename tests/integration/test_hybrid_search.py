@@ -10,7 +10,7 @@ from kb.actors import SYSTEM
 from kb.models import Document
 from kb.selectors import ALL_AUDIENCES
 from kb.services.sync import corpus_sync
-from search.hybrid import FusionWeights, fuse
+from search.fusion import FusionWeights, fuse
 from search.rerankers.base import RerankError
 from search.results import RetrievalUnavailable
 from search.services import retrieve

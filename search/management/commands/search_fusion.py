@@ -11,7 +11,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from search.evaluation import EvalCaseError, cases_load
-from search.hybrid import FusionWeights
+from search.fusion import FusionWeights
 from search.keywords import keyword_query
 from search.results import RetrievalUnavailable
 from search.services import retrieve

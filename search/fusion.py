@@ -1,0 +1,79 @@
+"""Fusing the two legs' scores: a convex combination of z-scored scores with a keyword weight
+chosen per question (``FusionWeights``). ``search.hybrid`` scores every candidate by both legs
+and calls ``fuse``; ``search.tuning.fusion`` replays it offline to choose the weights."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from search.keywords import KeywordQuery
+
+
+@dataclass(frozen=True)
+class FusionWeights:
+    """How the legs are combined: a convex combination of each leg's z-scored scores,
+    ``(1 - w) * z(cosine) + w * z(BM25)``, with the keyword weight ``w`` chosen per question.
+
+    Rank fusion (RRF) at any fixed weight lost to a leg alone on real documentation, and
+    silencing the keyword leg lost the questions that reuse a page's own words: scores carry
+    how far apart two candidates are, ranks do not. Which leg to trust depends on the question:
+    when one passage holds nearly all of the question's rare words (coverage, see
+    ``HybridRows.keyword_coverage``) the question quotes the docs and BM25 is right; a pasted
+    identifier is BM25's too; a paraphrase is the vector leg's. The four values below were
+    chosen by leave-one-set-out cross-validation over five eval sets (``search_fusion fit``;
+    the figures are in docs/retrieval.md).
+    """
+
+    keyword_plain: float = 0.3  # a natural-language question
+    keyword_identifier: float = 0.55  # it carries an identifier (E4012, invoice.paid)
+    keyword_quoted: float = 0.8  # one passage holds >= quoted_coverage of its IDF
+    quoted_coverage: float = 0.9
+    identifier_bonus: float = 1.0  # times the rarest term's IDF, for a chunk matching the phrase
+
+    def keyword_weight(
+        self, keywords: KeywordQuery, *, vector_leg: bool, coverage: float = 0.0
+    ) -> float:
+        if not vector_leg:
+            return 1.0
+        if coverage >= self.quoted_coverage:
+            return self.keyword_quoted
+        return self.keyword_identifier if keywords.identifier_phrases else self.keyword_plain
+
+
+def fuse(
+    *,
+    similarities: Sequence[float | None],
+    keyword_scores: Sequence[float | None],
+    vector_ranked: Sequence[bool],
+    keyword_ranked: Sequence[bool],
+    keyword_weight: float,
+) -> list[float]:
+    """``(1 - w) * z(cosine) + w * z(BM25)`` per candidate.
+
+    Each leg's scores are standardised by the mean and spread of the candidates that leg
+    ranked itself (its own top list), so a leg that is confident (one hit far above its
+    others) says so loudly and a leg whose hits are all alike barely moves the order. A leg
+    that did not run scores nothing; with one leg the order is that leg's.
+    """
+    vector = _standardised(similarities, vector_ranked)
+    keyword = _standardised(keyword_scores, keyword_ranked)
+    if vector is None:
+        return keyword or [0.0] * len(similarities)
+    if keyword is None:
+        return vector
+    return [
+        (1 - keyword_weight) * v + keyword_weight * k for v, k in zip(vector, keyword, strict=True)
+    ]
+
+
+def _standardised(scores: Sequence[float | None], ranked: Sequence[bool]) -> list[float] | None:
+    if not scores or any(score is None for score in scores):
+        return None
+    own = [float(s) for s, r in zip(scores, ranked, strict=True) if r and s is not None]
+    if not own:
+        return None
+    mean = sum(own) / len(own)
+    spread = math.sqrt(sum((s - mean) ** 2 for s in own) / len(own)) or 1.0
+    return [(float(s) - mean) / spread for s in scores if s is not None]
