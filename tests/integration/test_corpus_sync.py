@@ -249,16 +249,17 @@ def test_embedder_failure_keeps_the_indexed_copy(
 
 
 def test_empty_folder_prunes_only_when_forced(
-    small_corpus: Path, tmp_path: Path, counting_embedder: CountingEmbedder
+    small_corpus: Path, counting_embedder: CountingEmbedder
 ) -> None:
     corpus_sync(directory=small_corpus, embedder=counting_embedder, actor=SYSTEM)
-    empty = tmp_path / "empty"
-    empty.mkdir()
+    # Pruning removes only documents synced from the folder being synced: it is emptied here.
+    for page in small_corpus.rglob("*.md"):
+        page.unlink()
 
     with pytest.raises(SyncRefused):
-        corpus_sync(directory=empty, embedder=counting_embedder, actor=SYSTEM)
+        corpus_sync(directory=small_corpus, embedder=counting_embedder, actor=SYSTEM)
     report = corpus_sync(
-        directory=empty, embedder=counting_embedder, actor=SYSTEM, allow_prune_all=True
+        directory=small_corpus, embedder=counting_embedder, actor=SYSTEM, allow_prune_all=True
     )
 
     assert len(report.removed) == 3
