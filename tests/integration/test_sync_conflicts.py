@@ -4,6 +4,7 @@ reported and left alone unless ``--overwrite``. Real PostgreSQL and the real loc
 
 from __future__ import annotations
 
+import datetime
 import io
 import shutil
 from pathlib import Path
@@ -247,5 +248,29 @@ def test_a_page_from_before_provenance_is_adopted_only_while_it_matches_its_file
 
     # then an adopted page follows its file again
     _append(corpus, "webhooks/retries.md", "Retries stop after 3 days.")
+    again = corpus_sync(directory=corpus, embedder=cached_embedder, actor=SYSTEM)
+    assert again.indexed == ["webhooks/retries.md"]
+
+
+def test_the_same_change_in_the_file_and_in_admin_is_no_conflict(
+    corpus: Path, cached_embedder: CachedEmbedder, writer: User
+) -> None:
+    # given a synced page edited in admin, and its file then given the same text
+    corpus_sync(directory=corpus, embedder=cached_embedder, actor=SYSTEM)
+    document = _doc("webhooks/retries.md")
+    document.body += "\nRetries stop after 3 days.\n"
+    document.updated_on = datetime.date(2027, 1, 2)
+    document_save(document=document, actor=writer)
+    page = corpus / "webhooks/retries.md"
+    page.write_text(
+        "---\nupdated: 2027-01-02\n---\n" + page.read_text() + "\nRetries stop after 3 days.\n"
+    )
+
+    # when the folder is synced, there is nothing to resolve and nothing to write
+    report = corpus_sync(directory=corpus, embedder=cached_embedder, actor=SYSTEM)
+    assert (report.conflicts, report.indexed, report.updated) == ([], [], [])
+
+    # and the page follows its file again from here
+    _append(corpus, "webhooks/retries.md", "A second line.")
     again = corpus_sync(directory=corpus, embedder=cached_embedder, actor=SYSTEM)
     assert again.indexed == ["webhooks/retries.md"]

@@ -124,6 +124,11 @@ def folder_plan(
         elif row_untouched(current):
             plan.append(_lifecycle(document, current))
             continue
+        elif _matches(current, document):
+            # Changed on both sides, to the same thing: nothing is in conflict.
+            _adopt(current, folder, file)
+            report.unchanged += 1
+            continue
         else:
             conflict = _conflict(
                 current, f"changed in the database since the last sync from {folder}"
