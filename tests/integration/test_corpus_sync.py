@@ -332,3 +332,21 @@ def test_a_file_without_a_date_gets_today_when_its_text_changes(
     refunds.write_text(refunds.read_text() + "\nAnnual plans too.\n")
     corpus_sync(directory=small_corpus, embedder=counting_embedder, actor=SYSTEM)
     assert str(Document.objects.get(path="policies/refunds.md").updated_on) == "2026-09-14"
+
+
+def test_an_empty_folder_never_touches_another_folders_documents(
+    small_corpus: Path, tmp_path: Path, counting_embedder: CountingEmbedder
+) -> None:
+    # given an index synced from one folder
+    corpus_sync(directory=small_corpus, embedder=counting_embedder, actor=SYSTEM)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+
+    # when an empty, never-synced folder is synced, even with --allow-prune-all
+    report = corpus_sync(
+        directory=empty, embedder=counting_embedder, actor=SYSTEM, allow_prune_all=True
+    )
+
+    # then nothing is removed: the documents came from the other folder
+    assert report.removed == []
+    assert Document.objects.count() == 3

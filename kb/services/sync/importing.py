@@ -4,8 +4,13 @@ Idempotent and incremental. The skip key is (content hash, chunker version, embe
 an unchanged corpus embeds nothing. Embedding runs outside any transaction, in batches that span
 documents; each changed document is then written in one transaction (document row, chunks, index
 state) so a search never sees half of it. A file that cannot be read, parsed or chunked is
-reported and its indexed copy is left alone; an empty folder never empties a non-empty index
-unless asked.
+reported and its indexed copy is left alone; an empty folder never removes the documents synced
+from it unless asked.
+
+The database is the source of truth: a folder sync writes only documents whose file changed since
+the last sync from that folder and that no one changed since, and removes only that folder's
+unedited documents whose file is gone; ``provenance`` owns that rule and reports the rest as
+conflicts. An upload (no folder) writes every file it holds: it is a writer's new version.
 
 Every write goes through ``document_save`` with the acting user (``SYSTEM`` for a command run on
 the server): a file that would retire, restore or re-link a page its importer may not is
@@ -34,6 +39,7 @@ from kb.services.sync.provenance import (
     Provenance,
     document_save_with_provenance,
     folder_plan,
+    from_folder,
     provenance_refresh,
     prunable,
     row_mark_synced,
@@ -139,10 +145,14 @@ def _documents_import(
             "body", "superseded_by__body"
         )
     }
-    if folder is not None and not present and existing and not allow_prune_all:
+    synced_from_folder = (
+        sum(from_folder(doc, folder) for doc in existing.values()) if folder is not None else 0
+    )
+    if not present and synced_from_folder and not allow_prune_all:
         raise SyncRefused(
-            f"{origin} has no Markdown files but the index holds {len(existing)} documents; "
-            "refusing to remove them all (pass --allow-prune-all if that is what you want)"
+            f"{origin} has no Markdown files but the index holds {synced_from_folder} documents "
+            "synced from it; refusing to remove them all (pass --allow-prune-all if that is what "
+            "you want)"
         )
     current_ids = set(
         DocumentIndexState.objects.current_in(embedding_model).values_list("document_id", flat=True)
