@@ -80,6 +80,17 @@ class EmbeddingModel(models.Model):
         return f"kb_chunk_embedding_hnsw_m{self.pk}"
 
 
+# Bookkeeping of the sync, not content: kept out of the history a steward reads and reverts.
+PROVENANCE_FIELDS = (
+    "origin",
+    "sync_folder",
+    "synced_file_hash",
+    "synced_row_hash",
+    "synced_status",
+    "synced_superseded_by",
+)
+
+
 class DocumentQuerySet(models.QuerySet["Document"]):
     def published(self) -> DocumentQuerySet:
         return self.filter(status=Document.Status.PUBLISHED)
@@ -96,6 +107,13 @@ class Document(models.Model):
         DRAFT = "draft", "Draft"
         PUBLISHED = "published", "Published"
         RETIRED = "retired", "Retired"
+
+    class Origin(models.TextChoices):
+        FOLDER = "folder", "Folder sync"
+        IMPORT = "import", "Import"
+        ADMIN = "admin", "Admin"
+        # Rows that existed before provenance was recorded (migration 0007).
+        UNKNOWN = "unknown", "Unknown (before provenance)"
 
     path = models.CharField(max_length=500, unique=True)
     title = models.CharField(max_length=500)
@@ -117,8 +135,27 @@ class Document(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     modified_at = models.DateTimeField(auto_now=True)
+    # Provenance: where the row came from and, for a folder sync, what the sync last wrote, so a
+    # later sync can tell "the file changed" from "someone changed the database copy".
+    origin = models.CharField(max_length=20, choices=Origin.choices, default=Origin.ADMIN)
+    sync_folder = models.CharField(
+        max_length=1000, blank=True, default="", help_text="The folder a folder sync read it from."
+    )
+    synced_file_hash = models.CharField(
+        max_length=64, blank=True, default="", help_text="sha256 of the file last synced."
+    )
+    synced_row_hash = models.CharField(
+        max_length=64,
+        blank=True,
+        default="",
+        help_text="row_hash() as the last sync left the row; any other value means an edit since.",
+    )
+    synced_status = models.CharField(max_length=20, blank=True, default="")
+    synced_superseded_by = models.CharField(
+        max_length=500, blank=True, default="", help_text="The successor path the file named."
+    )
 
-    history = HistoricalRecords(excluded_fields=["content_hash", "modified_at"])
+    history = HistoricalRecords(excluded_fields=["content_hash", "modified_at", *PROVENANCE_FIELDS])
     objects = DocumentQuerySet.as_manager()
 
     class Meta:
@@ -151,6 +188,21 @@ class Document(models.Model):
         # it still makes the save and its post-save work a single transaction.
         with transaction.atomic(savepoint=False):
             super().save(*args, **kwargs)
+
+    def row_hash(self) -> str:
+        """Hash of everything a person can change on the row (text, metadata, lifecycle): equal
+        to ``synced_row_hash`` while no one has changed it since the last sync. Read from a row
+        as saved: ``content_hash`` stands for the title and body, so the body may be deferred."""
+        fields = (
+            self.content_hash,
+            self.category,
+            self.audience,
+            self.status,
+            str(self.superseded_by_id or ""),
+            str(self.updated_on or ""),
+            str(self.review_by or ""),
+        )
+        return hashlib.sha256("\x00".join(fields).encode()).hexdigest()
 
 
 def _chunk_tsvector() -> CombinedExpression:

@@ -16,9 +16,10 @@ from __future__ import annotations
 import structlog
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
+from django.utils import timezone
 
-from kb.actors import Actor, actor_has_perm, actor_name
-from kb.models import Document
+from kb.actors import SYSTEM, Actor, actor_has_perm, actor_name
+from kb.models import Document, content_hash_of
 
 log = structlog.get_logger("groundwork.kb")
 
@@ -69,19 +70,44 @@ def document_lifecycle_check(
 
 
 @transaction.atomic
-def document_save(*, document: Document, actor: Actor) -> Document:
-    """Save an edit made by ``actor``: the admin form, a history revert, an import."""
+def document_save(*, document: Document, actor: Actor, updated_on_given: bool = False) -> Document:
+    """Save an edit made by ``actor``: the admin form, a history revert, an import.
+
+    A new title or body moves ``updated_on`` to today unless the writer set it in the same save
+    (a different date than stored, or ``updated_on_given``: a file that states ``updated:``):
+    the answer step lets the newer of two pages win, so a stale date would let an old page win.
+    """
+    stored = None
     if document.pk is not None:
         # Lock the row: a concurrent retire must not slip between the check and the save.
-        list(Document.objects.select_for_update().filter(pk=document.pk).values_list("pk"))
+        stored = (
+            Document.objects.select_for_update()
+            .filter(pk=document.pk)
+            .values_list("content_hash", "updated_on")
+            .first()
+        )
     document_lifecycle_check(
         actor=actor,
         document=document,
         status=document.status,
         successor_path=document.superseded_by.path if document.superseded_by is not None else None,
     )
+    if stored is not None and not updated_on_given:
+        stored_hash, stored_updated_on = stored
+        text_changed = content_hash_of(title=document.title, body=document.body) != stored_hash
+        if text_changed and document.updated_on == stored_updated_on:
+            document.updated_on = timezone.localdate()
+    _record_actor(document, actor)
     document.save()
     return document
+
+
+def _record_actor(document: Document, actor: Actor) -> None:
+    """Name the acting user in the document's history on every path, not only in admin requests
+    (simple_history's middleware): a sync's conflict report says who changed the page."""
+    if actor is not SYSTEM and getattr(actor, "pk", None) is not None:
+        # simple_history reads this attribute; it has no types to declare it.
+        document._history_user = actor  # type: ignore[attr-defined]
 
 
 def _require_steward(*, actor: Actor, document: Document, action: str) -> None:
@@ -103,10 +129,12 @@ def document_retire(
             )
     document.status = Document.Status.RETIRED
     document.superseded_by = successor
+    _record_actor(document, actor)
     document.save()
     # Pages that named this one as their successor now point at its successor.
     for predecessor in Document.objects.filter(superseded_by=document).exclude(pk=document.pk):
         predecessor.superseded_by = successor
+        _record_actor(predecessor, actor)
         predecessor.save()
     log.info(
         "document_retired",
@@ -123,6 +151,7 @@ def document_restore(*, document: Document, actor: Actor) -> Document:
     _require_steward(actor=actor, document=document, action="restore")
     document.status = Document.Status.PUBLISHED
     document.superseded_by = None
+    _record_actor(document, actor)
     document.save()
     log.info("document_restored", path=document.path, actor=actor_name(actor))
     return document

@@ -317,8 +317,13 @@ def test_kb_sync_run_for_a_doc_writer_cannot_republish_a_retired_page(
     (tmp_path / "parking.md").write_text(PARKING_V1)  # no front matter: "published"
     (tmp_path / "parking-2027.md").write_text("# Parking\n\nVisitors park in bay E.\n")
 
+    # The page was made in admin, not by this folder: a sync leaves it alone as a conflict...
+    call_command("kb_sync", str(tmp_path), "--user", "writer", "--no-progress")
+    assert _lifecycle(retired_page) == ("retired", "parking-2027.md")
+
+    # ...and --overwrite, which would take the file's "published", is refused for a writer.
     with pytest.raises(CommandError, match=r"1 file\(s\) skipped"):
-        call_command("kb_sync", str(tmp_path), "--user", "writer", "--no-progress")
+        call_command("kb_sync", str(tmp_path), "--user", "writer", "--overwrite", "--no-progress")
 
     assert _lifecycle(retired_page) == ("retired", "parking-2027.md")
 

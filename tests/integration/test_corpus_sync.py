@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.utils import timezone
 
 from kb.actors import SYSTEM
 from kb.chunking import chunker, embedding_text
@@ -249,16 +250,17 @@ def test_embedder_failure_keeps_the_indexed_copy(
 
 
 def test_empty_folder_prunes_only_when_forced(
-    small_corpus: Path, tmp_path: Path, counting_embedder: CountingEmbedder
+    small_corpus: Path, counting_embedder: CountingEmbedder
 ) -> None:
     corpus_sync(directory=small_corpus, embedder=counting_embedder, actor=SYSTEM)
-    empty = tmp_path / "empty"
-    empty.mkdir()
+    # Pruning removes only documents synced from the folder being synced: it is emptied here.
+    for page in small_corpus.rglob("*.md"):
+        page.unlink()
 
     with pytest.raises(SyncRefused):
-        corpus_sync(directory=empty, embedder=counting_embedder, actor=SYSTEM)
+        corpus_sync(directory=small_corpus, embedder=counting_embedder, actor=SYSTEM)
     report = corpus_sync(
-        directory=empty, embedder=counting_embedder, actor=SYSTEM, allow_prune_all=True
+        directory=small_corpus, embedder=counting_embedder, actor=SYSTEM, allow_prune_all=True
     )
 
     assert len(report.removed) == 3
@@ -304,3 +306,47 @@ def test_kb_sync_command_prints_a_summary_and_fails_on_skipped_files(
         call_command("kb_sync", str(small_corpus), "--no-progress")
     captured = capsys.readouterr()
     assert "bad.md" in captured.err and "0 changed" in captured.out
+
+
+def test_a_file_without_a_date_gets_today_when_its_text_changes(
+    small_corpus: Path, counting_embedder: CountingEmbedder
+) -> None:
+    # given a synced page whose file states no `updated:` date
+    corpus_sync(directory=small_corpus, embedder=counting_embedder, actor=SYSTEM)
+    assert Document.objects.get(path="webhooks.md").updated_on is None
+    page = small_corpus / "webhooks.md"
+
+    # when its text changes, the page is dated today (the newer page wins in answers)
+    page.write_text(page.read_text() + "\nA second paragraph.\n")
+    corpus_sync(directory=small_corpus, embedder=counting_embedder, actor=SYSTEM)
+    assert Document.objects.get(path="webhooks.md").updated_on == timezone.localdate()
+
+    # and a later change of only its metadata does not take the date back
+    page.write_text("---\ncategory: api\n---\n" + page.read_text())
+    report = corpus_sync(directory=small_corpus, embedder=counting_embedder, actor=SYSTEM)
+    assert report.updated == ["webhooks.md"]
+    assert Document.objects.get(path="webhooks.md").updated_on == timezone.localdate()
+
+    # while a file that states its date keeps it, text change or not
+    refunds = small_corpus / "policies" / "refunds.md"
+    refunds.write_text(refunds.read_text() + "\nAnnual plans too.\n")
+    corpus_sync(directory=small_corpus, embedder=counting_embedder, actor=SYSTEM)
+    assert str(Document.objects.get(path="policies/refunds.md").updated_on) == "2026-09-14"
+
+
+def test_an_empty_folder_never_touches_another_folders_documents(
+    small_corpus: Path, tmp_path: Path, counting_embedder: CountingEmbedder
+) -> None:
+    # given an index synced from one folder
+    corpus_sync(directory=small_corpus, embedder=counting_embedder, actor=SYSTEM)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+
+    # when an empty, never-synced folder is synced, even with --allow-prune-all
+    report = corpus_sync(
+        directory=empty, embedder=counting_embedder, actor=SYSTEM, allow_prune_all=True
+    )
+
+    # then nothing is removed: the documents came from the other folder
+    assert report.removed == []
+    assert Document.objects.count() == 3

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import datetime
+
 import pytest
 from django.contrib.auth.models import AnonymousUser
+from django.utils import timezone
 
 from kb.actors import SYSTEM
 from kb.models import Document
@@ -108,3 +111,36 @@ def test_steward_and_system_retire_and_restore(pages, actor) -> None:
     assert _state(old) == ("retired", current.pk)
     document_restore(document=old, actor=acting)
     assert _state(old) == ("published", None)
+
+
+def test_a_new_text_moves_updated_on_to_today_unless_the_writer_set_it(pages) -> None:
+    old, _ = pages
+    writer = member("writer", "Doc writers")
+    old.updated_on = datetime.date(2024, 1, 1)
+    document_save(document=old, actor=writer)
+
+    # a metadata change leaves the date alone
+    old.category = "parking"
+    document_save(document=old, actor=writer)
+    assert _updated_on(old) == datetime.date(2024, 1, 1)
+
+    # a new body moves it to today
+    old.body += "\nAlso bay D.\n"
+    document_save(document=old, actor=writer)
+    assert _updated_on(old) == timezone.localdate()
+
+    # a new title and a date set in the same save: the writer's date stands
+    old.title = "Old parking"
+    old.updated_on = datetime.date(2025, 5, 5)
+    document_save(document=old, actor=writer)
+    assert _updated_on(old) == datetime.date(2025, 5, 5)
+
+    # a file that states its date (a sync or an import) keeps it even when it is unchanged
+    old.body += "\nAnd bay F.\n"
+    document_save(document=old, actor=SYSTEM, updated_on_given=True)
+    assert _updated_on(old) == datetime.date(2025, 5, 5)
+
+
+def _updated_on(document: Document) -> datetime.date | None:
+    document.refresh_from_db()
+    return document.updated_on

@@ -8,18 +8,21 @@ import time
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser, OutputWrapper
 from django.db import connections
 
 from config import embedded
 from config.processes import Supervisor, SupervisorGaveUp, celery_worker, web_server
+from kb.models import Document
 
 DEMO_USERNAME = "demo"
 
 
 class Command(BaseCommand):
     help = (
-        "Run the demo: migrate, sync corpus/, create the demo admin user, then serve the site "
+        "Run the demo: migrate, load corpus/ into an empty database (on a restart: bring in what "
+        "changed in corpus/, keeping every change made in admin), create the demo admin user, "
+        "then serve the site "
         "(gunicorn, the production settings file) and a Celery worker until Ctrl-C, restarting "
         "either if it dies, and stopping everything this started."
     )
@@ -31,7 +34,7 @@ class Command(BaseCommand):
     def handle(self, *args: object, port: int, corpus: str, **options: object) -> None:
         call_command("migrate", interactive=False, verbosity=0)
         self.stdout.write("database migrated")
-        call_command("kb_sync", corpus)
+        demo_corpus_sync(corpus=corpus, stdout=self.stdout)
         password = self._demo_user()
         connections.close_all()
 
@@ -85,6 +88,16 @@ class Command(BaseCommand):
         if "DATABASE_URL" not in os.environ:
             embedded.postgres_stop(data_dir=settings.DATA_DIR)
         self.stdout.write("stopped the web server, the worker and the embedded servers")
+
+
+def demo_corpus_sync(*, corpus: str, stdout: OutputWrapper) -> None:
+    """The sample pages: loaded into an empty database; on a restart, the safe folder sync, which
+    keeps whatever was retired, imported or edited in admin since and lists each conflict."""
+    if Document.objects.exists():
+        stdout.write(f"syncing {corpus}: changes made in admin are kept, conflicts are listed")
+    else:
+        stdout.write(f"loading {corpus} into the empty database")
+    call_command("kb_sync", corpus)
 
 
 def _interrupt(signum: int, frame: object) -> None:

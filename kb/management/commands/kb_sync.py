@@ -14,7 +14,11 @@ from kb.services.sync import SyncRefused, corpus_sync
 
 
 class Command(BaseCommand):
-    help = "Make the index match a folder of Markdown files (only changed files are re-embedded)."
+    help = (
+        "Bring what changed in a folder of Markdown files since its last sync into the index "
+        "(only changed files are re-embedded); a document changed in the database since is kept "
+        "and reported as a conflict unless --overwrite."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("directory", type=Path)
@@ -22,6 +26,12 @@ class Command(BaseCommand):
             "--allow-prune-all",
             action="store_true",
             help="allow an empty folder to remove every indexed document",
+        )
+        parser.add_argument(
+            "--overwrite",
+            action="store_true",
+            help="take the file's version of a document changed in the database since the last "
+            "sync (status and successor still change only where the file changed them)",
         )
         parser.add_argument("--no-progress", action="store_true", help="no progress bar")
         parser.add_argument(
@@ -38,6 +48,7 @@ class Command(BaseCommand):
                     directory=directory,
                     embedder=active_embedder(),
                     actor=actor,
+                    overwrite=bool(options["overwrite"]),
                     allow_prune_all=bool(options["allow_prune_all"]),
                     progress=progress,
                 )
@@ -56,6 +67,15 @@ class Command(BaseCommand):
             self.stderr.write(f"warning: {warning}")
         for failure in report.failed:
             self.stderr.write(f"failed: {failure.message}")
+        for conflict in report.conflicts:
+            self.stderr.write(f"conflict, kept the database copy: {conflict.message()}")
+        for replaced in report.overwritten:
+            self.stderr.write(f"overwritten with the file: {replaced.message()}")
+        if report.conflicts:
+            self.stderr.write(
+                "the database copies above were kept; to take the files' versions instead, "
+                "run kb_sync again with --overwrite"
+            )
         self.stdout.write(report.summary())
         if report.failed:
             raise CommandError(

@@ -4,8 +4,13 @@ Idempotent and incremental. The skip key is (content hash, chunker version, embe
 an unchanged corpus embeds nothing. Embedding runs outside any transaction, in batches that span
 documents; each changed document is then written in one transaction (document row, chunks, index
 state) so a search never sees half of it. A file that cannot be read, parsed or chunked is
-reported and its indexed copy is left alone; an empty folder never empties a non-empty index
-unless asked.
+reported and its indexed copy is left alone; an empty folder never removes the documents synced
+from it unless asked.
+
+The database is the source of truth: a folder sync writes only documents whose file changed since
+the last sync from that folder and that no one changed since, and removes only that folder's
+unedited documents whose file is gone; ``provenance`` owns that rule and reports the rest as
+conflicts. An upload (no folder) writes every file it holds: it is a writer's new version.
 
 Every write goes through ``document_save`` with the acting user (``SYSTEM`` for a command run on
 the server): a file that would retire, restore or re-link a page its importer may not is
@@ -30,8 +35,17 @@ from kb.services.chunks import Progress
 from kb.services.documents import DocumentPermissionDenied, document_lifecycle_check, document_save
 from kb.services.embedding_models import embedding_model_for_indexing
 from kb.services.sync.inline import documents_index_inline
+from kb.services.sync.provenance import (
+    Provenance,
+    document_save_with_provenance,
+    folder_plan,
+    from_folder,
+    provenance_refresh,
+    prunable,
+    row_mark_synced,
+)
 from kb.services.sync.report import SyncFailure, SyncRefused, SyncReport
-from kb.services.sync.rows import document_row, document_update_metadata, metadata_differs
+from kb.services.sync.rows import document_row, metadata_apply, metadata_differs
 from kb.services.sync.sources import Source, directory_sources, sources_parse
 
 log = structlog.get_logger("groundwork.kb")
@@ -42,10 +56,13 @@ def corpus_sync(
     directory: Path,
     embedder: Embedder,
     actor: Actor,
+    overwrite: bool = False,
     allow_prune_all: bool = False,
     progress: Progress | None = None,
 ) -> SyncReport:
-    """Make the index match ``directory``: documents whose file is gone are removed."""
+    """Bring into the index what changed in ``directory`` since its last sync, leaving every
+    document someone changed in the database since (see ``provenance``); documents of this
+    folder whose file is gone are removed. ``overwrite`` takes the files' versions instead."""
     if not directory.is_dir():
         raise SyncRefused(f"{directory} is not a directory")
     return documents_import(
@@ -53,7 +70,8 @@ def corpus_sync(
         embedder=embedder,
         origin=str(directory),
         actor=actor,
-        prune=True,
+        folder=str(directory.resolve()),
+        overwrite=overwrite,
         allow_prune_all=allow_prune_all,
         progress=progress,
     )
@@ -65,13 +83,18 @@ def documents_import(
     embedder: Embedder,
     origin: str,
     actor: Actor,
-    prune: bool = False,
+    folder: str | None = None,
+    overwrite: bool = False,
     allow_prune_all: bool = False,
     index_inline: bool = True,
     all_or_nothing: bool = False,
     progress: Progress | None = None,
 ) -> SyncReport:
     """Create or update a document per source, skipping unchanged ones.
+
+    With ``folder`` (kb_sync) the sources are that folder's files: only what the folder may
+    change is written, and the folder's documents whose file is gone are removed. Without it
+    (an upload) the files are the writer's new versions and every one is written.
 
     With ``index_inline`` the changed documents are chunked and embedded here (kb_sync);
     without it they are only saved, and the save's indexing request does the rest in the
@@ -88,7 +111,8 @@ def documents_import(
             embedder=embedder,
             origin=origin,
             actor=actor,
-            prune=prune,
+            folder=folder,
+            overwrite=overwrite,
             allow_prune_all=allow_prune_all,
             index_inline=index_inline,
             all_or_nothing=all_or_nothing,
@@ -102,7 +126,8 @@ def _documents_import(
     embedder: Embedder,
     origin: str,
     actor: Actor,
-    prune: bool,
+    folder: str | None,
+    overwrite: bool,
     allow_prune_all: bool,
     index_inline: bool,
     all_or_nothing: bool,
@@ -112,44 +137,77 @@ def _documents_import(
     report = SyncReport()
     embedding_model = embedding_model_for_indexing(embedder=embedder)
 
-    present, parsed = sources_parse(sources, origin=origin, report=report)
+    present, parsed, files = sources_parse(sources, origin=origin, report=report)
 
-    existing = {doc.path: doc for doc in Document.objects.defer("body")}
-    if prune and not present and existing and not allow_prune_all:
-        raise SyncRefused(
-            f"{origin} has no Markdown files but the index holds {len(existing)} documents; "
-            "refusing to remove them all (pass --allow-prune-all if that is what you want)"
+    existing = {
+        doc.path: doc
+        for doc in Document.objects.select_related("superseded_by").defer(
+            "body", "superseded_by__body"
         )
+    }
+    synced_from_folder = (
+        sum(from_folder(doc, folder) for doc in existing.values()) if folder is not None else 0
+    )
+    if not present and synced_from_folder and not allow_prune_all:
+        raise SyncRefused(
+            f"{origin} has no Markdown files but the index holds {synced_from_folder} documents "
+            "synced from it; refusing to remove them all (pass --allow-prune-all if that is what "
+            "you want)"
+        )
+    current_ids = set(
+        DocumentIndexState.objects.current_in(embedding_model).values_list("document_id", flat=True)
+    )
+    if folder is not None:
+        parsed = folder_plan(
+            parsed=parsed,
+            existing=existing,
+            files=files,
+            folder=folder,
+            overwrite=overwrite,
+            current_ids=current_ids,
+            report=report,
+        )
+        provenances = {
+            d.path: Provenance(Document.Origin.FOLDER, folder, files[d.path]) for d in parsed
+        }
+    else:
+        provenances = {d.path: Provenance(Document.Origin.IMPORT) for d in parsed}
     parsed = _permitted(parsed, existing, actor, report)
     if all_or_nothing and report.failed:
         report.refused = True
         report.seconds = time.perf_counter() - started
         log.info("documents_import_refused", origin=origin, failed=len(report.failed))
         return report
-    current_ids = set(
-        DocumentIndexState.objects.current_in(embedding_model).values_list("document_id", flat=True)
-    )
 
     to_index: list[ParsedDocument] = []
     for document in parsed:
         current = existing.get(document.path)
         content_hash = content_hash_of(title=document.title, body=document.body)
+        provenance = provenances[document.path]
         if _needs_write(current, content_hash, current_ids, index_inline=index_inline):
             to_index.append(document)
         elif current is not None and metadata_differs(current, document):
             try:
-                document_update_metadata(current, document, actor)
+                document_save_with_provenance(
+                    row=metadata_apply(current, document),
+                    actor=actor,
+                    provenance=provenance,
+                    updated_on_given=document.updated_on is not None,
+                )
             except DocumentPermissionDenied as exc:
                 report.failed.append(SyncFailure(document.path, str(exc)))
                 continue
             report.updated.append(document.path)
         else:
+            if current is not None and provenance.file is not None:
+                provenance_refresh(row=current, folder=provenance.folder, file=provenance.file)
             report.unchanged += 1
 
     if index_inline:
         documents_index_inline(
             to_index=to_index,
             existing=existing,
+            provenances=provenances,
             embedder=embedder,
             embedding_model=embedding_model,
             actor=actor,
@@ -164,13 +222,22 @@ def _documents_import(
                 content_hash=content_hash_of(title=document.title, body=document.body),
             )
             try:
-                document_save(document=row, actor=actor)
+                document_save_with_provenance(
+                    row=row,
+                    actor=actor,
+                    provenance=provenances[document.path],
+                    updated_on_given=document.updated_on is not None,
+                )
             except DocumentPermissionDenied as exc:
                 report.failed.append(SyncFailure(document.path, str(exc)))
                 continue
             report.queued.append(document.path)
-    _link_successors(parsed, report, actor)
-    removed = sorted(set(existing) - present) if prune else []
+    _link_successors(parsed, report, actor, synced=folder is not None)
+    removed = (
+        prunable(existing=existing, present=present, folder=folder, report=report)
+        if folder is not None
+        else []
+    )
     if removed:
         with transaction.atomic():
             Document.objects.filter(path__in=removed).delete()
@@ -186,6 +253,8 @@ def _documents_import(
         unchanged=report.unchanged,
         removed=len(report.removed),
         failed=len(report.failed),
+        conflicts=len(report.conflicts),
+        overwritten=len(report.overwritten),
         chunks=report.chunks,
         seconds=round(report.seconds, 3),
     )
@@ -228,8 +297,11 @@ def _permitted(
     return permitted
 
 
-def _link_successors(parsed: list[ParsedDocument], report: SyncReport, actor: Actor) -> None:
-    """Point ``superseded_by`` at successor rows, once every document of this sync exists."""
+def _link_successors(
+    parsed: list[ParsedDocument], report: SyncReport, actor: Actor, *, synced: bool
+) -> None:
+    """Point ``superseded_by`` at successor rows, once every document of this sync exists.
+    ``parsed`` holds only what this run may write; a folder sync's rows are marked synced."""
     wanted = {document.path: document.superseded_by for document in parsed}
     ids = dict(Document.objects.values_list("path", "id"))
     current = dict(Document.objects.filter(path__in=wanted).values_list("path", "superseded_by_id"))
@@ -243,6 +315,11 @@ def _link_successors(parsed: list[ParsedDocument], report: SyncReport, actor: Ac
             document = Document.objects.get(path=path)
             document.superseded_by_id = successor_id
             try:
-                document_save(document=document, actor=actor)
+                with transaction.atomic():
+                    document_save(document=document, actor=actor)
+                    if synced:
+                        row_mark_synced(document)
             except DocumentPermissionDenied as exc:
                 report.failed.append(SyncFailure(path, str(exc)))
+                # The next sync tries again: the file is not recorded as synced.
+                Document.objects.filter(path=path).update(synced_file_hash="")

@@ -26,8 +26,9 @@ from kb.services.chunks import (
     document_chunk,
     vectors_stored,
 )
-from kb.services.documents import DocumentPermissionDenied, document_save
+from kb.services.documents import DocumentPermissionDenied
 from kb.services.index_queue import index_request_only_for
+from kb.services.sync.provenance import Provenance, document_save_with_provenance
 from kb.services.sync.report import SyncFailure, SyncReport
 from kb.services.sync.rows import document_row
 
@@ -41,6 +42,7 @@ def documents_index_inline(
     *,
     to_index: list[ParsedDocument],
     existing: dict[str, Document],
+    provenances: dict[str, Provenance],
     embedder: Embedder,
     embedding_model: EmbeddingModel,
     actor: Actor,
@@ -97,7 +99,12 @@ def documents_index_inline(
                         )
                         # This transaction indexes ``embedding_model`` itself.
                         index_request_only_for(row, embedding_models=others)
-                        document_save(document=row, actor=actor)
+                        document_save_with_provenance(
+                            row=row,
+                            actor=actor,
+                            provenance=provenances[document.path],
+                            updated_on_given=document.updated_on is not None,
+                        )
                         report.chunks += chunks_replace(
                             document=row,
                             embedding_model=embedding_model,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 from dataclasses import dataclass, field
 
 
@@ -15,6 +16,22 @@ class SyncFailure:
     message: str
 
 
+@dataclass(frozen=True)
+class SyncConflict:
+    """A document whose database copy someone changed since the last sync, or that did not come
+    from the folder being synced: the sync left it alone (or, with ``--overwrite``, replaced it).
+    """
+
+    path: str
+    reason: str  # e.g. "edited since the last sync from corpus"
+    changed_by: str  # a username, or what the history says instead
+    changed_at: datetime.datetime | None
+
+    def message(self) -> str:
+        when = f" on {self.changed_at:%Y-%m-%d %H:%M}" if self.changed_at else ""
+        return f"{self.path}: {self.reason} (last changed by {self.changed_by}{when})"
+
+
 @dataclass
 class SyncReport:
     indexed: list[str] = field(default_factory=list)  # new or changed content, re-embedded
@@ -24,6 +41,8 @@ class SyncReport:
     removed: list[str] = field(default_factory=list)
     failed: list[SyncFailure] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    conflicts: list[SyncConflict] = field(default_factory=list)  # left as the database has them
+    overwritten: list[SyncConflict] = field(default_factory=list)  # replaced by --overwrite
     refused: bool = False  # an all-or-nothing import that found problems and wrote nothing
     chunks: int = 0  # chunks written
     embedded: int = 0  # texts sent to the embedder
@@ -34,9 +53,12 @@ class SyncReport:
         if self.refused:
             return f"Nothing was imported: {len(self.failed)} problem(s) to fix first."
         queued = f", {len(self.queued)} queued for indexing" if self.queued else ""
+        kept = f", {len(self.conflicts)} conflicts kept as edited" if self.conflicts else ""
+        overwritten = f", {len(self.overwritten)} edits overwritten" if self.overwritten else ""
         return (
             f"{len(self.indexed)} changed{queued}, {len(self.updated)} metadata-only, "
-            f"{self.unchanged} unchanged, {len(self.removed)} removed, {len(self.failed)} failed; "
+            f"{self.unchanged} unchanged, {len(self.removed)} removed, {len(self.failed)} failed"
+            f"{kept}{overwritten}; "
             f"{self.chunks} chunks written, {self.embedded} texts embedded and {self.reused} "
             f"reused in {self.seconds:.2f} s"
         )

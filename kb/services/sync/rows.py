@@ -1,23 +1,23 @@
-"""The document row a file describes, written through ``document_save`` with the acting user."""
+"""The document row a file describes, unsaved: the sync writes it through ``document_save``."""
 
 from __future__ import annotations
 
-from kb.actors import Actor
 from kb.models import Document
 from kb.parsing import ParsedDocument
-from kb.services.documents import document_save
 
 METADATA_FIELDS = ("title", "category", "audience", "status", "updated_on", "review_by")
 
 
 def metadata_differs(current: Document, document: ParsedDocument) -> bool:
-    return any(getattr(current, name) != getattr(document, name) for name in METADATA_FIELDS)
+    values = _metadata(document, current=current)
+    return any(getattr(current, name) != value for name, value in values.items())
 
 
-def document_update_metadata(current: Document, document: ParsedDocument, actor: Actor) -> None:
-    for name in METADATA_FIELDS:
-        setattr(current, name, getattr(document, name))
-    document_save(document=current, actor=actor)
+def metadata_apply(current: Document, document: ParsedDocument) -> Document:
+    """``current`` with ``document``'s metadata, unsaved."""
+    for name, value in _metadata(document, current=current).items():
+        setattr(current, name, value)
+    return current
 
 
 def document_row(
@@ -25,8 +25,17 @@ def document_row(
 ) -> Document:
     """The row ``document``'s file describes, unsaved; ``current`` is the row the sync read."""
     row = current or Document(path=document.path)
-    for name in METADATA_FIELDS:
-        setattr(row, name, getattr(document, name))
+    for name, value in _metadata(document, current=current).items():
+        setattr(row, name, value)
     row.body = document.body
     row.content_hash = content_hash
     return row
+
+
+def _metadata(document: ParsedDocument, *, current: Document | None) -> dict[str, object]:
+    values = {name: getattr(document, name) for name in METADATA_FIELDS}
+    if document.updated_on is None and current is not None:
+        # A file without ``updated:`` leaves the date to the row: ``document_save`` moves it to
+        # today when the text changes, and the next write must not take that back.
+        values["updated_on"] = current.updated_on
+    return values

@@ -13,6 +13,7 @@ from kb.parsing import (
     ParsedDocument,
     parse_document,
 )
+from kb.services.sync.provenance import SyncedFile, synced_file_of
 from kb.services.sync.report import SyncFailure, SyncReport
 
 # A source file: its document path, and a reader returning at most MAX_DOCUMENT_BYTES + 1 bytes.
@@ -29,10 +30,12 @@ def directory_sources(directory: Path) -> list[Source]:
 
 def sources_parse(
     sources: Sequence[Source], *, origin: str, report: SyncReport
-) -> tuple[set[str], list[ParsedDocument]]:
-    """Every path named and the documents that parsed; each file that did not is reported."""
+) -> tuple[set[str], list[ParsedDocument], dict[str, SyncedFile]]:
+    """Every path named, the documents that parsed and what a sync records of their files;
+    each file that did not parse is reported."""
     present: set[str] = set()
     parsed: list[ParsedDocument] = []
+    files: dict[str, SyncedFile] = {}
     for relative_path, read in sources:
         if relative_path in present:
             # Two entries for one path (a zip can hold that): which one was meant is unknown.
@@ -43,12 +46,16 @@ def sources_parse(
             continue
         present.add(relative_path)
         try:
-            parsed.append(parse_document(path=relative_path, raw=read()))
+            raw = read()
+            document = parse_document(path=relative_path, raw=raw)
         except DocumentParseError as exc:
             report.failed.append(SyncFailure(relative_path, str(exc)))
         except OSError as exc:
             report.failed.append(SyncFailure(relative_path, f"{relative_path}: cannot read: {exc}"))
-    return present, parsed
+        else:
+            parsed.append(document)
+            files[relative_path] = synced_file_of(document, raw)
+    return present, parsed, files
 
 
 def _markdown_files(directory: Path) -> Iterator[tuple[str, Path]]:
