@@ -12,6 +12,7 @@ from kb.parsing import (
     DocumentParseError,
     ParsedDocument,
     parse_document,
+    parse_warnings,
 )
 from kb.services.sync.report import SyncFailure, SyncReport
 
@@ -48,6 +49,7 @@ def sources_parse(
             report.failed.append(SyncFailure(relative_path, str(exc)))
         except OSError as exc:
             report.failed.append(SyncFailure(relative_path, f"{relative_path}: cannot read: {exc}"))
+    report.warnings += parse_warnings(parsed)
     return present, parsed
 
 
