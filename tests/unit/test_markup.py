@@ -242,3 +242,65 @@ def test_html_comments_are_not_text() -> None:
     drafts = chunk("Visible.\n<!-- hidden {{< hint >}} -->\n")
 
     assert [draft.text for draft in drafts] == ["Visible."]
+
+
+# --- the page: anchors and links between pages --------------------------------------------------
+
+
+def test_a_heading_attribute_is_the_headings_id_on_the_page() -> None:
+    from kb.rendering import document_render
+
+    rendered = document_render(body="## Proxy settings {#proxy .wide}\n\nText.\n")
+
+    assert [(heading.text, heading.anchor) for heading in rendered.headings] == [
+        ("Proxy settings", "proxy")
+    ]
+    assert '<h2 id="proxy">Proxy settings' in rendered.html and "{#" not in rendered.html
+
+
+def test_shortcodes_and_admonitions_never_reach_the_page() -> None:
+    from kb.rendering import document_render
+
+    html = document_render(body=HUGO_HINT + "\n" + MKDOCS + "\n" + DOCUSAURUS).html
+
+    assert not any(mark in html for mark in ("{{", ":::", "!!!"))
+    # the admonition's text is prose, not an indented code block
+    assert "Stop the workers before you upgrade.</p>" in html and "<code>Stop" not in html
+
+
+def test_links_between_pages_point_at_their_docs_pages() -> None:
+    from kb.rendering import document_render
+
+    body = (
+        '[a](../admin/config.md#tls) [b]({{< relref "billing/refunds.md" >}}) [c](/docs/faq/)'
+        " [d](https://example.com/x.md) [e](#local)\n"
+    )
+    pages = {"admin/config.md", "faq/_index.md", "billing/refunds.md"}
+
+    html = document_render(body=body, path="guides/install.md", exists=pages.__contains__).html
+
+    assert [href.split('"')[1] for href in html.split("href=")[1:]] == [
+        "/docs/admin/config.md#tls",
+        "/docs/billing/refunds.md",
+        "/docs/faq/_index.md",
+        "https://example.com/x.md",
+        "#local",
+    ]
+
+
+def test_a_page_address_is_relative_to_the_linking_page() -> None:
+    from kb.rendering import document_link
+
+    # MkDocs writes `../upgrade/` on the page served at /guides/install/
+    assert document_link(href="../upgrade/", document_path="guides/install.md") == (
+        "/docs/guides/upgrade.md"
+    )
+    assert document_link(href="upgrade/", document_path="guides/_index.md") == (
+        "/docs/guides/upgrade.md"
+    )
+
+
+def test_a_link_that_leaves_the_corpus_is_left_alone() -> None:
+    from kb.rendering import document_link
+
+    assert document_link(href="../../x.md", document_path="a.md") == "../../x.md"
