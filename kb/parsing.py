@@ -134,7 +134,9 @@ def parse_document(*, path: str, raw: bytes) -> ParsedDocument:
         description=reader.text("description") or "",
         metadata=metadata,
         unknown_keys=tuple(key for key in metadata if key not in _KNOWN_KEYS),
-        warnings=tuple(markup_warnings(body)),
+        warnings=tuple(
+            markup_warnings(body, first_line=text.count("\n", 0, len(text) - len(body)) + 1)
+        ),
     )
 
 

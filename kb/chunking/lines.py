@@ -67,10 +67,12 @@ def scan_lines(text: str) -> list[SourceLine]:
     return _Scanner().scan(text)
 
 
-def markup_warnings(text: str) -> list[str]:
-    """What the markup of `text` lost for a reader: includes and snippets that name other files."""
+def markup_warnings(text: str, *, first_line: int = 1) -> list[str]:
+    """What the markup of `text` lost for a reader: includes and snippets that name other files.
+
+    Lines are counted from `first_line`, the line of the file where `text` (a body) starts."""
     scanner = _Scanner()
-    scanner.scan(text)
+    scanner.scan(text, first_line=first_line)
     return scanner.warnings
 
 
@@ -83,10 +85,10 @@ class _Scanner:
         self._admonitions: list[int] = []  # content indent of each open MkDocs admonition
         self._in_comment = False
 
-    def scan(self, text: str) -> list[SourceLine]:
+    def scan(self, text: str, *, first_line: int = 1) -> list[SourceLine]:
         lines: list[SourceLine] = []
         position = 0
-        number = 0
+        number = first_line - 1
         while position <= len(text):
             newline = text.find("\n", position)
             line_end = len(text) if newline < 0 else newline

@@ -271,3 +271,11 @@ def test_one_unreadable_file_never_stops_the_other_files_of_a_sync() -> None:
     assert report.warnings == [
         "front matter keys kept as metadata, not used: layout (2 files), menu (1 file)"
     ]
+
+
+def test_a_markup_warning_names_the_line_of_the_file_not_of_the_body() -> None:
+    document = parse('+++\ntitle = "X"\n+++\n\n{{% include "a.md" %}}\n')
+
+    assert document.warnings == (
+        'line 5: {{% include "a.md" %}} not resolved (its text is not included)',
+    )
