@@ -48,6 +48,7 @@ _MAPPED_KEYS = ("description", "draft", "date", "lastmod", "last_update")
 # Tool keys with no equivalent here, kept as metadata without being reported as unknown.
 KEPT_KEYS = ("slug", "aliases", "weight", "sidebar_position", "tags")
 _KNOWN_KEYS = frozenset((*_OWN_KEYS, *_MAPPED_KEYS, *KEPT_KEYS))
+_PAGE_BADGES = ("new", "deprecated")
 # Our own `updated` wins; then the most specific "last changed" each tool has, then `date`.
 _UPDATED_KEYS = ("updated", "last_update", "lastmod", "date")
 
@@ -119,6 +120,9 @@ def parse_document(*, path: str, raw: bytes) -> ParsedDocument:
     metadata = {key: _json_ready(value) for key, value in fields.items() if key not in _OWN_KEYS}
     for key in _MAPPED_KEYS:
         metadata.pop(key, None)
+    badge = reader.text("status")
+    if badge is not None and badge.lower() in _PAGE_BADGES:
+        metadata["status"] = badge  # shown by MkDocs Material as a badge, kept for it
     return ParsedDocument(
         path=path,
         title=title,
@@ -158,8 +162,17 @@ def parse_warnings(documents: Iterable[ParsedDocument]) -> list[str]:
 
 
 def _status(reader: _FieldReader) -> str:
-    """`status`, or draft for a page the tools would not publish (`draft: true`)."""
+    """`status`, or draft for a page the tools would not publish (`draft: true`).
+
+    MkDocs Material's own `status: new` and `status: deprecated` label a published page (a
+    badge); any other value that is not ours is still refused, since a typo of `retired` must
+    not publish a page as current."""
     draft = reader.flag("draft")
+    badge = reader.text("status")
+    if badge is not None and badge.lower() in _PAGE_BADGES:
+        if draft:
+            return "draft"
+        return "published"
     status = reader.choice("status", STATUSES, default="draft" if draft else "published")
     if draft and status != "draft":
         reader.fail("draft", f"'draft: true' contradicts 'status: {status}' (remove one)")
@@ -415,8 +428,8 @@ def _load_json(path: str, text: str) -> tuple[dict[str, Any], str, dict[str, int
         for key in re.findall(r'"((?:[^"\\]|\\.)*)"[ \t]*:', line):
             key_lines.setdefault(key, number + 1)
     key_lines = {key: key_lines.get(key, 1) for key in fields}
-    for key, line in key_lines.items():
-        _refuse_near_miss(path, key, line)
+    for key, key_line in key_lines.items():
+        _refuse_near_miss(path, key, key_line)
     return fields, body, key_lines
 
 
@@ -505,8 +518,10 @@ class _FieldReader:
 
     def date(self, key: str) -> datetime.date | None:
         value = self._fields.get(key)
-        if isinstance(value, dict) and key == "last_update":  # Docusaurus: {date:, author:}
-            value = value.get("date")
+        if isinstance(value, dict):  # Docusaurus {date:, author:}; Material {created:, updated:}
+            value = next(
+                (value[part] for part in ("date", "updated", "created") if value.get(part)), None
+            )
         if value is None or value == "":
             return None
         if isinstance(value, datetime.datetime):  # TOML dates are typed

@@ -84,6 +84,7 @@ class _Scanner:
         self._directive_options = False  # the `:class: x` lines that open a directive
         self._admonitions: list[int] = []  # content indent of each open MkDocs admonition
         self._in_comment = False
+        self._shortcode_close = ""  # `>}}` while inside a shortcode tag written over lines
 
     def scan(self, text: str, *, first_line: int = 1) -> list[SourceLine]:
         lines: list[SourceLine] = []
@@ -105,6 +106,13 @@ class _Scanner:
     def _line(self, raw: str, position: int, number: int) -> SourceLine:
         dedent = self._admonition_dedent(raw)
         raw, base = raw[dedent:], position + dedent
+        if self._shortcode_close:
+            close = raw.find(self._shortcode_close)
+            if close < 0:
+                return SourceLine(position, "", (), FenceRole.NONE)
+            self._shortcode_close = ""
+            visible, runs, self._in_comment = _strip_comments(raw, close + 3, base)
+            return self._unwrap(SourceLine(position, visible, runs, FenceRole.NONE), number)
         if self._in_comment:
             close = raw.find("-->")
             if close < 0:
@@ -134,7 +142,7 @@ class _Scanner:
         if opening and (opening.group(2)[0] == "~" or "`" not in opening.group(3)):
             directive = markup.DIRECTIVE.fullmatch(opening.group(3).strip())
             name = directive.group(1) if directive else ""
-            if name in markup.PROSE_DIRECTIVES or name in markup.HIDDEN_DIRECTIVES:
+            if directive and (name in markup.PROSE_DIRECTIVES or name in markup.HIDDEN_DIRECTIVES):
                 hidden = name in markup.HIDDEN_DIRECTIVES
                 if name in markup.INCLUDES:
                     self.warnings.append(
@@ -186,9 +194,26 @@ class _Scanner:
         cut = markup.inline_markup(line.text, code_spans=code_spans)
         if cut.warning:
             self.warnings.append(f"line {number}: {cut.warning}")
-        if not cut.drop:
+        if cut.drop:
+            line = _cut(line, cut.drop, anchor=cut.anchor)
+        opener = _unclosed_shortcode(line.text)
+        if opener is None:
             return line
-        return _cut(line, cut.drop, anchor=cut.anchor)
+        # `{{< asciinema` with its arguments on the lines below: the tag runs to its `>}}`
+        self._shortcode_close = "%}}" if line.text[opener + 2] == "%" else ">}}"
+        return _cut(line, ((opener, len(line.text)),))
+
+
+_SHORTCODE_OPEN = re.compile(r"\{\{[<%]")
+
+
+def _unclosed_shortcode(text: str) -> int | None:
+    """Where a shortcode tag that the line does not close starts, outside code, or None."""
+    code_spans = [match.span() for match in _CODE_SPAN.finditer(text)]
+    for match in _SHORTCODE_OPEN.finditer(text):
+        if not any(start <= match.start() < end for start, end in code_spans):
+            return match.start()
+    return None
 
 
 def _blank(position: int) -> SourceLine:

@@ -18,8 +18,12 @@ _QUOTED = re.compile(r"\"([^\"]*)\"|'([^']*)'|(\S+)")
 LINK_SHORTCODES = frozenset({"relref", "ref"})
 # Jekyll/Liquid tags: `{% include note.html %}`, `{% raw %}`
 LIQUID_TAG = re.compile(r"\{%-?\s*(\w+)(.*?)-?%\}")
-# `!!! note "Title"`, `??? tip`, `???+ warning` (MkDocs Material); content indented 4 below
-ADMONITION = re.compile(r"([ \t]*)(?:!!!|\?\?\?\+?)[ \t]+[\w-]+(?:[ \t]+(?:\"(.*)\"|(.*)))?[ \t]*")
+# `!!! note "Title"`, `??? tip`, `???+ warning`, content tabs `=== "Linux"` (MkDocs Material,
+# pymdownx), also as a definition's body (`:   !!! note`): their content is indented 4 below
+ADMONITION = re.compile(
+    r"([ \t]*(?::[ \t]+)?)(?:(?:!!!|\?\?\?\+?)[ \t]+[\w-]+(?:[ \t]+(?:\"(.*)\"|(.*)))?"
+    r"|===\+?[ \t]+\"(.*)\")[ \t]*"
+)
 # `:::tip Title`, `:::note[Title]`, `::::`, `:::{note}` (Docusaurus, MyST colon fences)
 COLON_FENCE = re.compile(r"[ \t]*:{3,}[ \t]*(?:\{[\w-]+\}|[\w-]+)?(?:\[(.*)\])?[ \t]*(.*?)[ \t]*")
 # `--8<-- "snippets/x.md"` (pymdownx.snippets)
@@ -105,7 +109,7 @@ def block_marker(text: str) -> tuple[Cut, int | None] | None:
     """
     admonition = ADMONITION.fullmatch(text)
     if admonition is not None:
-        title = 2 if admonition.group(2) is not None else 3
+        title = next((group for group in (2, 3, 4) if admonition.group(group) is not None), 2)
         return _keep_only(text, admonition.span(title)), _columns(admonition.group(1)) + 4
     colon = COLON_FENCE.fullmatch(text)
     if colon is not None:

@@ -279,3 +279,19 @@ def test_a_markup_warning_names_the_line_of_the_file_not_of_the_body() -> None:
     assert document.warnings == (
         'line 5: {{% include "a.md" %}} not resolved (its text is not included)',
     )
+
+
+def test_mkdocs_material_status_badges_label_a_published_page() -> None:
+    document = parse("---\nstatus: deprecated\n---\n")
+
+    assert (document.status, document.metadata) == ("published", {"status": "deprecated"})
+
+
+def test_a_status_that_is_neither_ours_nor_a_badge_is_still_refused() -> None:
+    assert "'status' must be one of" in parse_error("---\nstatus: retierd\n---\n").message
+
+
+def test_mkdocs_material_blog_date_mapping_gives_the_updated_date() -> None:
+    document = parse("---\ndate:\n  created: 2026-02-18\n  updated: 2026-04-13\n---\n")
+
+    assert document.updated_on == datetime.date(2026, 4, 13)

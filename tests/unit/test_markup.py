@@ -304,3 +304,29 @@ def test_a_link_that_leaves_the_corpus_is_left_alone() -> None:
     from kb.rendering import document_link
 
     assert document_link(href="../../x.md", document_path="a.md") == "../../x.md"
+
+
+def test_mkdocs_content_tabs_are_their_titles_and_their_code_stays_code() -> None:
+    body = (
+        '=== "Linux"\n\n    ``` sh\n    {% include "x" %}\n    ```\n\n'
+        '=== "macOS"\n\n    Use brew.\n'
+    )
+
+    drafts = chunk(body)
+
+    assert [draft.text for draft in drafts] == [
+        'Linux\n\n``` sh\n{% include "x" %}\n```\n\nmacOS\n\nUse brew.'
+    ]
+    assert markup_warnings(body) == []  # the tag is an example inside code
+
+
+def test_an_admonition_inside_a_definition_is_its_text() -> None:
+    body = "`note`\n\n:   !!! note\n\n        Lorem ipsum.\n"
+
+    assert visible(body) == "`note`\n\n\n\nLorem ipsum.\n"
+
+
+def test_a_shortcode_tag_written_over_several_lines_is_dropped_whole() -> None:
+    body = '{{< asciinema\n  cast="demo.cast"\n  loop=true >}}\nAfter the demo.\n'
+
+    assert visible(body) == "\n\n\nAfter the demo.\n"
