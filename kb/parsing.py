@@ -3,18 +3,28 @@
 Pure Python with no Django imports. Every problem is raised as a `DocumentParseError` that names
 the file and, where it can, the line, because the person who has to fix it is a doc writer
 looking at that file, not someone reading a traceback.
+
+Front matter is read as the static-site tools write it (Hugo, Jekyll, MkDocs, Docusaurus): YAML
+between `---` lines, TOML between `+++` lines, or a JSON object. Their keys for the same ideas
+(`draft`, `date`, `lastmod`, `last_update`, `description`) map to ours; their other keys are kept
+as metadata, never an error, so a folder written for one of them loads unchanged.
 """
 
 from __future__ import annotations
 
 import datetime
 import difflib
+import json
 import re
-from dataclasses import dataclass
+import tomllib
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 import yaml
 
+from kb.chunking.lines import markup_warnings
 from kb.chunking.structure import first_heading
 
 MAX_DOCUMENT_BYTES = 1_000_000
@@ -25,10 +35,22 @@ MARKDOWN_SUFFIXES = (".md", ".markdown")
 
 _FRONT_MATTER_OPEN = re.compile(r"---[ \t]*")
 _FRONT_MATTER_CLOSE = re.compile(r"(?:---|\.\.\.)[ \t]*")
+_TOML_FENCE = re.compile(r"\+\+\+[ \t]*")
+# Hugo reads a page that opens with a JSON object as JSON front matter; `{{<` is a shortcode.
+_JSON_OPEN = re.compile(r"\{[ \t]*(?:$|\"|\})")
 # Keys that decide who sees a page and whether it is current: a near miss of one of these
-# ("Audience", "audiance", "superseded") would otherwise be ignored and the page published to
-# everyone as current, so it is refused. Other unknown keys (tags, description...) are ignored.
+# ("Audience", "audiance", "superseded") is not an unknown key to keep but a typo that would
+# publish the page to everyone as current, so it is refused.
 _GUARDED_KEYS = ("audience", "status", "superseded_by")
+_OWN_KEYS = ("title", "category", "updated", "review_by", *_GUARDED_KEYS)
+# The static-site tools' keys that mean one of ours (see `parse_document`).
+_MAPPED_KEYS = ("description", "draft", "date", "lastmod", "last_update")
+# Tool keys with no equivalent here, kept as metadata without being reported as unknown.
+KEPT_KEYS = ("slug", "aliases", "weight", "sidebar_position", "tags")
+_KNOWN_KEYS = frozenset((*_OWN_KEYS, *_MAPPED_KEYS, *KEPT_KEYS))
+_PAGE_BADGES = ("new", "deprecated")
+# Our own `updated` wins; then the most specific "last changed" each tool has, then `date`.
+_UPDATED_KEYS = ("updated", "last_update", "lastmod", "date")
 
 
 class DocumentParseError(ValueError):
@@ -71,6 +93,11 @@ class ParsedDocument:
     review_by: datetime.date | None
     superseded_by: str | None  # the path of the document that replaces this one
     body: str  # Markdown after the front matter, exactly as in the file: offsets point into it
+    description: str = ""
+    # Front-matter keys that are not ours (KEPT_KEYS and unknown ones), JSON-ready values.
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    unknown_keys: tuple[str, ...] = ()  # keys of `metadata` that no tool convention explains
+    warnings: tuple[str, ...] = ()  # markup that loaded but lost something (an include)
 
 
 def parse_document(*, path: str, raw: bytes) -> ParsedDocument:
@@ -90,17 +117,77 @@ def parse_document(*, path: str, raw: bytes) -> ParsedDocument:
             problem = "a document cannot be superseded by itself"
         if problem is not None:
             reader.fail("superseded_by", f"'superseded_by' {problem} (got {superseded_by!r})")
+    metadata = {key: _json_ready(value) for key, value in fields.items() if key not in _OWN_KEYS}
+    for key in _MAPPED_KEYS:
+        metadata.pop(key, None)
+    badge = reader.text("status")
+    if badge is not None and badge.lower() in _PAGE_BADGES:
+        metadata["status"] = badge  # shown by MkDocs Material as a badge, kept for it
     return ParsedDocument(
         path=path,
         title=title,
         category=reader.text("category") or "",
         audience=reader.choice("audience", AUDIENCES, default="public"),
-        status=reader.choice("status", STATUSES, default="published"),
-        updated_on=reader.date("updated"),
+        status=_status(reader),
+        updated_on=next(
+            (date for key in _UPDATED_KEYS if (date := reader.date(key)) is not None), None
+        ),
         review_by=reader.date("review_by"),
         superseded_by=superseded_by,
         body=body,
+        description=reader.text("description") or "",
+        metadata=metadata,
+        unknown_keys=tuple(key for key in metadata if key not in _KNOWN_KEYS),
+        warnings=tuple(
+            markup_warnings(body, first_line=text.count("\n", 0, len(text) - len(body)) + 1)
+        ),
     )
+
+
+def parse_warnings(documents: Iterable[ParsedDocument]) -> list[str]:
+    """What a sync of `documents` should tell the importer: each file's markup warnings, and
+    the unknown front-matter keys once for the whole sync rather than once per file."""
+    warnings: list[str] = []
+    unknown: Counter[str] = Counter()
+    for document in documents:
+        warnings += [f"{document.path}: {warning}" for warning in document.warnings]
+        unknown.update(document.unknown_keys)
+    if unknown:
+        listed = ", ".join(
+            f"{key} ({count} file{'' if count == 1 else 's'})"
+            for key, count in sorted(unknown.items())
+        )
+        warnings.append(f"front matter keys kept as metadata, not used: {listed}")
+    return warnings
+
+
+def _status(reader: _FieldReader) -> str:
+    """`status`, or draft for a page the tools would not publish (`draft: true`).
+
+    MkDocs Material's own `status: new` and `status: deprecated` label a published page (a
+    badge); any other value that is not ours is still refused, since a typo of `retired` must
+    not publish a page as current."""
+    draft = reader.flag("draft")
+    badge = reader.text("status")
+    if badge is not None and badge.lower() in _PAGE_BADGES:
+        if draft:
+            return "draft"
+        return "published"
+    status = reader.choice("status", STATUSES, default="draft" if draft else "published")
+    if draft and status != "draft":
+        reader.fail("draft", f"'draft: true' contradicts 'status: {status}' (remove one)")
+    return status
+
+
+def _json_ready(value: Any) -> Any:
+    """TOML and YAML values as JSON can store them: dates as ISO text."""
+    if isinstance(value, dict):
+        return {str(key): _json_ready(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_json_ready(item) for item in value]
+    if isinstance(value, datetime.date | datetime.time):
+        return value.isoformat()
+    return value
 
 
 def _check_path(path: str) -> None:
@@ -183,23 +270,63 @@ _FrontMatterLoader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_as_
 def _split_front_matter(path: str, text: str) -> tuple[dict[str, Any], str, dict[str, int]]:
     """(fields, body, line of each key) for `text`; no front matter gives ({}, text, {}).
 
-    Fails closed: a `---` first line always opens front matter, so one that is never closed is
-    an error rather than a page whose body shows `audience: internal` to the public."""
+    Fails closed: a `---` (or `+++`) first line always opens front matter, so one that is never
+    closed is an error rather than a page whose body shows `audience: internal` to the public."""
     lines = text.split("\n")
-    if not _FRONT_MATTER_OPEN.fullmatch(lines[0]):
+    if _TOML_FENCE.fullmatch(lines[0]):
+        source, body = _fenced(path, lines, _TOML_FENCE, "+++")
+        fields, key_lines = _load_toml(path, source)
+    elif _JSON_OPEN.match(lines[0]):
+        fields, body, key_lines = _load_json(path, text)
+    elif _FRONT_MATTER_OPEN.fullmatch(lines[0]):
+        source, body = _fenced(path, lines, _FRONT_MATTER_CLOSE, "---")
+        fields, key_lines = _load_yaml(path, source)
+    else:
         _refuse_late_front_matter(path, lines)
         return {}, text, {}
-    close = next((n for n in range(1, len(lines)) if _FRONT_MATTER_CLOSE.fullmatch(lines[n])), None)
-    if close is None:
+    return fields, body, key_lines
+
+
+def _fenced(path: str, lines: list[str], close: re.Pattern[str], fence: str) -> tuple[str, str]:
+    end = next((n for n in range(1, len(lines)) if close.fullmatch(lines[n])), None)
+    if end is None:
         raise DocumentParseError(
             path=path,
-            message="front matter: the '---' on line 1 is never closed (end the front matter "
-            "with a '---' line; a page cannot begin with a horizontal rule)",
+            message=f"front matter: the '{fence}' on line 1 is never closed (end the front "
+            f"matter with a '{fence}' line; a page cannot begin with a horizontal rule)",
             line=1,
         )
-    source = "\n".join(lines[1:close])
-    body = "\n".join(lines[close + 1 :])
-    first_line = 2  # the YAML starts on the file's second line
+    return "\n".join(lines[1:end]), "\n".join(lines[end + 1 :])
+
+
+_FIRST_LINE = 2  # fenced front matter starts on the file's second line
+
+
+def _load_yaml(path: str, source: str) -> tuple[dict[str, Any], dict[str, int]]:
+    try:
+        return _load_yaml_text(path, source)
+    except DocumentParseError:
+        if "\t" not in source:
+            raise
+    # Hugo (Go YAML) and Jekyll read tab-indented front matter that YAML itself forbids. Only a
+    # file that failed is rewritten, line for line, so valid YAML is never second-guessed and
+    # an error in the rewritten text still points at the right line.
+    return _load_yaml_text(path, _tabs_as_spaces(source))
+
+
+_TAB_AFTER_INDICATOR = re.compile(r"^([ ]*(?:- )*[^\s\"'#][^:\"'#]*:|[ ]*-)\t+")
+
+
+def _tabs_as_spaces(source: str) -> str:
+    lines = []
+    for line in source.split("\n"):
+        stripped = line.lstrip(" \t")
+        line = line[: len(line) - len(stripped)].expandtabs(4) + stripped
+        lines.append(_TAB_AFTER_INDICATOR.sub(lambda match: match.group(1) + " ", line))
+    return "\n".join(lines)
+
+
+def _load_yaml_text(path: str, source: str) -> tuple[dict[str, Any], dict[str, int]]:
     loader = _FrontMatterLoader(source)
     try:
         node = loader.get_single_node()
@@ -210,46 +337,120 @@ def _split_front_matter(path: str, text: str) -> tuple[dict[str, Any], str, dict
         raise DocumentParseError(
             path=path,
             message=f"front matter: invalid YAML ({problem})",
-            line=first_line + mark.line if mark is not None else None,
+            line=_FIRST_LINE + mark.line if mark is not None else None,
         ) from None
     except RecursionError:
         raise DocumentParseError(
-            path=path, message="front matter: invalid YAML (nested too deeply)", line=first_line
+            path=path, message="front matter: invalid YAML (nested too deeply)", line=_FIRST_LINE
         ) from None
     except (yaml.YAMLError, ValueError, TypeError) as error:
         raise DocumentParseError(
-            path=path, message=f"front matter: invalid YAML ({error})", line=first_line
+            path=path, message=f"front matter: invalid YAML ({error})", line=_FIRST_LINE
         ) from None
     finally:
         loader.dispose()
     if node is None or fields is None:
-        return {}, body, {}
+        return {}, {}
+    _require_mapping(path, fields)
+    key_lines: dict[str, int] = {}  # where each key's value starts, for errors about it
+    seen: dict[str, int] = {}  # where each key is written
+    for key, value in node.value:
+        if not isinstance(key, yaml.ScalarNode):
+            continue
+        line = _FIRST_LINE + key.start_mark.line
+        if key.value in seen:
+            _refuse_repeated(path, key.value, seen[key.value], line)
+        seen[key.value] = line
+        _refuse_near_miss(path, key.value, line)
+        key_lines[key.value] = _FIRST_LINE + value.start_mark.line
+    return fields, key_lines
+
+
+_TOML_ERROR_LINE = re.compile(r"\(at line (\d+), column \d+\)$")
+_TOML_KEY = re.compile(r"[ \t]*(?:\"([^\"]+)\"|'([^']+)'|([A-Za-z0-9_-]+))[ \t]*=")
+
+
+def _load_toml(path: str, source: str) -> tuple[dict[str, Any], dict[str, int]]:
+    try:
+        fields = tomllib.loads(source)
+    except tomllib.TOMLDecodeError as error:
+        found = _TOML_ERROR_LINE.search(str(error))
+        problem = _TOML_ERROR_LINE.sub("", str(error)).strip()
+        raise DocumentParseError(
+            path=path,
+            message=f"front matter: invalid TOML ({problem})",
+            line=_FIRST_LINE + int(found.group(1)) - 1 if found else _FIRST_LINE,
+        ) from None
+    key_lines: dict[str, int] = {}
+    for number, line in enumerate(source.split("\n")):
+        if line.lstrip().startswith("["):
+            break  # a table: the keys after it are not top-level
+        match = _TOML_KEY.match(line)
+        if match:
+            key = next(group for group in match.groups() if group is not None)
+            key_lines.setdefault(key, _FIRST_LINE + number)
+    for key in fields:
+        _refuse_near_miss(path, key, key_lines.get(key, _FIRST_LINE))
+    return fields, key_lines
+
+
+def _load_json(path: str, text: str) -> tuple[dict[str, Any], str, dict[str, int]]:
+    def no_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        mapping: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in mapping:
+                raise DocumentParseError(path=path, message=f"front matter: '{key}' is given twice")
+            mapping[key] = value
+        return mapping
+
+    try:
+        fields, end = json.JSONDecoder(object_pairs_hook=no_repeats).raw_decode(text)
+    except json.JSONDecodeError as error:
+        raise DocumentParseError(
+            path=path, message=f"front matter: invalid JSON ({error.msg})", line=error.lineno
+        ) from None
+    except RecursionError:
+        raise DocumentParseError(
+            path=path, message="front matter: invalid JSON (nested too deeply)", line=1
+        ) from None
+    _require_mapping(path, fields, line=1)
+    rest = text[end:]
+    newline = rest.find("\n")
+    if rest[: newline if newline >= 0 else len(rest)].strip():
+        raise DocumentParseError(
+            path=path,
+            message="front matter: text after the closing '}' (start the page on the next line)",
+            line=text.count("\n", 0, end) + 1,
+        )
+    body = rest[newline + 1 :] if newline >= 0 else ""
+    key_lines: dict[str, int] = {}
+    for number, line in enumerate(text[:end].split("\n")):
+        for key in re.findall(r'"((?:[^"\\]|\\.)*)"[ \t]*:', line):
+            key_lines.setdefault(key, number + 1)
+    key_lines = {key: key_lines.get(key, 1) for key in fields}
+    for key, key_line in key_lines.items():
+        _refuse_near_miss(path, key, key_line)
+    return fields, body, key_lines
+
+
+def _require_mapping(path: str, fields: object, *, line: int = _FIRST_LINE) -> None:
     if not isinstance(fields, dict):
         raise DocumentParseError(
             path=path,
             message=(
                 f"front matter must be a mapping of keys to values (got {_describe_type(fields)})"
             ),
-            line=first_line,
+            line=line,
         )
-    key_lines: dict[str, int] = {}  # where each key's value starts, for errors about it
-    seen: dict[str, int] = {}  # where each key is written
-    for key, value in node.value:
-        if not isinstance(key, yaml.ScalarNode):
-            continue
-        line = first_line + key.start_mark.line
-        if key.value in seen:
-            # YAML would keep the last one silently: which did the writer mean?
-            raise DocumentParseError(
-                path=path,
-                message=f"front matter: '{key.value}' is given twice "
-                f"(lines {seen[key.value]} and {line})",
-                line=line,
-            )
-        seen[key.value] = line
-        _refuse_near_miss(path, key.value, line)
-        key_lines[key.value] = first_line + value.start_mark.line
-    return fields, body, key_lines
+
+
+def _refuse_repeated(path: str, key: str, first: int, line: int) -> NoReturn:
+    # YAML would keep the last one silently: which did the writer mean?
+    raise DocumentParseError(
+        path=path,
+        message=f"front matter: '{key}' is given twice (lines {first} and {line})",
+        line=line,
+    )
 
 
 def _refuse_late_front_matter(path: str, lines: list[str]) -> None:
@@ -265,7 +466,7 @@ def _refuse_late_front_matter(path: str, lines: list[str]) -> None:
 
 
 def _refuse_near_miss(path: str, key: str, line: int) -> None:
-    if key in _GUARDED_KEYS:
+    if key in _KNOWN_KEYS:
         return
     folded = key.strip().lower().replace("-", "_").replace(" ", "_")
     meant = difflib.get_close_matches(folded, _GUARDED_KEYS, n=1, cutoff=0.8)
@@ -278,7 +479,7 @@ def _refuse_near_miss(path: str, key: str, line: int) -> None:
 
 
 class _FieldReader:
-    """Reads and validates front-matter fields; unknown keys are ignored."""
+    """Reads and validates front-matter fields; the keys it is not asked about are left alone."""
 
     def __init__(self, path: str, fields: dict[str, Any], key_lines: dict[str, int]) -> None:
         self._path = path
@@ -307,15 +508,34 @@ class _FieldReader:
             self.fail(key, f"'{key}' must be one of: {', '.join(allowed)} (got {value!r})")
         return value.lower()
 
+    def flag(self, key: str) -> bool:
+        value = self._fields.get(key)
+        if value is None or isinstance(value, bool):
+            return bool(value)
+        if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+            return value.strip().lower() == "true"  # Hugo reads "true" as true
+        self.fail(key, f"'{key}' must be true or false (got {value!r})")
+
     def date(self, key: str) -> datetime.date | None:
         value = self._fields.get(key)
+        if isinstance(value, dict):  # Docusaurus {date:, author:}; Material {created:, updated:}
+            value = next(
+                (value[part] for part in ("date", "updated", "created") if value.get(part)), None
+            )
         if value is None or value == "":
             return None
+        if isinstance(value, datetime.datetime):  # TOML dates are typed
+            return value.date()
+        if isinstance(value, datetime.date):
+            return value
         if isinstance(value, str):  # the loader keeps YAML timestamps as text
             parsed = _parse_iso_date(value.strip())
             if parsed is not None:
                 return parsed
         self.fail(key, f"'{key}' is not a date (got {value!r})")
+
+
+_DATE_THEN_TIME = re.compile(r"(\d{4}-\d{2}-\d{2})[T ]\S.*")
 
 
 def _parse_iso_date(text: str) -> datetime.date | None:
@@ -325,6 +545,12 @@ def _parse_iso_date(text: str) -> datetime.date | None:
         pass
     try:
         return datetime.datetime.fromisoformat(text).date()
+    except ValueError:
+        pass
+    # Jekyll writes `2026-01-15 09:30:00 +0100`, which fromisoformat refuses for the space.
+    match = _DATE_THEN_TIME.fullmatch(text)
+    try:
+        return datetime.date.fromisoformat(match.group(1)) if match else None
     except ValueError:
         return None
 

@@ -12,8 +12,9 @@ are removed line by line (``scan_lines`` keeps one line per source line), so mar
 
 from __future__ import annotations
 
+import posixpath
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import cast
 
@@ -111,19 +112,27 @@ class RenderedDocument:
 
 
 def document_render(
-    *, body: str, cited_range: tuple[int, int] | None = None, title: str = ""
+    *,
+    body: str,
+    cited_range: tuple[int, int] | None = None,
+    title: str = "",
+    path: str = "",
+    exists: Callable[[str], bool] | None = None,
 ) -> RenderedDocument:
-    """A document body as a page: heading anchors, and the cited blocks marked.
+    """A document body as a page: heading anchors, links between pages, the cited blocks marked.
 
     Every block whose source overlaps ``cited_range`` (``[start, end)`` offsets into ``body``)
     gets the ``cited-passage`` class; the first also gets ``id="passage"`` and a label for
     screen readers. A first ``# heading`` equal to ``title`` is left out: the page shows the
-    title itself, and two identical ``<h1>`` would say the same thing twice.
+    title itself, and two identical ``<h1>`` would say the same thing twice. Given the
+    document's ``path``, links to other pages point at their ``/docs`` pages (``document_link``).
     """
     lines = scan_lines(body)
     tokens = _markdown.parse(_visible_text(lines))
     tokens = _without_title_heading(tokens, title=title)
-    headings = _anchor_headings(tokens)
+    headings = _anchor_headings(tokens, lines)
+    if path:
+        _link_documents(tokens, path=path, exists=exists)
     cited = False
     if cited_range is not None:
         cited = _mark_cited(tokens, lines=lines, body=body, cited_range=cited_range)
@@ -161,8 +170,11 @@ def _plain_text(inline: Token) -> str:
     )
 
 
-def _anchor_headings(tokens: list[Token]) -> list[Heading]:
-    """Give every heading a unique id and a link to itself (shown on hover and focus)."""
+def _anchor_headings(tokens: list[Token], lines: list[SourceLine]) -> list[Heading]:
+    """Give every heading a unique id and a link to itself (shown on hover and focus).
+
+    A heading that names its own id (`## Install {#install}`) keeps it, because links written
+    for the original site use it."""
     used: set[str] = set(RESERVED_IDS)
     headings: list[Heading] = []
     for index, token in enumerate(tokens):
@@ -170,7 +182,8 @@ def _anchor_headings(tokens: list[Token]) -> list[Heading]:
             continue
         inline = tokens[index + 1]
         text = " ".join(_plain_text(inline).split())
-        anchor = _unique(slugify(text, allow_unicode=True) or "section", used)
+        given = lines[token.map[0]].anchor if token.map else ""
+        anchor = _unique(given or slugify(text, allow_unicode=True) or "section", used)
         token.attrSet("id", anchor)
         link = (
             f' <a class="heading-anchor" href="#{anchor}"><span aria-hidden="true">#</span>'
@@ -179,6 +192,68 @@ def _anchor_headings(tokens: list[Token]) -> list[Heading]:
         inline.children = [*(inline.children or []), _raw_inline(link)]
         headings.append(Heading(level=int(token.tag[1]), text=text, anchor=anchor))
     return headings
+
+
+_PAGE_SUFFIXES = (".md", ".markdown")
+_INDEX_PAGES = ("_index.md", "index.md", "README.md")
+
+
+def document_link(
+    *, href: str, document_path: str, exists: Callable[[str], bool] | None = None
+) -> str:
+    """The ``/docs/<path>`` address of a link to another page of the corpus, or ``href`` as is.
+
+    Documentation folders link the way their site generator resolves: a file (`../admin/
+    config.md`, relative to the linking file) or a page address (`/docs/foo/`, `../foo/`,
+    relative to the linking page's address). A page address could be `foo.md` or `foo/_index.md`;
+    ``exists`` says which documents there are, and without it the first guess is used.
+    """
+    if not href or href.startswith(("#", "?")) or _REMOTE_URL.match(href):
+        return href
+    target, hash_mark, fragment = href.partition("#")
+    target = target.partition("?")[0]
+    if not target:
+        return href
+    folder = posixpath.dirname(document_path)
+    candidates: list[str] = []
+    if target.lower().endswith(_PAGE_SUFFIXES):
+        if not target.startswith("/"):
+            candidates.append(posixpath.join(folder, target))  # Hugo's relref: page, then root
+        candidates += _from_root(target.lstrip("/"))
+    else:
+        name = posixpath.basename(document_path)
+        page = folder if name in _INDEX_PAGES else posixpath.splitext(document_path)[0]
+        # A page address is relative to the linking page's own address (`/guides/install/`);
+        # Hugo's relref also tries the page's folder, then the site's root.
+        bases = [""] if target.startswith("/") else [page, folder, ""]
+        for base in bases:
+            joined = posixpath.normpath(posixpath.join(base, target.lstrip("/")))
+            for stem in _from_root("" if joined == "." else joined):
+                candidates += [f"{stem}.md"] if stem else []
+                candidates += [posixpath.join(stem, index) for index in _INDEX_PAGES]
+    resolved = [posixpath.normpath(candidate) for candidate in candidates]
+    resolved = [candidate for candidate in resolved if not candidate.startswith("..")]
+    if not resolved:
+        return href
+    chosen = next(
+        (candidate for candidate in resolved if exists and exists(candidate)), resolved[0]
+    )
+    return f"/docs/{chosen}" + (f"#{fragment}" if hash_mark else "")
+
+
+def _from_root(path: str) -> list[str]:
+    # A site's /docs/ section is the corpus folder itself when only that folder was synced.
+    return [path, path.removeprefix("docs/")] if path.startswith("docs/") else [path]
+
+
+def _link_documents(
+    tokens: list[Token], *, path: str, exists: Callable[[str], bool] | None
+) -> None:
+    for token in tokens:
+        for child in token.children or ():
+            if child.type == "link_open":
+                href = str(child.attrGet("href") or "")
+                child.attrSet("href", document_link(href=href, document_path=path, exists=exists))
 
 
 def _unique(slug: str, used: set[str]) -> str:

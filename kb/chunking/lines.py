@@ -13,6 +13,8 @@ import enum
 import re
 from dataclasses import dataclass
 
+from kb.chunking import markup
+
 
 class FenceRole(enum.Enum):
     """Where a line sits relative to a fenced code block."""
@@ -35,6 +37,7 @@ class SourceLine:
     text: str  # the line without its terminator and without HTML comments
     runs: tuple[tuple[int, int], ...]  # (index in `text`, offset in the original) per visible run
     fence: FenceRole
+    anchor: str = ""  # an explicit id the line gave itself (`## Install {#install}`)
 
     def source_offset(self, index: int) -> int:
         """Offset in the original text of `text[index]`."""
@@ -49,53 +52,189 @@ _FENCE_OPEN = re.compile(r"( {0,3})(`{3,}|~{3,})(.*)")
 _FENCE_CLOSE = re.compile(r" {0,3}(`{3,}|~{3,})[ \t]*")
 _INLINE_MARK = re.compile(r"`+|<!--")
 _BACKTICKS = re.compile(r"`+")
+_CODE_SPAN = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)")
 
 
 def scan_lines(text: str) -> list[SourceLine]:
-    """Split `text` into lines, removing HTML comments and marking fenced code.
+    """Split `text` into lines, removing HTML comments and site-generator markup, marking code.
 
     One pass does both because each decides the other: `<!--` inside a fence is code, and a fence
     opener inside a comment is hidden text. An unterminated comment or fence runs to the end.
     Inline code spans are matched within a line only, which covers how they are written in practice.
+    Markup (`kb.chunking.markup`) is removed outside code only: a shortcode in a code sample is
+    the example a reader came for.
     """
-    lines: list[SourceLine] = []
-    fence: tuple[str, int] | None = None  # fence character and length while inside a fence
-    in_comment = False
-    position = 0
-    while position <= len(text):
-        newline = text.find("\n", position)
-        line_end = len(text) if newline < 0 else newline
-        raw = text[position:line_end]
-        if raw.endswith("\r"):
-            raw = raw[:-1]
-        if in_comment:
+    return _Scanner().scan(text)
+
+
+def markup_warnings(text: str, *, first_line: int = 1) -> list[str]:
+    """What the markup of `text` lost for a reader: includes and snippets that name other files.
+
+    Lines are counted from `first_line`, the line of the file where `text` (a body) starts."""
+    scanner = _Scanner()
+    scanner.scan(text, first_line=first_line)
+    return scanner.warnings
+
+
+class _Scanner:
+    def __init__(self) -> None:
+        self.warnings: list[str] = []
+        self._fence: tuple[str, int] | None = None  # code fence character and length
+        self._directives: list[tuple[str, int, bool]] = []  # MyST fences: char, length, hidden
+        self._directive_options = False  # the `:class: x` lines that open a directive
+        self._admonitions: list[int] = []  # content indent of each open MkDocs admonition
+        self._in_comment = False
+        self._shortcode_close = ""  # `>}}` while inside a shortcode tag written over lines
+
+    def scan(self, text: str, *, first_line: int = 1) -> list[SourceLine]:
+        lines: list[SourceLine] = []
+        position = 0
+        number = first_line - 1
+        while position <= len(text):
+            newline = text.find("\n", position)
+            line_end = len(text) if newline < 0 else newline
+            raw = text[position:line_end]
+            if raw.endswith("\r"):
+                raw = raw[:-1]
+            number += 1
+            lines.append(self._line(raw, position, number))
+            if newline < 0:
+                break
+            position = newline + 1
+        return lines
+
+    def _line(self, raw: str, position: int, number: int) -> SourceLine:
+        dedent = self._admonition_dedent(raw)
+        raw, base = raw[dedent:], position + dedent
+        if self._shortcode_close:
+            close = raw.find(self._shortcode_close)
+            if close < 0:
+                return SourceLine(position, "", (), FenceRole.NONE)
+            self._shortcode_close = ""
+            visible, runs, self._in_comment = _strip_comments(raw, close + 3, base)
+            return self._unwrap(SourceLine(position, visible, runs, FenceRole.NONE), number)
+        if self._in_comment:
             close = raw.find("-->")
             if close < 0:
-                lines.append(SourceLine(position, "", (), FenceRole.NONE))
-            else:
-                visible, runs, in_comment = _strip_comments(raw, close + 3, position)
-                lines.append(SourceLine(position, visible, runs, FenceRole.NONE))
-        elif fence is not None:
+                return SourceLine(position, "", (), FenceRole.NONE)
+            visible, runs, self._in_comment = _strip_comments(raw, close + 3, base)
+            return self._unwrap(SourceLine(position, visible, runs, FenceRole.NONE), number)
+        if self._fence is not None:
             closing = _FENCE_CLOSE.fullmatch(raw)
-            if closing and closing.group(1)[0] == fence[0] and len(closing.group(1)) >= fence[1]:
-                fence = None
+            if (
+                closing
+                and closing.group(1)[0] == self._fence[0]
+                and len(closing.group(1)) >= self._fence[1]
+            ):
+                self._fence = None
                 role = FenceRole.CLOSE
             else:
                 role = FenceRole.BODY
-            lines.append(SourceLine(position, raw, ((0, position),), role))
-        else:
-            opening = _FENCE_OPEN.fullmatch(raw)
-            # A backtick fence's info string may not contain backticks (that is inline code).
-            if opening and (opening.group(2)[0] == "~" or "`" not in opening.group(3)):
-                fence = (opening.group(2)[0], len(opening.group(2)))
-                lines.append(SourceLine(position, raw, ((0, position),), FenceRole.OPEN))
-            else:
-                visible, runs, in_comment = _strip_comments(raw, 0, position)
-                lines.append(SourceLine(position, visible, runs, FenceRole.NONE))
-        if newline < 0:
-            break
-        position = newline + 1
-    return lines
+            return SourceLine(position, raw, ((0, base),), role)
+        closing = _FENCE_CLOSE.fullmatch(raw)
+        if closing and self._directives:
+            char, length, _ = self._directives[-1]
+            if closing.group(1)[0] == char and len(closing.group(1)) >= length:
+                self._directives.pop()
+                return SourceLine(position, "", (), FenceRole.NONE)
+        opening = _FENCE_OPEN.fullmatch(raw)
+        # A backtick fence's info string may not contain backticks (that is inline code).
+        if opening and (opening.group(2)[0] == "~" or "`" not in opening.group(3)):
+            directive = markup.DIRECTIVE.fullmatch(opening.group(3).strip())
+            name = directive.group(1) if directive else ""
+            if directive and (name in markup.PROSE_DIRECTIVES or name in markup.HIDDEN_DIRECTIVES):
+                hidden = name in markup.HIDDEN_DIRECTIVES
+                if name in markup.INCLUDES:
+                    self.warnings.append(
+                        f"line {number}: {{{name}}} {directive.group(2).strip()} not resolved "
+                        "(its text is not included)"
+                    )
+                self._directives.append((opening.group(2)[0], len(opening.group(2)), hidden))
+                self._directive_options = True
+                title_start = opening.start(3) + opening.group(3).index("}") + 1
+                title_start += len(raw[title_start:]) - len(raw[title_start:].lstrip())
+                line = SourceLine(position, raw, ((0, base),), FenceRole.NONE)
+                return _cut(line, ((0, title_start),)) if not hidden else _blank(position)
+            self._fence = (opening.group(2)[0], len(opening.group(2)))
+            return SourceLine(position, raw, ((0, base),), FenceRole.OPEN)
+        if self._directives and self._directives[-1][2]:
+            return _blank(position)  # a toctree's entries are navigation, not text
+        if self._directive_options:
+            if markup.DIRECTIVE_OPTION.fullmatch(raw):
+                return _blank(position)
+            self._directive_options = False
+        visible, runs, self._in_comment = _strip_comments(raw, 0, base)
+        return self._unwrap(SourceLine(position, visible, runs, FenceRole.NONE), number)
+
+    def _admonition_dedent(self, raw: str) -> int:
+        """Characters of indent that belong to the open MkDocs admonitions, which end at the
+        first non-blank line indented less than their content."""
+        if self._in_comment or not self._admonitions:
+            return 0
+        if raw.strip():
+            while self._admonitions and markup.indent_chars(raw, self._admonitions[-1]) is None:
+                self._admonitions.pop()
+                if self._fence is not None:
+                    self._fence = None  # a fence left open inside the box ends with it
+        if not self._admonitions:
+            return 0
+        found = markup.indent_chars(raw, self._admonitions[-1])
+        return found if found is not None else len(raw) - len(raw.lstrip(" \t"))
+
+    def _unwrap(self, line: SourceLine, number: int) -> SourceLine:
+        marker = markup.block_marker(line.text)
+        if marker is not None:
+            cut, content_indent = marker
+            if content_indent is not None:
+                self._admonitions.append(content_indent)
+            if cut.warning:
+                self.warnings.append(f"line {number}: {cut.warning}")
+            return _cut(line, cut.drop)
+        code_spans = [match.span() for match in _CODE_SPAN.finditer(line.text)]
+        cut = markup.inline_markup(line.text, code_spans=code_spans)
+        if cut.warning:
+            self.warnings.append(f"line {number}: {cut.warning}")
+        if cut.drop:
+            line = _cut(line, cut.drop, anchor=cut.anchor)
+        opener = _unclosed_shortcode(line.text)
+        if opener is None:
+            return line
+        # `{{< asciinema` with its arguments on the lines below: the tag runs to its `>}}`
+        self._shortcode_close = "%}}" if line.text[opener + 2] == "%" else ">}}"
+        return _cut(line, ((opener, len(line.text)),))
+
+
+_SHORTCODE_OPEN = re.compile(r"\{\{[<%]")
+
+
+def _unclosed_shortcode(text: str) -> int | None:
+    """Where a shortcode tag that the line does not close starts, outside code, or None."""
+    code_spans = [match.span() for match in _CODE_SPAN.finditer(text)]
+    for match in _SHORTCODE_OPEN.finditer(text):
+        if not any(start <= match.start() < end for start, end in code_spans):
+            return match.start()
+    return None
+
+
+def _blank(position: int) -> SourceLine:
+    return SourceLine(position, "", (), FenceRole.NONE)
+
+
+def _cut(line: SourceLine, drop: tuple[tuple[int, int], ...], *, anchor: str = "") -> SourceLine:
+    """`line` without the `drop` spans of its text, each kept character still mapped to the
+    offset it came from."""
+    kept: list[str] = []
+    runs: list[tuple[int, int]] = []
+    previous = -2
+    for index, character in enumerate(line.text):
+        if any(start <= index < end for start, end in drop):
+            continue
+        offset = line.source_offset(index)
+        if offset != previous + 1:
+            runs.append((len(kept), offset))
+        kept.append(character)
+        previous = offset
+    return SourceLine(line.start, "".join(kept), tuple(runs), line.fence, anchor or line.anchor)
 
 
 def _strip_comments(

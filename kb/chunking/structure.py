@@ -61,6 +61,7 @@ class Section:
     heading_text: str  # "" for level 0
     heading: Block | None  # the heading's source line(s)
     blocks: tuple[Block, ...]
+    anchor: str = ""  # the id the heading gives itself (`## Install {#install}`), if any
 
 
 _ATX_HEADING = re.compile(r" {0,3}(#{1,6})(?=[ \t]|$)(.*)")
@@ -296,6 +297,7 @@ class _SectionBuilder:
         self._heading_text = ""
         self._heading: Block | None = None
         self._blocks: list[Block] = []
+        self._anchor = ""
 
     def start_section(self, level: int, heading_text: str, lines: list[SourceLine]) -> None:
         self._close()
@@ -306,6 +308,7 @@ class _SectionBuilder:
         self._heading_text = heading_text
         self._heading = _make_block(BlockKind.HEADING, lines)
         self._blocks = []
+        self._anchor = lines[0].anchor
 
     def add_block(self, kind: BlockKind, lines: list[SourceLine]) -> None:
         self._blocks.append(_make_block(kind, lines))
@@ -324,5 +327,6 @@ class _SectionBuilder:
                 heading_text=self._heading_text,
                 heading=self._heading,
                 blocks=tuple(self._blocks),
+                anchor=self._anchor,
             )
         )

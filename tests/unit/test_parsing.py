@@ -53,6 +53,9 @@ def test_front_matter_fields_are_read() -> None:
         review_by=datetime.date(2026, 7, 1),
         superseded_by="policies/refunds-2026.md",
         body="# Refunds\n\nYou can request a refund within 30 days.\n",
+        # issue 15: a key that is not ours is kept as metadata (and reported), not dropped
+        metadata={"owner": "billing-team"},
+        unknown_keys=("owner",),
     )
 
 

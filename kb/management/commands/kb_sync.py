@@ -11,6 +11,7 @@ from kb.embedders import EmbeddingError, active_embedder
 from kb.management.progress import progress_bar
 from kb.services import EmbeddingModelMismatch
 from kb.services.sync import SyncRefused, corpus_sync
+from kb.services.sync_preview import CorpusPreview, corpus_preview
 
 
 class Command(BaseCommand):
@@ -35,12 +36,21 @@ class Command(BaseCommand):
         )
         parser.add_argument("--no-progress", action="store_true", help="no progress bar")
         parser.add_argument(
+            "--dry-run",
+            action="store_true",
+            help="print what each file would become (title, status, audience, sections, "
+            "warnings) without writing or embedding anything",
+        )
+        parser.add_argument(
             "--user",
             help="import with this user's permissions, as if they uploaded the files in admin "
             "(a doc writer cannot retire, restore or re-link pages); default: the system",
         )
 
     def handle(self, *args: object, directory: Path, **options: object) -> None:
+        if options["dry_run"]:
+            self._print_preview(corpus_preview(directory=directory, embedder=active_embedder()))
+            return
         actor = self._actor(options["user"])
         try:
             with progress_bar("indexing", enabled=not options["no_progress"]) as progress:
@@ -81,6 +91,25 @@ class Command(BaseCommand):
             raise CommandError(
                 f"{len(report.failed)} file(s) skipped; their indexed copies were left as they were"
             )
+
+    def _print_preview(self, preview: CorpusPreview) -> None:
+        for file in preview.files:
+            document = file.document
+            self.stdout.write(
+                f"{document.path}: {document.title!r} {document.status}, {document.audience}, "
+                f"{file.chunks} chunk(s)"
+            )
+            for section in file.sections:
+                self.stdout.write(f"  section: {section or '(before the first heading)'}")
+            if file.problem:
+                self.stdout.write(f"  cannot be chunked: {file.problem}")
+        for warning in preview.warnings:
+            self.stdout.write(f"warning: {warning}")
+        for rejected in preview.rejected:
+            self.stdout.write(f"rejected: {rejected}")
+        self.stdout.write(preview.summary())
+        if preview.rejected:
+            raise CommandError(f"{len(preview.rejected)} file(s) would be rejected")
 
     def _actor(self, username: object) -> Actor:
         if username is None:

@@ -12,6 +12,7 @@ from kb.parsing import (
     DocumentParseError,
     ParsedDocument,
     parse_document,
+    parse_warnings,
 )
 from kb.services.sync.provenance import SyncedFile, synced_file_of
 from kb.services.sync.report import SyncFailure, SyncReport
@@ -55,6 +56,7 @@ def sources_parse(
         else:
             parsed.append(document)
             files[relative_path] = synced_file_of(document, raw)
+    report.warnings += parse_warnings(parsed)
     return present, parsed, files
 
 

@@ -1,0 +1,150 @@
+"""The static-site tools' markup that is not text: what each line of it leaves for a reader.
+
+Hugo shortcodes, MkDocs and Docusaurus admonitions, MyST directives, Liquid tags and heading
+attributes are instructions to a site generator. Left in, they reach the heading paths, the
+embedded text and the keyword index (`Text {#text} > Links {#links}`). Each rule here says which
+part of a line is markup; `scan_lines` keeps the rest, so offsets into the body still hold.
+Includes cannot be resolved (the file they name is not a document), so they are reported.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# `{{< hint info >}}`, `{{% /tab %}}`, `{{< relref "admin/config.md" >}}`
+SHORTCODE = re.compile(r"\{\{([<%])\s*(/?)\s*([\w./-]+)(.*?)\s*[>%]\}\}")
+_QUOTED = re.compile(r"\"([^\"]*)\"|'([^']*)'|(\S+)")
+LINK_SHORTCODES = frozenset({"relref", "ref"})
+# Jekyll/Liquid tags: `{% include note.html %}`, `{% raw %}`
+LIQUID_TAG = re.compile(r"\{%-?\s*(\w+)(.*?)-?%\}")
+# `!!! note "Title"`, `??? tip`, `???+ warning`, content tabs `=== "Linux"` (MkDocs Material,
+# pymdownx), also as a definition's body (`:   !!! note`): their content is indented 4 below
+ADMONITION = re.compile(
+    r"([ \t]*(?::[ \t]+)?)(?:(?:!!!|\?\?\?\+?)[ \t]+[\w-]+(?:[ \t]+(?:\"(.*)\"|(.*)))?"
+    r"|===\+?[ \t]+\"(.*)\")[ \t]*"
+)
+# `:::tip Title`, `:::note[Title]`, `::::`, `:::{note}` (Docusaurus, MyST colon fences)
+COLON_FENCE = re.compile(r"[ \t]*:{3,}[ \t]*(?:\{[\w-]+\}|[\w-]+)?(?:\[(.*)\])?[ \t]*(.*?)[ \t]*")
+# `--8<-- "snippets/x.md"` (pymdownx.snippets)
+SNIPPET = re.compile(r"[ \t]*-{1,2}8<-{1,2}[ \t]*(.*?)[ \t]*")
+# `{#install .wide}`, `{: #id}`, `{data-x=1}` at the end of a line (Pandoc, Hugo, kramdown)
+ATTRIBUTES = re.compile(
+    r"[ \t]*\{:?[ \t]*((?:[#.][\w-]+|[\w-]+=(?:\"[^\"]*\"|\S+?))(?:[ \t]+(?:[#.][\w-]+|"
+    r"[\w-]+=(?:\"[^\"]*\"|\S+?)))*)[ \t]*\}[ \t]*$"
+)
+_ATTRIBUTE_ID = re.compile(r"(?:^|\s)#([\w-]+)")
+# A MyST directive fence: ```{note} or ````{admonition} Title
+DIRECTIVE = re.compile(r"\{([\w-]+)\}(.*)")
+DIRECTIVE_OPTION = re.compile(r"[ \t]*:[\w-]+:.*")
+PROSE_DIRECTIVES = frozenset(
+    {
+        "admonition", "attention", "caution", "danger", "error", "hint", "important", "note",
+        "seealso", "tip", "warning", "topic", "sidebar", "margin", "dropdown", "card", "tab-set",
+        "tab-item", "grid", "grid-item", "grid-item-card", "div", "epigraph", "versionadded",
+        "versionchanged", "deprecated", "rubric",
+    }
+)  # fmt: skip
+HIDDEN_DIRECTIVES = frozenset({"toctree", "contents", "include", "literalinclude"})
+INCLUDES = frozenset({"include", "literalinclude", "readfile", "partial", "include-markdown"})
+
+
+@dataclass(frozen=True)
+class Cut:
+    """What of one line is markup: spans of `text` to drop, and what the line says about itself."""
+
+    drop: tuple[tuple[int, int], ...]
+    anchor: str = ""  # an explicit heading id, `{#install}`
+    warning: str = ""
+
+
+def inline_markup(text: str, *, code_spans: list[tuple[int, int]]) -> Cut:
+    """Shortcodes, Liquid tags and trailing attributes on a line outside code.
+
+    A link shortcode keeps its target (`{{< relref "x.md" >}}` reads `x.md`) so the link around
+    it still points somewhere; every other tag is dropped and its inner text stays.
+    """
+    drop: list[tuple[int, int]] = []
+    warnings: list[str] = []
+
+    def in_code(start: int) -> bool:
+        return any(begin <= start < end for begin, end in code_spans)
+
+    for match in SHORTCODE.finditer(text):
+        if in_code(match.start()):
+            continue
+        name = match.group(3)
+        argument = _QUOTED.search(match.group(4)) if name in LINK_SHORTCODES else None
+        if argument is not None:
+            group = next(number for number in (1, 2, 3) if argument.group(number) is not None)
+            start = match.start(4) + argument.start(group)
+            drop += [(match.start(), start), (start + len(argument.group(group)), match.end())]
+            continue
+        if name in INCLUDES and not match.group(2):
+            warnings.append(f"{match.group()} not resolved (its text is not included)")
+        drop.append(match.span())
+    shortcodes = list(drop)
+    for match in LIQUID_TAG.finditer(text):
+        if in_code(match.start()) or any(
+            a < match.end() and match.start() < b for a, b in shortcodes
+        ):
+            continue
+        if match.group(1) in INCLUDES:
+            warnings.append(f"{match.group()} not resolved (its text is not included)")
+        drop.append(match.span())
+    anchor = ""
+    attributes = ATTRIBUTES.search(text)
+    if attributes is not None and not in_code(attributes.start()):
+        drop.append(attributes.span())
+        found = _ATTRIBUTE_ID.search(attributes.group(1))
+        anchor = found.group(1) if found else ""
+    return Cut(tuple(sorted(drop)), anchor, "; ".join(warnings))
+
+
+def block_marker(text: str) -> tuple[Cut, int | None] | None:
+    """A line that opens or closes a box (admonition, colon fence, snippet), or None.
+
+    Returns what to drop, keeping a title if the box has one, and for an MkDocs admonition the
+    indent its content has.
+    """
+    admonition = ADMONITION.fullmatch(text)
+    if admonition is not None:
+        title = next((group for group in (2, 3, 4) if admonition.group(group) is not None), 2)
+        return _keep_only(text, admonition.span(title)), _columns(admonition.group(1)) + 4
+    colon = COLON_FENCE.fullmatch(text)
+    if colon is not None:
+        title = 1 if colon.group(1) else 2
+        return _keep_only(text, colon.span(title)), None
+    snippet = SNIPPET.fullmatch(text)
+    if snippet is not None:
+        warning = (
+            f"snippet {snippet.group(1) or '(unnamed)'} not resolved (its text is not included)"
+        )
+        return Cut(((0, len(text)),), warning=warning), None
+    return None
+
+
+def _keep_only(text: str, span: tuple[int, int]) -> Cut:
+    start, end = span
+    if start < 0 or start == end:
+        return Cut(((0, len(text)),))
+    return Cut(((0, start), (end, len(text))))
+
+
+def _columns(indent: str) -> int:
+    return len(indent.expandtabs(4))
+
+
+def indent_chars(text: str, columns: int) -> int | None:
+    """How many leading characters of `text` make up `columns` of indent (tab = 4), or None."""
+    width = 0
+    for index, character in enumerate(text):
+        if width >= columns:
+            return index
+        if character == " ":
+            width += 1
+        elif character == "\t":
+            width += 4 - width % 4
+        else:
+            return None
+    return len(text) if width >= columns or not text.strip() else None

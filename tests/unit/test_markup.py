@@ -1,0 +1,332 @@
+"""Specification of site-generator markup in a body (issue 15): what a reader of the page sees.
+
+Fixtures are written here in each tool's syntax (Hugo, MkDocs, Docusaurus, MyST, Pandoc). The
+markup must never reach a chunk's heading path or text; the text inside a box is prose; offsets
+still point at the original body.
+"""
+
+from __future__ import annotations
+
+from kb.chunking import ChunkDraft, ChunkLimits, chunk_markdown
+from kb.chunking.lines import markup_warnings, scan_lines
+from kb.chunking.structure import split_sections
+
+LIMITS = ChunkLimits(target_tokens=200, max_tokens=300, overlap_tokens=0, min_section_tokens=0)
+MARKUP = ("{#", "{{<", "{{%", ":::", "!!!", "{%", "```{")
+
+
+def chunk(body: str) -> list[ChunkDraft]:
+    return chunk_markdown(
+        title="Guide", body=body, limits=LIMITS, count_tokens=lambda text: len(text.split())
+    )
+
+
+def assert_no_markup(drafts: list[ChunkDraft]) -> None:
+    for draft in drafts:
+        for mark in MARKUP:
+            assert mark not in draft.heading_path and mark not in draft.text, (mark, draft)
+
+
+def visible(body: str) -> str:
+    return "\n".join(line.text for line in scan_lines(body))
+
+
+# --- heading attributes ------------------------------------------------------------------------
+
+PANDOC_HEADINGS = """\
+# Text {#text}
+
+Intro.
+
+## Links {#links .wide}
+
+See the list.
+
+### Setext heading {data-level=3}
+"""
+
+
+def test_heading_attributes_never_reach_the_heading_path() -> None:
+    drafts = chunk(PANDOC_HEADINGS)
+
+    assert [draft.heading_path for draft in drafts] == ["Text", "Text > Links"]
+    assert_no_markup(drafts)
+
+
+def test_heading_attributes_become_the_sections_anchor() -> None:
+    sections = split_sections(PANDOC_HEADINGS)
+
+    assert [(section.heading_text, section.anchor) for section in sections] == [
+        ("Text", "text"),
+        ("Links", "links"),
+        ("Setext heading", ""),
+    ]
+
+
+def test_kramdown_attribute_line_is_not_text() -> None:
+    assert visible("A paragraph.\n{: .note}\n") == "A paragraph.\n\n"
+
+
+def test_braces_inside_inline_code_are_kept() -> None:
+    assert visible("Use `{#id}` in a heading to name it.") == (
+        "Use `{#id}` in a heading to name it."
+    )
+
+
+# --- Hugo shortcodes ---------------------------------------------------------------------------
+
+HUGO_HINT = """\
+## Before you start
+
+{{< hint warning >}}
+**Back up** the database first.
+{{< /hint >}}
+
+{{% notice tip %}}Use a staging server.{{% /notice %}}
+"""
+
+
+def test_hugo_shortcodes_render_as_their_inner_text() -> None:
+    drafts = chunk(HUGO_HINT)
+
+    assert [draft.text for draft in drafts] == [
+        "**Back up** the database first.\n\nUse a staging server."
+    ]
+    assert_no_markup(drafts)
+
+
+def test_shortcodes_in_code_are_the_example_and_stay() -> None:
+    body = "```go-html-template\n{{< hint info >}}\n```\n\nWrite `{{< hint >}}` to open one.\n"
+
+    assert visible(body) == body.rstrip("\n") + "\n"
+
+
+def test_relref_keeps_its_target_so_the_link_still_points_somewhere() -> None:
+    assert visible('See [the config]({{< relref "admin/config.md" >}}).') == (
+        "See [the config](admin/config.md)."
+    )
+
+
+def test_offsets_still_point_at_the_original_text() -> None:
+    body = "Intro.\n\n{{< hint >}}Keep **this** text.{{< /hint >}}\n"
+    draft = chunk(body)[-1]
+
+    assert body[draft.char_start : draft.char_end] == "Intro.\n\n{{< hint >}}Keep **this** text."
+    for line in scan_lines(body):
+        assert [body[line.source_offset(i)] for i in range(len(line.text))] == list(line.text)
+
+
+def test_an_include_shortcode_is_reported() -> None:
+    assert markup_warnings('# X\n\n{{< include file="parts/intro.md" >}}\n') == [
+        'line 3: {{< include file="parts/intro.md" >}} not resolved (its text is not included)'
+    ]
+
+
+def test_a_liquid_include_is_reported_and_dropped() -> None:
+    body = "Before.\n{% include callout.html text='x' %}\nAfter."
+
+    assert visible(body) == "Before.\n\nAfter."
+    assert markup_warnings(body)[0].startswith("line 2: {% include callout.html")
+
+
+# --- MkDocs admonitions ------------------------------------------------------------------------
+
+MKDOCS = """\
+## Upgrading
+
+!!! warning "Read this first"
+    Stop the workers before you upgrade.
+
+    ```bash
+    systemctl stop worker
+    ```
+
+??? note
+    Collapsed by default.
+
+The end.
+"""
+
+
+def test_mkdocs_admonition_is_its_title_and_text_chunked_as_prose() -> None:
+    drafts = chunk(MKDOCS)
+
+    assert [draft.text for draft in drafts] == [
+        "Read this first\nStop the workers before you upgrade.\n\n"
+        "```bash\nsystemctl stop worker\n```\n\nCollapsed by default.\n\nThe end."
+    ]
+    assert_no_markup(drafts)
+
+
+def test_mkdocs_snippet_is_reported() -> None:
+    assert markup_warnings('--8<-- "includes/abbreviations.md"\n') == [
+        'line 1: snippet "includes/abbreviations.md" not resolved (its text is not included)'
+    ]
+
+
+# --- Docusaurus and MyST -----------------------------------------------------------------------
+
+DOCUSAURUS = """\
+## Keys
+
+:::tip Rotate often
+
+Rotate API keys every **90 days**.
+
+:::
+
+:::danger[Never share]
+A key is a password.
+:::
+"""
+
+
+def test_docusaurus_admonitions_render_as_their_text() -> None:
+    drafts = chunk(DOCUSAURUS)
+
+    assert [draft.text for draft in drafts] == [
+        "Rotate often\n\nRotate API keys every **90 days**.\n\nNever share\nA key is a password."
+    ]
+    assert_no_markup(drafts)
+
+
+MYST = """\
+# Setup
+
+```{note}
+:class: dropdown
+Run the installer as an administrator.
+```
+
+````{admonition} Ports
+Open port 8443.
+
+```yaml
+port: 8443
+```
+````
+
+```{toctree}
+install
+upgrade
+```
+
+```{literalinclude} ../examples/config.yaml
+```
+"""
+
+
+def test_myst_directives_are_prose_and_code_inside_them_stays_code() -> None:
+    drafts = chunk(MYST)
+
+    assert [draft.text for draft in drafts] == [
+        "Run the installer as an administrator.\n\nPorts\nOpen port 8443.\n\n"
+        "```yaml\nport: 8443\n```"
+    ]
+    assert_no_markup(drafts)
+    assert markup_warnings(MYST) == [
+        "line 21: {literalinclude} ../examples/config.yaml not resolved (its text is not included)"
+    ]
+
+
+def test_a_myst_code_block_directive_is_still_code() -> None:
+    drafts = chunk("```{code-block} python\nprint('hi')\n```\n")
+
+    assert drafts[0].text == "```{code-block} python\nprint('hi')\n```"
+
+
+# --- HTML comments -----------------------------------------------------------------------------
+
+
+def test_html_comments_are_not_text() -> None:
+    drafts = chunk("Visible.\n<!-- hidden {{< hint >}} -->\n")
+
+    assert [draft.text for draft in drafts] == ["Visible."]
+
+
+# --- the page: anchors and links between pages --------------------------------------------------
+
+
+def test_a_heading_attribute_is_the_headings_id_on_the_page() -> None:
+    from kb.rendering import document_render
+
+    rendered = document_render(body="## Proxy settings {#proxy .wide}\n\nText.\n")
+
+    assert [(heading.text, heading.anchor) for heading in rendered.headings] == [
+        ("Proxy settings", "proxy")
+    ]
+    assert '<h2 id="proxy">Proxy settings' in rendered.html and "{#" not in rendered.html
+
+
+def test_shortcodes_and_admonitions_never_reach_the_page() -> None:
+    from kb.rendering import document_render
+
+    html = document_render(body=HUGO_HINT + "\n" + MKDOCS + "\n" + DOCUSAURUS).html
+
+    assert not any(mark in html for mark in ("{{", ":::", "!!!"))
+    # the admonition's text is prose, not an indented code block
+    assert "Stop the workers before you upgrade.</p>" in html and "<code>Stop" not in html
+
+
+def test_links_between_pages_point_at_their_docs_pages() -> None:
+    from kb.rendering import document_render
+
+    body = (
+        '[a](../admin/config.md#tls) [b]({{< relref "billing/refunds.md" >}}) [c](/docs/faq/)'
+        " [d](https://example.com/x.md) [e](#local)\n"
+    )
+    pages = {"admin/config.md", "faq/_index.md", "billing/refunds.md"}
+
+    html = document_render(body=body, path="guides/install.md", exists=pages.__contains__).html
+
+    assert [href.split('"')[1] for href in html.split("href=")[1:]] == [
+        "/docs/admin/config.md#tls",
+        "/docs/billing/refunds.md",
+        "/docs/faq/_index.md",
+        "https://example.com/x.md",
+        "#local",
+    ]
+
+
+def test_a_page_address_is_relative_to_the_linking_page() -> None:
+    from kb.rendering import document_link
+
+    # MkDocs writes `../upgrade/` on the page served at /guides/install/
+    assert document_link(href="../upgrade/", document_path="guides/install.md") == (
+        "/docs/guides/upgrade.md"
+    )
+    assert document_link(href="upgrade/", document_path="guides/_index.md") == (
+        "/docs/guides/upgrade.md"
+    )
+
+
+def test_a_link_that_leaves_the_corpus_is_left_alone() -> None:
+    from kb.rendering import document_link
+
+    assert document_link(href="../../x.md", document_path="a.md") == "../../x.md"
+
+
+def test_mkdocs_content_tabs_are_their_titles_and_their_code_stays_code() -> None:
+    body = (
+        '=== "Linux"\n\n    ``` sh\n    {% include "x" %}\n    ```\n\n'
+        '=== "macOS"\n\n    Use brew.\n'
+    )
+
+    drafts = chunk(body)
+
+    assert [draft.text for draft in drafts] == [
+        'Linux\n\n``` sh\n{% include "x" %}\n```\n\nmacOS\n\nUse brew.'
+    ]
+    assert markup_warnings(body) == []  # the tag is an example inside code
+
+
+def test_an_admonition_inside_a_definition_is_its_text() -> None:
+    body = "`note`\n\n:   !!! note\n\n        Lorem ipsum.\n"
+
+    assert visible(body) == "`note`\n\n\n\nLorem ipsum.\n"
+
+
+def test_a_shortcode_tag_written_over_several_lines_is_dropped_whole() -> None:
+    body = '{{< asciinema\n  cast="demo.cast"\n  loop=true >}}\nAfter the demo.\n'
+
+    assert visible(body) == "\n\n\nAfter the demo.\n"
