@@ -64,10 +64,15 @@ def document_detail(request: HttpRequest, path: str) -> HttpResponse:
     if document.status == Document.Status.RETIRED and not staff:
         context: dict[str, object] = {"document": document, "successor": successor}
         return render(request, "kb/document_retired.html", context, status=410)
+    # Links to other pages resolve against the paths there are (a folder address could be
+    # `foo.md` or `foo/_index.md`); one query for the page, not one per link.
+    paths = set(Document.objects.values_list("path", flat=True))
     rendered = document_render(
         body=document.body,
         cited_range=cited_range_from(request.GET, body_length=len(document.body)),
         title=document.title,
+        path=document.path,
+        exists=paths.__contains__,
     )
     context = {
         "document": document,

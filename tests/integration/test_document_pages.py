@@ -153,6 +153,25 @@ def test_a_page_with_several_sections_lists_them_on_this_page() -> None:
     assert '<a href="#two">Two</a>' in html
 
 
+def test_links_between_pages_lead_to_their_docs_pages() -> None:
+    # given a page linking another by its file, by its site address, and one that is a folder
+    make_document(path="admin/config.md", title="Config", body="# Config\n\nSettings.\n")
+    make_document(path="guides/install/_index.md", title="Install", body="# Install\n\nSteps.\n")
+    make_document(
+        body="# Refund Policy\n\nSee [the config](../admin/config.md#limits), "
+        "[install](/guides/install/) and [Stripe](https://stripe.com/docs).\n"
+    )
+
+    # when
+    links = [e for e in parse(page("policies/refunds.md").content.decode()) if e.tag == "a"]
+
+    # then each page link is the other page's /docs address; a remote link stays as it is
+    hrefs = {link.plain_text: link.attrs["href"] for link in links}
+    assert hrefs["the config"] == "/docs/admin/config.md#limits"
+    assert hrefs["install"] == "/docs/guides/install/_index.md"
+    assert hrefs["Stripe"] == "https://stripe.com/docs"
+
+
 def test_unknown_path_is_404() -> None:
     assert page("policies/nothing-here.md").status_code == 404
 
