@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.management.base import OutputWrapper
 
@@ -19,6 +20,7 @@ from kb.embedders import Embedder
 from kb.models import Document
 from kb.services import document_retire, document_save
 from kb.services.sync import corpus_sync, documents_import
+from kb.services.sync.importing import folder_key
 from tests.conftest import CORPUS_DIR, CachedEmbedder
 
 pytestmark = pytest.mark.django_db
@@ -274,3 +276,11 @@ def test_the_same_change_in_the_file_and_in_admin_is_no_conflict(
     _append(corpus, "webhooks/retries.md", "A second line.")
     again = corpus_sync(directory=corpus, embedder=cached_embedder, actor=SYSTEM)
     assert again.indexed == ["webhooks/retries.md"]
+
+
+def test_a_folder_inside_the_project_is_recorded_relative_to_it(tmp_path: Path) -> None:
+    # the demo's corpus/ moves with a moved clone (its database too), so it is not absolute
+    assert folder_key(settings.BASE_DIR / "corpus") == "corpus"
+    assert folder_key(settings.BASE_DIR / "corpus" / ".." / "corpus") == "corpus"
+    # a folder elsewhere can only be named by its absolute path
+    assert folder_key(tmp_path) == str(tmp_path.resolve())

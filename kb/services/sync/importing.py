@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import structlog
+from django.conf import settings
 from django.db import transaction
 
 from kb.actors import Actor
@@ -70,11 +71,22 @@ def corpus_sync(
         embedder=embedder,
         origin=str(directory),
         actor=actor,
-        folder=str(directory.resolve()),
+        folder=folder_key(directory),
         overwrite=overwrite,
         allow_prune_all=allow_prune_all,
         progress=progress,
     )
+
+
+def folder_key(directory: Path) -> str:
+    """How a synced folder is recorded: relative to the project when it lies inside it (the
+    demo's ``corpus/``), so a clone moved elsewhere, database and all, still knows its pages;
+    an absolute path otherwise."""
+    resolved = directory.resolve()
+    try:
+        return resolved.relative_to(settings.BASE_DIR.resolve()).as_posix()
+    except ValueError:
+        return str(resolved)
 
 
 def documents_import(
