@@ -12,6 +12,8 @@ import datetime
 import pytest
 
 from kb.parsing import DocumentParseError, ParsedDocument, parse_document, parse_warnings
+from kb.services.sync.report import SyncReport
+from kb.services.sync.sources import sources_parse
 
 
 def parse(text: str, *, path: str = "guides/install.md") -> ParsedDocument:
@@ -249,8 +251,6 @@ def test_markup_warnings_are_listed_per_file() -> None:
 
 def test_one_unreadable_file_never_stops_the_other_files_of_a_sync() -> None:
     # given a Hugo folder where one page's front matter cannot be read at all
-    from kb.services.sync.report import SyncReport
-    from kb.services.sync.sources import sources_parse
 
     files = {
         "a.md": b'+++\ntitle = "A"\nlayout = "x"\n+++\nText.\n',
@@ -260,7 +260,7 @@ def test_one_unreadable_file_never_stops_the_other_files_of_a_sync() -> None:
     report = SyncReport()
 
     # when it is parsed
-    _present, parsed = sources_parse(
+    _present, parsed, _files = sources_parse(
         [(path, lambda raw=raw: raw) for path, raw in files.items()], origin="x", report=report
     )
 
