@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import time
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -23,6 +22,7 @@ from kb.services import index_queue as services
 from search.services import retrieve
 from tests.conftest import CountingEmbedder
 from tests.support.celery_worker import worker_process as _worker_process
+from tests.support.polling import until
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -190,15 +190,6 @@ def worker(transactional_db) -> Iterator[subprocess.Popen[str]]:
         yield process
 
 
-def _wait_for(predicate, *, seconds: float = 90.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.25)
-    return False
-
-
 def test_an_admin_edit_is_searchable_after_the_worker_runs(
     transactional_db, local_embedder, worker
 ) -> None:
@@ -235,10 +226,11 @@ def test_an_admin_edit_is_searchable_after_the_worker_runs(
     document = Document.objects.get(path="policies/pets.md")
 
     # then the real worker indexes it from the real broker, and search finds it
-    indexed = _wait_for(
-        lambda: DocumentIndexState.objects.filter(document=document, status="indexed").exists()
+    until(
+        lambda: DocumentIndexState.objects.filter(document=document, status="indexed").exists(),
+        seconds=90,
+        why=lambda: worker.stdout and worker.stdout.read(2000),
     )
-    assert indexed, worker.stdout and worker.stdout.read(2000)
     assert retrieve(question="can I bring my dog to work?").hits[0].path == "policies/pets.md"
 
 
@@ -288,10 +280,11 @@ def test_a_save_made_while_the_broker_is_down_is_indexed_after_it_returns(
     # when the broker is back, a worker runs and the sweep comes round
     with _worker_process() as worker:
         assert index_sweep(older_than=timedelta(0)) == 1
-        indexed = _wait_for(
-            lambda: DocumentIndexState.objects.filter(document=document, status="indexed").exists()
+        until(
+            lambda: DocumentIndexState.objects.filter(document=document, status="indexed").exists(),
+            seconds=90,
+            why=lambda: worker.stdout and worker.stdout.read(2000),
         )
-        assert indexed, worker.stdout and worker.stdout.read(2000)
     assert retrieve(question="where can visitors park?").hits[0].path == "policies/parking.md"
 
 
@@ -305,13 +298,14 @@ def test_two_rapid_edits_end_with_the_index_matching_the_second(
     document.body = "# Lunch\n\nLunch is served at one o'clock in the atrium."
     document.save()
 
-    settled = _wait_for(
+    until(
         lambda: DocumentIndexState.objects.filter(
             document=document, status="indexed", indexed_hash=document.content_hash
-        ).exists()
+        ).exists(),
+        seconds=90,
+        why=lambda: worker.stdout and worker.stdout.read(2000),
     )
 
-    assert settled, worker.stdout and worker.stdout.read(2000)
     texts = list(Chunk.objects.filter(document=document).values_list("text", flat=True))
     assert texts and all("one o'clock" in text for text in texts)
     assert not any("noon" in text for text in texts)

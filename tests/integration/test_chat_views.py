@@ -24,6 +24,7 @@ from tests.support.chat import (
     UNANSWERABLE_QUESTION,
     ScriptedGenerator,
 )
+from tests.support.polling import until
 
 pytestmark = pytest.mark.django_db
 
@@ -324,9 +325,7 @@ def test_rate_limit_holds_per_process_while_the_shared_cache_is_down(
 
 def _wait_for_a_fresh_rate_window() -> None:
     """Rate windows are whole minutes: start a short test well before the next one begins."""
-    deadline = time.monotonic() + 10
-    while time.time() % 60 > 50 and time.monotonic() < deadline:
-        time.sleep(0.2)
+    until(lambda: time.time() % 60 <= 50, seconds=11, why="no new rate window in 11 s")
 
 
 def test_too_long_question_is_refused_and_kept_for_editing(db, settings) -> None:

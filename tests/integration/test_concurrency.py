@@ -8,12 +8,12 @@ a search that mixed versions would show two numbers for one document.
 from __future__ import annotations
 
 import re
-import time
 
 from kb.models import Document, DocumentIndexState
 from kb.services import document_index, embedding_model_register
 from search.services import retrieve
 from tests.support.celery_worker import worker_process
+from tests.support.polling import until
 from tests.support.searching import searching
 
 SECTIONS = ("Refund window", "Prorated credits", "Chargebacks", "Annual renewals")
@@ -57,17 +57,20 @@ def test_no_search_ever_mixes_two_versions_of_a_document(transactional_db, local
         for revision in range(1, EDITS + 1):
             document.body = _body(revision)
             document.save()
-            deadline = time.monotonic() + 90
-            while not state.filter(status="indexed", indexed_hash=document.content_hash):
-                assert time.monotonic() < deadline, worker.stdout and worker.stdout.read(2000)
-                time.sleep(0.1)
+            until(
+                lambda: state.filter(status="indexed", indexed_hash=document.content_hash),
+                seconds=90,
+                why=lambda: worker.stdout and worker.stdout.read(2000),
+            )
             # and the searches find it before the next edit: a few times over, so that a search
             # begun before the commit is not the last to report on this revision
             searched = len(searches.results)
-            while searches.results[searched:].count({revision}) < 2 * SEARCH_THREADS:
-                assert time.monotonic() < deadline, f"no search found revision {revision}"
+
+            def found_by_searches(revision: int = revision, searched: int = searched) -> bool:
                 assert not searches.errors, searches.errors
-                time.sleep(0.05)
+                return searches.results[searched:].count({revision}) >= 2 * SEARCH_THREADS
+
+            until(found_by_searches, seconds=90, why=f"no search found revision {revision}")
 
     # then every search saw exactly one revision of the document, and the last one won
     assert not searches.errors, searches.errors

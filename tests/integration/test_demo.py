@@ -22,6 +22,7 @@ from django.db import connection
 
 from kb.models import Document, DocumentIndexState
 from tests.e2e.conftest import free_port
+from tests.support.polling import until
 from tests.support.processes import database_url, stop_process
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,14 +61,6 @@ class Demo:
             return response.status
 
 
-def _until(condition: Callable[[], bool], *, seconds: float, why: str) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            pytest.fail(why)
-        time.sleep(0.2)
-
-
 @pytest.fixture
 def demo(transactional_db, tmp_path: Path) -> Iterator[Demo]:
     corpus = tmp_path / "corpus"
@@ -97,7 +90,7 @@ def demo(transactional_db, tmp_path: Path) -> Iterator[Demo]:
         )
     running = Demo(url=f"http://127.0.0.1:{port}", process=process, log_path=log_path)
     try:
-        _until(
+        until(
             _serving(running),
             seconds=START_SECONDS,
             why=f"the demo never served:\n{running.log()[-3000:]}",
@@ -183,4 +176,4 @@ def test_the_demo_bounds_its_connections_and_restarts_a_killed_worker(demo: Demo
         state = DocumentIndexState.objects.filter(document=document).first()
         return state is not None and state.status == DocumentIndexState.Status.INDEXED
 
-    _until(indexed, seconds=90, why=f"the restarted worker never indexed:\n{demo.log()[-3000:]}")
+    until(indexed, seconds=90, why=f"the restarted worker never indexed:\n{demo.log()[-3000:]}")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from datetime import timedelta
 from io import StringIO
@@ -32,6 +31,7 @@ from kb.services.sync import corpus_sync
 from kb.tasks import document_index_task
 from search.services import retrieve
 from tests.support.celery_worker import worker_process
+from tests.support.polling import until
 from tests.support.searching import searching
 from tests.support.voyage_stub import VoyageStub
 
@@ -262,16 +262,20 @@ def test_a_model_switch_never_returns_chunks_of_two_models_in_one_search(
     extra_env = {"VOYAGE_API_KEY": API_KEY, "VOYAGE_BASE_URL": voyage.base_url}
     with worker_process(extra_env) as worker, searching(search) as searches:
         model = embedding_model_add(embedder=embedder_for(VOYAGE))
-        deadline = time.monotonic() + 90
-        while not embedding_model_coverage(model=model).complete:
-            assert time.monotonic() < deadline, worker.stdout and worker.stdout.read(2000)
-            time.sleep(0.2)
+        until(
+            lambda: embedding_model_coverage(model=model).complete,
+            seconds=90,
+            why=lambda: worker.stdout and worker.stdout.read(2000),
+        )
         embedding_model_activate(model=model)
         searched = len(searches.results)
-        while [reported for reported, _ in searches.results[searched:]].count(VOYAGE) < 2:
-            assert time.monotonic() < deadline, "no search used the new model after the switch"
+
+        def new_model_searched() -> bool:
             assert not searches.errors, searches.errors
-            time.sleep(0.05)
+            reported = [model_key for model_key, _ in searches.results[searched:]]
+            return reported.count(VOYAGE) >= 2
+
+        until(new_model_searched, seconds=90, why="no search used the new model after the switch")
 
     assert not searches.errors, searches.errors
     seen = searches.results

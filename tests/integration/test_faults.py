@@ -7,7 +7,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
@@ -16,6 +15,7 @@ import psycopg
 import pytest
 
 from config import embedded
+from tests.support.polling import until
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCUMENTS = 12
@@ -122,16 +122,15 @@ def test_a_sync_cut_off_by_a_database_restart_leaves_whole_documents_and_resumes
     locker.execute("SELECT 1 FROM kb_document WHERE path = 'page-07.md' FOR UPDATE")
     sync = _manage(env, "kb_sync", str(corpus), "--no-progress")
     try:
-        deadline = time.monotonic() + 120
-        while True:  # wait until the sync is blocked on the locked row
+
+        def sync_blocked_or_done() -> bool:
             with _connect(data_dir) as watcher:
                 blocked = watcher.execute(
                     "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
                 ).fetchone()[0]
-            if blocked or sync.poll() is not None:
-                break
-            assert time.monotonic() < deadline, "the sync never reached the locked page"
-            time.sleep(0.1)
+            return bool(blocked) or sync.poll() is not None
+
+        until(sync_blocked_or_done, seconds=120, why="the sync never reached the locked page")
         written_before = _versions_written(data_dir)
 
         # when the database restarts under it
@@ -187,10 +186,11 @@ def test_a_worker_killed_mid_task_has_its_document_redone_by_the_sweep(
     with worker_process() as worker:
         document = Document.objects.create(path="terms.md", title="Terms", body=sections)
         state = DocumentIndexState.objects.filter(document=document)
-        deadline = time.monotonic() + 60
-        while not state.filter(status="indexing").exists():
-            assert time.monotonic() < deadline, worker.stdout and worker.stdout.read(2000)
-            time.sleep(0.05)
+        until(
+            lambda: state.filter(status="indexing").exists(),
+            seconds=60,
+            why=lambda: worker.stdout and worker.stdout.read(2000),
+        )
 
         # when it is killed outright
         worker.kill()
@@ -204,8 +204,9 @@ def test_a_worker_killed_mid_task_has_its_document_redone_by_the_sweep(
     monkeypatch.setattr(indexing, "STALE_INDEXING_AFTER", timedelta(0))
     assert index_sweep(older_than=timedelta(0)) == 1
     with worker_process() as worker:
-        deadline = time.monotonic() + 90
-        while state.get().status != "indexed":
-            assert time.monotonic() < deadline, worker.stdout and worker.stdout.read(2000)
-            time.sleep(0.1)
+        until(
+            lambda: state.get().status == "indexed",
+            seconds=90,
+            why=lambda: worker.stdout and worker.stdout.read(2000),
+        )
     assert Chunk.objects.filter(document=document).count() == state.get().chunk_count >= 30
