@@ -84,16 +84,15 @@ def postgres_ensure_running(
     pgdata = data_dir / "postgres"
     data_dir.mkdir(parents=True, exist_ok=True)
     endpoint = _postgres_start(pgdata)
-    if not _postgres_has_shared_buffers(endpoint, shared_buffers):
+    if not _postgres_settle(endpoint, shared_buffers=shared_buffers):
         # Written once to postgresql.auto.conf; it takes a restart. The lock keeps the other
         # processes that start at the same time (web server, worker) from restarting it too.
         with _locked(data_dir / "postgres.lock"):
             endpoint = _postgres_start(pgdata)
-            if not _postgres_has_shared_buffers(endpoint, shared_buffers):
+            if not _postgres_settle(endpoint, shared_buffers=shared_buffers):
                 _postgres_alter_system(endpoint, "shared_buffers", shared_buffers)
                 postgres_stop(data_dir=data_dir)
                 endpoint = _postgres_start(pgdata)
-    _postgres_create_database(endpoint)
     return endpoint
 
 
@@ -128,19 +127,26 @@ def _locked(path: Path):  # -> Iterator[None]
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _postgres_has_shared_buffers(endpoint: PostgresEndpoint, size: str) -> bool:
+def _postgres_settle(endpoint: PostgresEndpoint, *, shared_buffers: str) -> bool:
+    """Create the application database if it is missing, and say whether the server runs with
+    ``shared_buffers``: one connection, since every process start comes through here."""
     import psycopg
 
     with _maintenance_connection(endpoint) as connection:
+        exists = connection.execute(
+            "SELECT 1 FROM pg_database WHERE datname = %s", [endpoint.name]
+        ).fetchone()
+        if not exists:
+            connection.execute(f'CREATE DATABASE "{endpoint.name}"')
         try:
             row = connection.execute(
                 "SELECT pg_size_bytes(current_setting('shared_buffers')) = pg_size_bytes(%s)",
-                [size],
+                [shared_buffers],
             ).fetchone()
         except psycopg.Error:
             raise EmbeddedServerError(
                 f"EMBEDDED_POSTGRES_SHARED_BUFFERS must be a size such as 512MB or 1GB "
-                f"(got {size!r})"
+                f"(got {shared_buffers!r})"
             ) from None
     return bool(row and row[0])
 
@@ -164,15 +170,6 @@ def _maintenance_connection(endpoint: PostgresEndpoint):  # -> psycopg.Connectio
         dbname="postgres",
         autocommit=True,
     )
-
-
-def _postgres_create_database(endpoint: PostgresEndpoint) -> None:
-    with _maintenance_connection(endpoint) as connection:
-        exists = connection.execute(
-            "SELECT 1 FROM pg_database WHERE datname = %s", [endpoint.name]
-        ).fetchone()
-        if not exists:
-            connection.execute(f'CREATE DATABASE "{endpoint.name}"')
 
 
 def postgres_stop(*, data_dir: Path) -> bool:
