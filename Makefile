@@ -34,18 +34,23 @@ browser:
 demo: install
 	$(PY) manage.py demo
 
+# The tests run in parallel, one worker per core (at most 4), each with its own embedded servers
+# under .data/test/<worker>; PYTEST_WORKERS=0 runs them in one process.
+PYTEST_WORKERS ?= auto
+STOP_TEST_SERVERS := $(PY) -m config.embedded stop .data/test .data/test/gw* >/dev/null 2>&1 || true
+
 # pytest exits 5 when it collected no tests: that is a failure here, never a silent pass.
 test: install browser
 	@set -o pipefail; rc=0; \
-	$(TEST_ENV) $(PY) -m pytest $(PYTEST_ARGS) || rc=$$?; \
-	$(TEST_ENV) $(PY) manage.py embedded stop >/dev/null 2>&1 || true; \
+	$(TEST_ENV) $(PY) -m pytest -n $(PYTEST_WORKERS) --maxprocesses 4 --dist loadfile $(PYTEST_ARGS) || rc=$$?; \
+	$(STOP_TEST_SERVERS); \
 	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests"; exit 1; fi; \
 	exit $$rc
 
 # Refresh docs/screenshots/ on purpose (make test writes its screenshots under .data/).
 screenshots: install browser
 	@rc=0; GROUNDWORK_SCREENSHOTS=docs $(TEST_ENV) $(PY) -m pytest tests/e2e -q || rc=$$?; \
-	$(TEST_ENV) $(PY) manage.py embedded stop >/dev/null 2>&1 || true; exit $$rc
+	$(STOP_TEST_SERVERS); exit $$rc
 
 bench: install
 	@rc=0; $(BENCH_ENV) $(PY) manage.py kb_bench || rc=$$?; \

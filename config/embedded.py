@@ -283,3 +283,31 @@ def redis_stop(*, data_dir: Path) -> bool:
     with contextlib.suppress(redis.ConnectionError):
         client.shutdown()
     return True
+
+
+def stop_all(data_dirs: list[Path]) -> list[str]:
+    """Stop the servers kept under each data directory; one line per directory that had any."""
+    lines = []
+    for data_dir in data_dirs:
+        redis_was_up = redis_stop(data_dir=data_dir)
+        postgres_was_up = postgres_stop(data_dir=data_dir)
+        if redis_was_up or postgres_was_up:
+            stopped = [
+                name
+                for name, up in (("PostgreSQL", postgres_was_up), ("Redis", redis_was_up))
+                if up
+            ]
+            lines.append(f"{data_dir}: stopped {' and '.join(stopped)}")
+    return lines
+
+
+if __name__ == "__main__":
+    # `python -m config.embedded stop DIR...` stops servers without loading the settings, which
+    # would first start the servers of their own data directory (make test stops every test
+    # worker's servers this way).
+    import sys
+
+    if len(sys.argv) < 3 or sys.argv[1] != "stop":
+        sys.exit("usage: python -m config.embedded stop DATA_DIR [DATA_DIR ...]")
+    for line in stop_all([Path(arg) for arg in sys.argv[2:] if Path(arg).is_dir()]):
+        print(line)

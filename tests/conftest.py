@@ -11,18 +11,23 @@ center, and named users (as healthchecks' test base has alice, bob and charlie).
 
 Users have no password: tests sign in with ``force_login``, and hashing one costs ~0.5 s.
 ``member(...)`` and ``signed_in(...)`` build other users and clients the same way. The groups
-come from migration 0004, so these suit ``django_db`` tests (pytest-django runs them before the
-transactional ones, whose flush removes the groups; see the e2e ``_policy_steward``).
+come from migration 0004. A transactional test's flush empties every table, groups included
+(and under ``pytest -n`` a worker may run one before a ``django_db`` test), so after each flush
+``_restore_groups`` puts them back from the migration's own list, as Django puts back the
+permissions.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import Group, Permission, User
+from django.db.models.signals import post_migrate
 from django.test import Client
 
 from kb.embedders import Embedder, get_embedder
@@ -132,6 +137,22 @@ def help_center(tmp_path: Path, cached_embedder: CachedEmbedder) -> Path:
 
 
 # --- Named users ----------------------------------------------------------------------------------
+
+
+def _restore_groups(sender: Any, **kwargs: Any) -> None:
+    """After a flush (which sends post_migrate), migration 0004's groups exist again."""
+    if sender.label != "kb":
+        return
+    groups = importlib.import_module("kb.migrations.0004_groups").GROUPS
+    for name, codenames in groups.items():
+        group, created = Group.objects.using(kwargs["using"]).get_or_create(name=name)
+        if created:
+            group.permissions.set(
+                Permission.objects.filter(content_type__app_label="kb", codename__in=codenames)
+            )
+
+
+post_migrate.connect(_restore_groups, dispatch_uid="tests.restore_groups")
 
 
 def member(
