@@ -199,7 +199,8 @@ def test_question_not_in_the_docs_points_to_support(help_center, settings) -> No
 
     html = response.content.decode()
     assert "I couldn't find an answer to that in our help center" in html
-    assert '<a href="https://example.com/support">Contact support</a>' in html
+    assert 'href="https://example.com/support">Contact support</a>' in html
+    assert "hx-get" not in html.split("Contact support")[0].rsplit("<a", 1)[1]  # a plain link
     assert 'class="source-list"' not in html
 
 
