@@ -164,8 +164,7 @@ class SupportRequestAdmin(admin.ModelAdmin):
         rows = format_html_join(
             "",
             '<li class="support-turn"><p><strong>Asked</strong> {} · <a href="{}">{}</a></p>'
-            '<p><strong>Q:</strong> {}</p><p style="white-space: pre-wrap"><strong>A:</strong> '
-            "{}</p></li>",
+            "<p><strong>Q:</strong> {}</p><p><strong>A:</strong> {}</p></li>",
             (
                 (
                     message.created_at.strftime("%Y-%m-%d %H:%M"),
