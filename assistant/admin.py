@@ -1,5 +1,6 @@
-"""Conversations, answers and feedback in the admin, read-only (they are evidence), and the
-"Content gaps" view: what customers asked that the help center did not answer, grouped."""
+"""Conversations, answers and feedback in the admin, read-only (they are evidence); support
+requests with the conversation they came from; the questions the empty chat page suggests; and
+the "Content gaps" view: what customers asked that the help center did not answer, grouped."""
 
 from __future__ import annotations
 
@@ -17,10 +18,10 @@ from django.http import HttpRequest
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 from django.views.decorators.http import require_GET
 
-from assistant.models import Conversation, Feedback, Message
+from assistant.models import Conversation, Feedback, Message, SuggestedQuestion, SupportRequest
 from assistant.selectors import GAP_WINDOW, content_gaps
 from kb.embedders import EmbeddingError
 
@@ -122,6 +123,74 @@ class FeedbackAdmin(ReadOnlyAdmin):
     list_filter = ["vote"]
     search_fields = ["comment", "message__question"]
     readonly_fields = ["message", "client_key_hash", "vote", "comment", "created_at", "updated_at"]
+
+
+@admin.register(SupportRequest)
+class SupportRequestAdmin(admin.ModelAdmin):
+    """What a customer wrote, and every question and answer of the chat they wrote it from.
+    Only the status changes: marking a request handled is the one thing staff do here."""
+
+    list_display = ["email", "message_excerpt", "status", "questions", "created_at"]
+    list_filter = ["status"]
+    search_fields = ["email", "message"]
+    date_hierarchy = "created_at"
+    fields = ["status", "email", "message", "created_at", "conversation", "transcript"]
+    readonly_fields = ["email", "message", "created_at", "conversation", "transcript"]
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # requests come from customers
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[SupportRequest]:
+        return (
+            super()
+            .get_queryset(request)
+            .select_related("conversation")
+            .annotate(question_count=Count("conversation__messages"))
+        )
+
+    @admin.display(description="message")
+    def message_excerpt(self, request: SupportRequest) -> str:
+        return request.message if len(request.message) <= 90 else request.message[:89] + "…"
+
+    @admin.display(description="questions", ordering="question_count")
+    def questions(self, request: SupportRequest) -> int:
+        return request.question_count  # type: ignore[attr-defined]
+
+    @admin.display(description="the conversation")
+    def transcript(self, request: SupportRequest) -> str:
+        if request.conversation is None:
+            return "Sent without a conversation."
+        messages = request.conversation.messages.order_by("created_at", "id")
+        rows = format_html_join(
+            "",
+            '<li class="support-turn"><p><strong>Asked</strong> {} · <a href="{}">{}</a></p>'
+            "<p><strong>Q:</strong> {}</p><p><strong>A:</strong> {}</p></li>",
+            (
+                (
+                    message.created_at.strftime("%Y-%m-%d %H:%M"),
+                    reverse("admin:assistant_message_change", args=[message.pk]),
+                    message.get_status_display(),
+                    message.question,
+                    message.answer or "(no answer)",
+                )
+                for message in messages
+            ),
+        )
+        if not rows:
+            return "The conversation has no questions."
+        return format_html('<ol class="support-transcript">{}</ol>', rows)
+
+
+@admin.register(SuggestedQuestion)
+class SuggestedQuestionAdmin(admin.ModelAdmin):
+    """The questions the empty chat page offers, in order. With none active, the page offers
+    the questions customers ask most that were answered."""
+
+    list_display = ["question", "order", "active"]
+    list_editable = ["order", "active"]
+    list_filter = ["active"]
+    search_fields = ["question"]
+    ordering = ["order", "id"]
 
 
 def _json_block(value: Any) -> str:

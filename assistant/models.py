@@ -8,6 +8,7 @@ timings), so an answer can be explained later even after the documents it cited 
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from django.db import models
 from django.db.models import Q
@@ -75,9 +76,11 @@ class Message(models.Model):
     answered_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
-    # Not columns: one client's feedback, set by ``conversation_messages`` for the chat page.
+    # Not columns, set for the chat page: one client's feedback (``conversation_messages``) and
+    # the retrieved pages the answer did not cite (``related_pages_attach``).
     my_vote: str
     my_comment: str
+    related_pages: list[Any]
 
     class Meta:
         ordering = ["created_at", "id"]
@@ -117,3 +120,50 @@ class Feedback(models.Model):
 
     def __str__(self) -> str:
         return f"{self.vote} on {self.message_id}"
+
+
+class SupportRequest(models.Model):
+    """A customer's request for a person, sent from the chat page's "Contact support" form,
+    with the conversation it came from so staff read what was already asked and answered."""
+
+    class Status(models.TextChoices):
+        NEW = "new", "New"
+        HANDLED = "handled", "Handled"
+
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    conversation = models.ForeignKey(
+        Conversation,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="support_requests",
+        help_text="The chat the request was sent from, if any.",
+    )
+    client_key_hash = models.CharField(max_length=64, db_index=True)
+    email = models.EmailField(help_text="Where the customer wants the reply.")
+    message = models.TextField()
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.NEW)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["status", "created_at"], name="assistant_support_status")]
+
+    def __str__(self) -> str:
+        return f"{self.email}: {self.message[:60]}"
+
+
+class SuggestedQuestion(models.Model):
+    """A question staff put on the empty chat page; clicking it asks it. Without any active
+    ones the page suggests the questions customers ask most that were answered."""
+
+    question = models.CharField(max_length=200, unique=True)
+    order = models.PositiveSmallIntegerField(default=0, help_text="Lower numbers come first.")
+    active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["order", "id"]
+
+    def __str__(self) -> str:
+        return self.question

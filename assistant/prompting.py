@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import structlog
 from django.conf import settings
 
+from assistant.contact import support_contact_url
 from assistant.generators.base import Prompt, Source, Turn
 from assistant.injection import FLAG_CLOSE, FLAG_OPEN, FORGED_DELIMITER, neutralise
 from search.results import Hit
@@ -125,7 +126,7 @@ def system_rules(*, nonce: str) -> str:
     return SYSTEM_RULES.format(
         nonce=nonce,
         not_covered=NOT_COVERED_SENTENCE,
-        support=settings.SUPPORT_CONTACT_URL,
+        support=support_contact_url(),
         flag_open=FLAG_OPEN.strip(),
         flag_close=FLAG_CLOSE,
     )

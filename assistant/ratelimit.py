@@ -1,7 +1,9 @@
-"""Asks per minute, counted in the shared cache (Redis) so every web process sees one count.
+"""Asks (and support requests) per minute, counted in the shared cache (Redis) so every web
+process sees one count.
 
-Two counters: one per client (the session's client token) at ``ASK_RATE_LIMIT_PER_MINUTE``, and
-one per IP address at ``IP_ALLOWANCE`` times that, because a script that drops its cookies gets
+Two counters per action: one per client (the session's client token) at the action's limit
+(``ASK_RATE_LIMIT_PER_MINUTE``, ``SUPPORT_RATE_LIMIT_PER_MINUTE``), and one per IP address at
+``IP_ALLOWANCE`` times that, because a script that drops its cookies gets
 a new session on every request while an office behind one address holds many honest people.
 Fixed one-minute windows: simple, one atomic ``incr`` per counter, and a burst across a window
 edge can reach at most twice the limit.
@@ -40,25 +42,48 @@ class RateDecision:
 def ask_rate_check(*, client_hash: str, ip_address: str) -> RateDecision:
     """Count one ask for this client and address; refused when either is over its limit. The
     counts live in the shared cache, or in this process while the cache is down."""
-    limit = settings.ASK_RATE_LIMIT_PER_MINUTE
+    return _rate_check(
+        action="ask",
+        limit=settings.ASK_RATE_LIMIT_PER_MINUTE,
+        client_hash=client_hash,
+        ip_address=ip_address,
+    )
+
+
+def support_rate_check(*, client_hash: str, ip_address: str) -> RateDecision:
+    """Count one support request, as ``ask_rate_check`` counts asks but on counters of its own:
+    a customer who asked a lot can still reach a person, and a script cannot fill the queue."""
+    return _rate_check(
+        action="support",
+        limit=settings.SUPPORT_RATE_LIMIT_PER_MINUTE,
+        client_hash=client_hash,
+        ip_address=ip_address,
+    )
+
+
+def _rate_check(*, action: str, limit: int, client_hash: str, ip_address: str) -> RateDecision:
     now = time.time()
     window = int(now // WINDOW_SECONDS)
     retry_after = max(int((window + 1) * WINDOW_SECONDS - now), 1)
     ip_hash = hashlib.sha256(ip_address.encode()).hexdigest()[:32]
-    counters = [(f"assistant:rate:client:{client_hash}:{window}", limit)]
-    counters.append((f"assistant:rate:ip:{ip_hash}:{window}", limit * IP_ALLOWANCE))
+    prefix = f"assistant:rate:{action}"
+    counters = [(f"{prefix}:client:{client_hash}:{window}", limit)]
+    counters.append((f"{prefix}:ip:{ip_hash}:{window}", limit * IP_ALLOWANCE))
     try:
-        allowed = _within_limits(counters, count=_shared_count)
+        allowed = _within_limits(counters, action=action, count=_shared_count)
     except Exception as exc:  # any cache backend's outage; the limit must still hold
         log.warning("rate_limit_shared_cache_down", error=shortened(str(exc)))
-        allowed = _within_limits(counters, count=_process_counts.count)
+        allowed = _within_limits(counters, action=action, count=_process_counts.count)
     return RateDecision(allowed=allowed, retry_after=0 if allowed else retry_after)
 
 
-def _within_limits(counters: list[tuple[str, int]], *, count: Callable[[str], int]) -> bool:
+def _within_limits(
+    counters: list[tuple[str, int]], *, action: str, count: Callable[[str], int]
+) -> bool:
     for key, allowed in counters:
         if count(key) > allowed:
-            log.info("ask_rate_limited", counter=key.split(":")[2], limit=allowed)
+            counter = "client" if ":client:" in key else "ip"
+            log.info(f"{action}_rate_limited", counter=counter, limit=allowed)
             return False
     return True
 

@@ -1,5 +1,6 @@
-"""Reads of the assistant: a client's conversation as the page shows it, and the content gaps
-(questions the help center did not serve, grouped by meaning) for the doc writers."""
+"""Reads of the assistant: a client's conversation as the page shows it (with the pages related
+to each answer), the questions the empty chat page suggests, and the content gaps (questions
+the help center did not serve, grouped by meaning) for the doc writers."""
 
 from __future__ import annotations
 
@@ -10,13 +11,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import structlog
 from django.core.cache import cache
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Count, Exists, F, Min, OuterRef, Q
+from django.db.models.functions import Lower
 from django.utils import timezone
 
-from assistant.models import Conversation, Feedback, Message
+from assistant.models import Conversation, Feedback, Message, SuggestedQuestion
 from assistant.services.questions import question_cache_text
 from kb.embedders import Embedder, get_embedder
+from kb.errors import one_line
+from kb.models import Document
+
+log = structlog.get_logger("groundwork.assistant")
 
 
 def conversation_messages(*, conversation: Conversation | None, client_hash: str) -> list[Message]:
@@ -46,6 +53,101 @@ def message_for_client(*, public_id: uuid.UUID, client_hash: str) -> Message | N
         .filter(public_id=public_id, conversation__client_key_hash=client_hash)
         .first()
     )
+
+
+# --- What the chat page offers beyond the answer -------------------------------------------------
+
+SUGGESTIONS_SHOWN = 4
+# The most asked questions are read from this window, by at least this many clients: a question
+# only one person typed is theirs (it may carry their details) and is never shown to others.
+SUGGESTION_WINDOW = datetime.timedelta(days=90)
+SUGGESTION_MIN_ASKERS = 2
+SUGGESTION_MAX_CHARS = 120  # a suggestion is a button; a long one is a story, not a question
+SUGGESTION_CACHE_SECONDS = 600
+RELATED_PAGES_SHOWN = 3
+# Answers whose retrieval is worth offering: a refusal's hits were judged not about the question.
+RELATED_STATUSES = (Message.Status.ANSWERED, Message.Status.FLAGGED)
+
+
+def suggested_questions(*, limit: int = SUGGESTIONS_SHOWN) -> list[str]:
+    """The questions the empty chat page offers: those staff chose (active, in their order),
+    else the most asked ones that were answered."""
+    chosen = SuggestedQuestion.objects.filter(active=True).order_by("order", "id")
+    questions = list(chosen.values_list("question", flat=True)[:limit])
+    if questions:
+        return questions
+    key = f"assistant:suggestions:{limit}"
+    try:
+        cached = cache.get(key)
+    except Exception as exc:  # the page must not fail over a shortcut
+        log.warning("suggestions_cache_unavailable", error=one_line(exc))
+        return most_asked_questions(limit=limit)
+    if cached is None:
+        cached = most_asked_questions(limit=limit)
+        cache.set(key, cached, timeout=SUGGESTION_CACHE_SECONDS)
+    return list(cached)
+
+
+def most_asked_questions(*, limit: int) -> list[str]:
+    """The questions of the last ``SUGGESTION_WINDOW`` most often answered (not refused, failed
+    or flagged), asked by at least ``SUGGESTION_MIN_ASKERS`` clients, as a first question (a
+    follow-up means nothing alone) and from public pages only (a staff member's answer may
+    come from internal ones)."""
+    rows = (
+        Message.objects.filter(
+            status=Message.Status.ANSWERED,
+            created_at__gte=timezone.now() - SUGGESTION_WINDOW,
+            retrieval_query=F("question"),
+        )
+        .exclude(snapshot__audiences__contains=[Document.Audience.INTERNAL.value])
+        .annotate(text=Lower("question"))
+        .values("text")
+        .annotate(
+            askers=Count("conversation__client_key_hash", distinct=True),
+            asked=Count("id"),
+            shown=Min("question"),
+        )
+        .filter(askers__gte=SUGGESTION_MIN_ASKERS)
+        .order_by("-askers", "-asked", "text")[: limit * 3]
+    )
+    questions: dict[str, str] = {}
+    for row in rows:
+        text = row["shown"]
+        if len(text) <= SUGGESTION_MAX_CHARS and "\n" not in text:
+            questions.setdefault(question_cache_text(text), text)
+    return list(questions.values())[:limit]
+
+
+@dataclass(frozen=True)
+class RelatedPage:
+    path: str
+    title: str
+
+
+def related_pages_attach(*, messages: Sequence[Message], audiences: Sequence[str]) -> None:
+    """Set ``related_pages`` on each message: the pages its retrieval found that the answer
+    does not cite, best first, that this reader may still open (one query for all)."""
+    wanted: dict[int, list[int]] = {}
+    for message in messages:
+        message.related_pages = []
+        if message.status not in RELATED_STATUSES:
+            continue
+        cited = {source["path"] for source in message.citations}
+        hits = (message.snapshot or {}).get("hits") or []
+        ids = [hit["document_id"] for hit in hits if hit.get("path") not in cited]
+        wanted[message.pk] = list(dict.fromkeys(ids))
+    every_id = {document_id for ids in wanted.values() for document_id in ids}
+    if not every_id:
+        return
+    readable = {
+        row["pk"]: RelatedPage(path=row["path"], title=row["title"])
+        for row in Document.objects.published()
+        .filter(pk__in=every_id, audience__in=list(audiences))
+        .values("pk", "path", "title")
+    }
+    for message in messages:
+        pages = [readable[i] for i in wanted.get(message.pk, []) if i in readable]
+        message.related_pages = pages[:RELATED_PAGES_SHOWN]
 
 
 # --- Content gaps ---------------------------------------------------------------------------------

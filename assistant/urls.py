@@ -12,4 +12,5 @@ urlpatterns = [
     path("answers/<uuid:public_id>/events", views.answer_events, name="answer-events"),
     path("answers/<uuid:public_id>/feedback", views.feedback, name="feedback"),
     path("conversations/new", views.conversation_new, name="new-conversation"),
+    path("support", views.support, name="support"),
 ]

@@ -33,17 +33,24 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import escape
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.middleware import HtmxDetails
 
+from assistant.contact import support_contact_url, support_form_used
 from assistant.models import Conversation, Message
-from assistant.ratelimit import ask_rate_check
-from assistant.selectors import conversation_messages, message_for_client
+from assistant.ratelimit import RateDecision, ask_rate_check, support_rate_check
+from assistant.selectors import (
+    conversation_messages,
+    message_for_client,
+    related_pages_attach,
+    suggested_questions,
+)
 from assistant.services import (
     AnswerDelta,
     AnswerReady,
     FeedbackRejected,
     QuestionRejected,
+    SupportRequestRejected,
     answer_complete,
     answer_stream,
     client_key_hash,
@@ -52,7 +59,10 @@ from assistant.services import (
     feedback_record,
     message_ask,
     question_normalise,
+    support_request_clean,
+    support_request_create,
 )
+from assistant.services.support import SUPPORT_MESSAGE_MAX_CHARS
 from config.availability import UNAVAILABLE_MESSAGE, is_database_outage
 from kb.errors import one_line
 from kb.selectors import audiences_for
@@ -61,6 +71,7 @@ log = structlog.get_logger("groundwork.assistant")
 
 CLIENT_SESSION_KEY = "assistant_client"
 CONVERSATION_SESSION_KEY = "assistant_conversation"
+SUPPORT_SENT_SESSION_KEY = "assistant_support_sent"
 STREAM_FAILED_ANSWER = (
     "Sorry, something went wrong while answering. Please reload the page, or contact support."
 )
@@ -118,7 +129,8 @@ def _client_ip(request: HttpRequest) -> str:
 def _page_context(**extra: Any) -> dict[str, Any]:
     return {
         "question_max_chars": settings.QUESTION_MAX_CHARS,
-        "support_url": settings.SUPPORT_CONTACT_URL,
+        "support_url": support_contact_url(),
+        "support_form": support_form_used(),
         **extra,
     }
 
@@ -140,7 +152,11 @@ def _render_page(
     **extra: Any,
 ) -> TemplateResponse:
     messages = conversation_messages(conversation=conversation, client_hash=client_hash or "")
-    context = _page_context(conversation=conversation, messages=messages, **extra)
+    related_pages_attach(messages=messages, audiences=_audiences(request))
+    suggestions = [] if messages else suggested_questions()
+    context = _page_context(
+        conversation=conversation, messages=messages, suggestions=suggestions, **extra
+    )
     return TemplateResponse(request, "assistant/chat.html", context, status=status)
 
 
@@ -168,8 +184,7 @@ def ask(request: HtmxHttpRequest) -> HttpResponse:
     if not decision.allowed:
         response = _ask_error(
             request,
-            "You're asking questions faster than we can answer them. Please wait "
-            f"{decision.retry_after} seconds and try again.",
+            _too_fast("You're asking questions faster than we can answer them.", decision),
             status=429,
             conversation=conversation,
             client_hash=client_hash,
@@ -279,6 +294,7 @@ def _unavailable_html() -> str:
 
 
 def _answer_html(request: HttpRequest, message: Message) -> str:
+    related_pages_attach(messages=[message], audiences=_audiences(request))
     context = _page_context(message=message)
     return render_to_string("assistant/_answer.html", context, request=request)
 
@@ -325,3 +341,81 @@ def conversation_new(request: HttpRequest) -> HttpResponseRedirect:
     context). The old one stays stored for the admin."""
     request.session.pop(CONVERSATION_SESSION_KEY, None)
     return HttpResponseRedirect(reverse("assistant:chat"))
+
+
+def _too_fast(what: str, decision: RateDecision) -> str:
+    return f"{what} Please wait {decision.retry_after} seconds and try again."
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+@never_cache
+def support(request: HtmxHttpRequest) -> HttpResponse:
+    """The "Contact support" form: email, message, and the conversation it is sent from.
+
+    With htmx the form is a fragment opened under an answer and replaced by its confirmation;
+    without JavaScript it is a page of its own that posts, then redirects to itself showing
+    the confirmation. ``SUPPORT_CONTACT_URL`` replaces all of this with the address it names."""
+    if not support_form_used():
+        return HttpResponseRedirect(support_contact_url())
+    if request.method == "POST":
+        return _support_send(request)
+    client_hash = _client_hash(request)
+    sent = bool(request.session.pop(SUPPORT_SENT_SESSION_KEY, False))
+    conversation = None
+    if client_hash is not None:
+        conversation = conversation_for_client(
+            client_hash=client_hash,
+            public_id=request.GET.get("conversation")
+            or request.session.get(CONVERSATION_SESSION_KEY),
+        )
+    return _support_form(request, conversation=conversation, sent=sent)
+
+
+def _support_send(request: HtmxHttpRequest) -> HttpResponse:
+    client_hash = _client_hash_for_asking(request)
+    conversation = conversation_for_client(
+        client_hash=client_hash, public_id=request.POST.get("conversation")
+    )
+    email, text = request.POST.get("email", ""), request.POST.get("message", "")
+    form: dict[str, Any] = {"conversation": conversation, "email": email, "message_text": text}
+    try:
+        support_request_clean(email=email, message=text)
+    except SupportRequestRejected as exc:
+        return _support_form(request, errors=exc.errors, status=400, **form)
+    # Counted once the request is valid: correcting a typo never uses up the allowance.
+    decision = support_rate_check(client_hash=client_hash, ip_address=_client_ip(request))
+    if not decision.allowed:
+        error = _too_fast("You've sent several requests in a short time.", decision)
+        response = _support_form(request, errors={"form": error}, status=429, **form)
+        response["Retry-After"] = str(decision.retry_after)
+        return response
+    support_request_create(
+        client_hash=client_hash, conversation=conversation, email=email, message=text
+    )
+    if request.htmx:
+        return _support_form(request, conversation=conversation, sent=True)
+    request.session[SUPPORT_SENT_SESSION_KEY] = True
+    return HttpResponseRedirect(reverse("assistant:support"))
+
+
+def _support_form(
+    request: HtmxHttpRequest,
+    *,
+    conversation: Conversation | None,
+    status: int = 200,
+    **extra: Any,
+) -> TemplateResponse:
+    questions = (
+        list(conversation.messages.order_by("created_at", "id").values_list("question", flat=True))
+        if conversation
+        else []
+    )
+    context = _page_context(
+        conversation=conversation,
+        attached_questions=questions,
+        form_id=secrets.token_hex(4),  # ids stay unique with several forms open in the chat
+        support_message_max_chars=SUPPORT_MESSAGE_MAX_CHARS,
+        **extra,
+    )
+    template = "assistant/_support_form.html" if request.htmx else "assistant/support.html"
+    return TemplateResponse(request, template, context, status=status)

@@ -278,8 +278,11 @@ QUESTION_MAX_CHARS = env_int("QUESTION_MAX_CHARS", default=1000)
 ASK_RATE_LIMIT_PER_MINUTE = env_int("ASK_RATE_LIMIT_PER_MINUTE", default=20)
 # Cached answers live this long; the index version in the key retires them on any change first.
 ANSWER_CACHE_SECONDS = env_int("ANSWER_CACHE_SECONDS", default=3600)
-# Where "contact support" points when the docs do not have the answer.
-SUPPORT_CONTACT_URL = env.str("SUPPORT_CONTACT_URL", default="mailto:support@example.com")
+# Where "contact support" points. Empty (the default): the chat's own support form, whose
+# requests staff read in the admin; set it to send customers to a help desk instead.
+SUPPORT_CONTACT_URL = env.str("SUPPORT_CONTACT_URL", default="")
+# Support requests per client per minute (per IP address: five times that).
+SUPPORT_RATE_LIMIT_PER_MINUTE = env_int("SUPPORT_RATE_LIMIT_PER_MINUTE", default=3, minimum=1)
 
 # --- Content trust: whose addresses a page may send readers to ----------------------------------
 # A line pointing readers to an address or link outside these domains (or asking for credentials)

@@ -12,6 +12,8 @@ are removed line by line (``scan_lines`` keeps one line per source line), so mar
 
 from __future__ import annotations
 
+import bisect
+import dataclasses
 import posixpath
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -33,7 +35,13 @@ _markdown = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("
 _URL_SCHEMES = {"http", "https", "mailto"}
 
 CITED_CLASS = "cited-passage"
+CONTEXT_CLASS = "cited-context"  # the passage's blocks, marked lightly around quoted sentences
+QUOTED_CLASS = "cited-sentence"
 CITED_ID = "passage"
+# Private-use characters put into the body where a quoted sentence starts and ends, so Markdown
+# parses the text as it is and the marks come out where the sentence is in the HTML.
+_QUOTE_OPEN, _QUOTE_CLOSE = "\ue000", "\ue001"
+MAX_QUOTED_SPANS = 12
 # Ids the page around the document uses: a heading slug must never take one of them.
 RESERVED_IDS = frozenset({CITED_ID, "main", "top", "content", "on-this-page", "document-title"})
 
@@ -56,7 +64,7 @@ for _tag in _HEADING_TAGS | _BLOCK_TAGS:
     _PAGE_ATTRIBUTES.setdefault(_tag, set()).add("id")
 _PAGE_ATTRIBUTES.setdefault("span", set()).add("aria-hidden")
 _PAGE_CLASSES = {
-    **{tag: {CITED_CLASS} for tag in _HEADING_TAGS | _BLOCK_TAGS},
+    **{tag: {CITED_CLASS, CONTEXT_CLASS} for tag in _HEADING_TAGS | _BLOCK_TAGS},
     "a": {"heading-anchor"},
     "span": {"visually-hidden"},
     "caption": {"visually-hidden"},
@@ -102,6 +110,7 @@ class Heading:
     level: int
     text: str
     anchor: str  # the heading's id on the page
+    start: int = 0  # offset of its line in the body
 
 
 @dataclass(frozen=True)
@@ -109,12 +118,15 @@ class RenderedDocument:
     html: str  # sanitised
     headings: tuple[Heading, ...]
     cited: bool  # whether any block was marked as the cited passage
+    quoted: bool = False  # whether quoted sentences were marked within it
+    quoted_section: Heading | None = None  # the heading the first quoted sentence is under
 
 
 def document_render(
     *,
     body: str,
     cited_range: tuple[int, int] | None = None,
+    quoted: Sequence[tuple[int, int]] = (),
     title: str = "",
     path: str = "",
     exists: Callable[[str], bool] | None = None,
@@ -123,19 +135,56 @@ def document_render(
 
     Every block whose source overlaps ``cited_range`` (``[start, end)`` offsets into ``body``)
     gets the ``cited-passage`` class; the first also gets ``id="passage"`` and a label for
-    screen readers. A first ``# heading`` equal to ``title`` is left out: the page shows the
-    title itself, and two identical ``<h1>`` would say the same thing twice. Given the
-    document's ``path``, links to other pages point at their ``/docs`` pages (``document_link``).
+    screen readers. With ``quoted`` (the sentences the answer drew on, as offsets too) those
+    sentences are the highlight instead, each in a ``<mark>``, the first one carrying the id and
+    the label, and the passage's blocks are marked lightly (``cited-context``). A first
+    ``# heading`` equal to ``title`` is left out: the page shows the title itself, and two
+    identical ``<h1>`` would say the same thing twice. Given the document's ``path``, links to
+    other pages point at their ``/docs`` pages (``document_link``).
     """
-    lines = scan_lines(body)
+    spans = _valid_spans(quoted, length=len(body))
+    if spans:
+        rendered = _render(
+            body=body, cited_range=cited_range, quoted=spans, title=title, path=path,
+            exists=exists,
+        )  # fmt: skip
+        if rendered.quoted:
+            return rendered
+        # The sentences fell where no mark can show (inside code, a link's address): the
+        # passage alone is the highlight, as for a link without quotes.
+    return _render(
+        body=body, cited_range=cited_range, quoted=[], title=title, path=path, exists=exists
+    )
+
+
+def _render(
+    *,
+    body: str,
+    cited_range: tuple[int, int] | None,
+    quoted: list[tuple[int, int]],
+    title: str,
+    path: str,
+    exists: Callable[[str], bool] | None,
+) -> RenderedDocument:
+    marked = _with_quote_marks(body, quoted)
+    lines = scan_lines(marked.text)
     tokens = _markdown.parse(_visible_text(lines))
     tokens = _without_title_heading(tokens, title=title)
-    headings = _anchor_headings(tokens, lines)
+    headings = [
+        dataclasses.replace(heading, start=marked.original(heading.start))
+        for heading in _anchor_headings(tokens, lines)
+    ]
     if path:
         _link_documents(tokens, path=path, exists=exists)
     cited = False
     if cited_range is not None:
-        cited = _mark_cited(tokens, lines=lines, body=body, cited_range=cited_range)
+        cited = _mark_cited(
+            tokens,
+            lines=lines,
+            body=marked.text,
+            cited_range=(marked.shifted(cited_range[0]), marked.shifted(cited_range[1])),
+            light=bool(quoted),
+        )
     html = _markdown.renderer.render(tokens, _markdown.options, {})
     cleaned = nh3.clean(
         html,
@@ -143,7 +192,99 @@ def document_render(
         attributes=_PAGE_ATTRIBUTES,
         allowed_classes=_PAGE_CLASSES,
     )
-    return RenderedDocument(html=cleaned, headings=tuple(headings), cited=cited)
+    section = None
+    if quoted:
+        cleaned, marks = _quote_marks_to_html(cleaned)
+        if not marks:
+            return RenderedDocument(html=cleaned, headings=tuple(headings), cited=cited)
+        first = quoted[0][0]
+        section = next((h for h in reversed(headings) if h.start <= first), None)
+    return RenderedDocument(
+        html=cleaned,
+        headings=tuple(headings),
+        cited=cited or bool(quoted),
+        quoted=bool(quoted),
+        quoted_section=section,
+    )
+
+
+def _valid_spans(spans: Sequence[tuple[int, int]], *, length: int) -> list[tuple[int, int]]:
+    """Ranges inside the body, sorted, without overlaps; at most ``MAX_QUOTED_SPANS``."""
+    kept: list[tuple[int, int]] = []
+    for start, end in sorted(spans)[:MAX_QUOTED_SPANS]:
+        if 0 <= start < end <= length and (not kept or start >= kept[-1][1]):
+            kept.append((start, end))
+    return kept
+
+
+@dataclass(frozen=True)
+class _MarkedBody:
+    """The body with a private-use character before and after each quoted span."""
+
+    text: str
+    inserted: tuple[int, ...]  # original offsets at which a character was inserted, sorted
+
+    def shifted(self, offset: int) -> int:
+        """Where the original ``offset`` is in ``text``."""
+        return offset + bisect.bisect_right(self.inserted, offset)
+
+    def original(self, offset: int) -> int:
+        """Where ``text``'s ``offset`` was in the original body."""
+        # The i-th inserted character sits at inserted[i] + i in ``text``.
+        positions = [position + index for index, position in enumerate(self.inserted)]
+        return offset - bisect.bisect_left(positions, offset)
+
+
+def _with_quote_marks(body: str, spans: list[tuple[int, int]]) -> _MarkedBody:
+    if not spans:
+        return _MarkedBody(text=body, inserted=())
+    pieces, inserted, position = [], [], 0
+    for start, end in spans:
+        pieces += [body[position:start], _QUOTE_OPEN, body[start:end], _QUOTE_CLOSE]
+        inserted += [start, end]
+        position = end
+    pieces.append(body[position:])
+    return _MarkedBody(text="".join(pieces), inserted=tuple(inserted))
+
+
+_TAG = re.compile(r"(<[^>]*>)")
+_CITED_SENTENCE_LABEL = '<span class="visually-hidden">Cited: </span>'
+
+
+def _quote_marks_to_html(html: str) -> tuple[str, int]:
+    """Turn the quote characters of sanitised HTML into ``<mark>`` elements: a mark never spans
+    a tag, so a sentence over a link or across table cells becomes several marks. Returns the
+    HTML and how many marks it has. Characters that ended up inside a tag (an address) go."""
+    inside = False
+    marks = 0
+    out: list[str] = []
+    for part in _TAG.split(html):
+        if part.startswith("<"):
+            inside = _toggled(part, inside)
+            out.append(part.replace(_QUOTE_OPEN, "").replace(_QUOTE_CLOSE, ""))
+            continue
+        for piece in re.split(f"([{_QUOTE_OPEN}{_QUOTE_CLOSE}])", part):
+            if piece == _QUOTE_OPEN:
+                inside = True
+            elif piece == _QUOTE_CLOSE:
+                inside = False
+            elif inside and piece.strip():
+                first = ' id="passage"' if marks == 0 else ""
+                label = _CITED_SENTENCE_LABEL if marks == 0 else ""
+                out.append(f'<mark class="{QUOTED_CLASS}"{first}>{label}{piece}</mark>')
+                marks += 1
+            else:
+                out.append(piece)
+    return "".join(out), marks
+
+
+def _toggled(tag: str, inside: bool) -> bool:
+    for character in tag:
+        if character == _QUOTE_OPEN:
+            inside = True
+        elif character == _QUOTE_CLOSE:
+            inside = False
+    return inside
 
 
 def _visible_text(lines: list[SourceLine]) -> str:
@@ -190,7 +331,8 @@ def _anchor_headings(tokens: list[Token], lines: list[SourceLine]) -> list[Headi
             f'<span class="visually-hidden">Link to this section</span></a>'
         )
         inline.children = [*(inline.children or []), _raw_inline(link)]
-        headings.append(Heading(level=int(token.tag[1]), text=text, anchor=anchor))
+        start = lines[token.map[0]].start if token.map else 0
+        headings.append(Heading(level=int(token.tag[1]), text=text, anchor=anchor, start=start))
     return headings
 
 
@@ -266,8 +408,15 @@ def _unique(slug: str, used: set[str]) -> str:
 
 
 def _mark_cited(
-    tokens: list[Token], *, lines: list[SourceLine], body: str, cited_range: tuple[int, int]
+    tokens: list[Token],
+    *,
+    lines: list[SourceLine],
+    body: str,
+    cited_range: tuple[int, int],
+    light: bool = False,
 ) -> bool:
+    """Mark the blocks overlapping ``cited_range``; ``light`` when quoted sentences inside them
+    are the highlight (the blocks then get neither the id nor the label)."""
     start, end = cited_range
     line_ends = _line_ends(lines, body)
     marked_depth: int | None = None  # nesting level of the marked block we are inside of
@@ -283,8 +432,10 @@ def _mark_cited(
         if citable and marked_depth is None and token.map and not token.hidden:
             block_start, block_end = _source_span(token.map, lines, line_ends)
             if block_start < end and start < block_end:
-                token.attrJoin("class", CITED_CLASS)
-                if first is None:
+                token.attrJoin("class", CONTEXT_CLASS if light else CITED_CLASS)
+                if first is None and light:
+                    first = index
+                elif first is None:
                     first = index
                     token.attrSet("id", CITED_ID)
                 if token.nesting == 1:
@@ -293,7 +444,8 @@ def _mark_cited(
             depth += 1
     if first is None:
         return False
-    _label(tokens, first)
+    if not light:
+        _label(tokens, first)
     return True
 
 

@@ -53,8 +53,9 @@ def document_detail(request: HttpRequest, path: str) -> HttpResponse:
     Drafts, and internal pages for anyone but staff, get the same 404 as a path that does not
     exist. A retired page is a 410 for customers: the notice and its successor, never the text
     that no longer applies; staff still read it under the notice. ``?start=&end=`` are a chunk's
-    offsets into the body; offsets that are not a valid range are ignored, because an old or
-    hand-edited link should still open the page.
+    offsets into the body and ``?quote=`` the sentences the answer drew on (``start-end``
+    pairs); offsets that are not a valid range are ignored, because an old or hand-edited link
+    should still open the page.
     """
     audiences = audiences_for(request.user)
     staff = reader_is_staff(request.user)
@@ -68,6 +69,7 @@ def document_detail(request: HttpRequest, path: str) -> HttpResponse:
     rendered = document_render(
         body=document.body,
         cited_range=cited_range_from(request.GET, body_length=len(document.body)),
+        quoted=quoted_spans_from(request.GET),
         title=document.title,
         path=document.path,
         exists=_document_exists_lookup(),
@@ -76,6 +78,8 @@ def document_detail(request: HttpRequest, path: str) -> HttpResponse:
         "document": document,
         "body_html": mark_safe(rendered.html),  # sanitised by nh3 in document_render
         "cited": rendered.cited,
+        "quoted": rendered.quoted,
+        "quoted_section": rendered.quoted_section,
         "contents": [heading for heading in rendered.headings if heading.level == 2]
         if len(rendered.headings) >= CONTENTS_MIN_HEADINGS
         else [],
@@ -99,6 +103,17 @@ def cited_range_from(params: Mapping[str, str], *, body_length: int) -> tuple[in
     if not 0 <= start < end <= body_length:
         return None
     return start, end
+
+
+def quoted_spans_from(params: Mapping[str, str]) -> list[tuple[int, int]]:
+    """``[(start, end), ...]`` from ``?quote=12-80,95-140``; pairs that are not two integers
+    are skipped (the renderer drops those outside the body)."""
+    spans = []
+    for pair in params.get("quote", "").split(","):
+        start, dash, end = pair.partition("-")
+        if dash and start.isdigit() and end.isdigit():
+            spans.append((int(start), int(end)))
+    return spans
 
 
 def document_history_diff(

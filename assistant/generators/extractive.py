@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import structlog
-from django.conf import settings
 
+from assistant.contact import support_contact_url
 from assistant.follow_ups import is_follow_up
 from assistant.generators.base import (
     GenerationDone,
@@ -243,7 +243,7 @@ def _older_page_note(older: Source, newer: Source) -> str:
 def not_covered_answer() -> str:
     return (
         f"{NOT_COVERED_SENTENCE} I couldn't find an answer to your question in our help center. "
-        f"You can contact our support team and they will help: {settings.SUPPORT_CONTACT_URL}"
+        f"You can contact our support team and they will help: {support_contact_url()}"
     )
 
 

@@ -27,9 +27,15 @@ from assistant.services.evidence import cited_sources, retrieval_snapshot
 from assistant.services.expiry import EXPIRED_ANSWER, pending_answers_expire
 from assistant.services.questions import (
     QuestionRejected,
+    customer_text_clean,
     question_cache_text,
     question_normalise,
     retrieval_query_for,
+)
+from assistant.services.support import (
+    SupportRequestRejected,
+    support_request_clean,
+    support_request_create,
 )
 
 __all__ = [
@@ -42,6 +48,7 @@ __all__ = [
     "AnswerReady",
     "FeedbackRejected",
     "QuestionRejected",
+    "SupportRequestRejected",
     "answer_cache_key",
     "answer_complete",
     "answer_stream",
@@ -49,6 +56,7 @@ __all__ = [
     "client_key_hash",
     "conversation_for_client",
     "conversation_start",
+    "customer_text_clean",
     "feedback_record",
     "is_follow_up",
     "message_ask",
@@ -57,4 +65,6 @@ __all__ = [
     "question_normalise",
     "retrieval_query_for",
     "retrieval_snapshot",
+    "support_request_clean",
+    "support_request_create",
 ]

@@ -48,6 +48,7 @@ from assistant.services.evidence import (
     retrieval_snapshot,
 )
 from assistant.services.questions import retrieval_query_for
+from assistant.services.quotes import citations_with_quotes
 from kb.errors import REASON_CHARS, one_line
 from kb.selectors import index_version
 from search.results import RetrievalResult, RetrievalUnavailable
@@ -313,7 +314,9 @@ class AnswerRun:
             flags.append("the answer was cut off at the length limit")
         message.status = Message.Status.FLAGGED if flags else Message.Status.ANSWERED
         message.answer = check.text.strip()
-        message.citations = cited_sources(sources=sources, cited=check.cited)
+        message.citations = citations_with_quotes(
+            answer=message.answer, citations=cited_sources(sources=sources, cited=check.cited)
+        )
         self.snapshot.flags = flags
 
     def _finish_not_in_docs(self) -> Iterator[AnswerEvent]:

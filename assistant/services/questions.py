@@ -28,13 +28,19 @@ _SPACES = re.compile(r"[ \t\u00a0]+")
 _WHITESPACE = re.compile(r"\s+")
 
 
-def question_normalise(question: str) -> str:
-    """The question as it will be stored and answered: NFKC, no control characters, no runs of
-    blanks. Raises ``QuestionRejected`` when nothing is left or it is longer than the limit."""
-    text = unicodedata.normalize("NFKC", question or "")
+def customer_text_clean(text: str) -> str:
+    """Text a customer typed, as stored: NFKC, no control characters, no runs of blanks or of
+    blank lines (questions and support requests alike)."""
+    text = unicodedata.normalize("NFKC", text or "")
     text = _CONTROL.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
     text = "\n".join(_SPACES.sub(" ", line).strip() for line in text.split("\n"))
-    text = re.sub(r"\n{3,}", "\n\n", text).strip()
+    return re.sub(r"\n{3,}", "\n\n", text).strip()
+
+
+def question_normalise(question: str) -> str:
+    """The question as it will be stored and answered (``customer_text_clean``). Raises
+    ``QuestionRejected`` when nothing is left or it is longer than the limit."""
+    text = customer_text_clean(question)
     if not text:
         raise QuestionRejected("Please type a question.", code="empty")
     limit = settings.QUESTION_MAX_CHARS

@@ -48,9 +48,19 @@ def answer_html(message: Message) -> SafeString:
 
 @register.filter
 def source_url(source: dict[str, Any]) -> str:
-    """The document page at the cited passage: the page highlights the chunk's offsets."""
-    query = urlencode({"start": source["char_start"], "end": source["char_end"]})
+    """The document page at the cited passage: the page marks the chunk's offsets lightly and
+    the sentences the answer drew on (``quote``: ``start-end`` pairs in the body) strongly."""
+    params = {"start": source["char_start"], "end": source["char_end"]}
+    if source.get("quotes"):
+        params["quote"] = ",".join(f"{start}-{end}" for start, end in source["quotes"])
+    query = urlencode(params)
     return f"{reverse('kb:document', args=[source['path']])}?{query}#passage"
+
+
+@register.filter
+def source_label(source: dict[str, Any]) -> str:
+    """The section the cited sentences are in, else the passage's own heading path."""
+    return str(source.get("quote_section") or source["section"])
 
 
 @register.filter

@@ -122,11 +122,14 @@ def test_answer_streams_in_and_its_source_opens_the_cited_passage(
     # when: the customer follows the source link of the current refund policy
     current.get_by_role("link").click()
 
-    # then: the document page opens at the highlighted passage that was quoted
-    expect(page).to_have_url(re.compile(r"/docs/policies/refunds\.md\?start=\d+&end=\d+#passage$"))
-    highlighted = page.locator(".cited-passage")
+    # then: the document page opens at the quoted sentence, highlighted within its passage
+    expect(page).to_have_url(
+        re.compile(r"/docs/policies/refunds\.md\?start=\d+&end=\d+&quote=[\d%C,-]+#passage$")
+    )
+    highlighted = page.locator("mark.cited-sentence")
     expect(highlighted.first).to_be_visible()
     expect(highlighted.filter(has_text="30 days").first).to_be_in_viewport()
+    expect(page.locator(".cited-context").first).to_be_visible()
     screenshot(page, "chat-source-highlight")
 
 

@@ -97,10 +97,12 @@ def test_asking_without_javascript_shows_the_whole_answer(help_center) -> None:
     assert "30 days" in html
     assert "From our help center:" in html  # the quoted label, once
     citation = message.citations[0]
+    quotes = "%2C".join(f"{start}-{end}" for start, end in citation["quotes"])
     source_href = (
         f"/docs/policies/refunds.md?start={citation['char_start']}&amp;end={citation['char_end']}"
-        "#passage"
+        f"&amp;quote={quotes}#passage"
     )
+    assert citation["quotes"]
     assert f'href="{source_href}"' in html
     assert f'href="#source-{message.public_id}-{citation["number"]}"' in html  # the marker
     assert 'Updated <time datetime="2026-09-14">14 Sep 2026</time>' in html
@@ -199,7 +201,8 @@ def test_question_not_in_the_docs_points_to_support(help_center, settings) -> No
 
     html = response.content.decode()
     assert "I couldn't find an answer to that in our help center" in html
-    assert '<a href="https://example.com/support">Contact support</a>' in html
+    assert 'href="https://example.com/support">Contact support</a>' in html
+    assert "hx-get" not in html.split("Contact support")[0].rsplit("<a", 1)[1]  # a plain link
     assert 'class="source-list"' not in html
 
 

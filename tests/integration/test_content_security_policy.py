@@ -86,6 +86,7 @@ def test_every_page_carries_the_policy_and_needs_no_inline_code() -> None:
         (reader, "/docs/"),
         (reader, "/docs/policies/refunds.md"),
         (reader, "/docs/missing.md"),
+        (reader, "/support"),
         (steward, "/admin/"),
         (steward, "/admin/kb/document/"),
         (steward, "/admin/kb/document/add/"),
@@ -98,6 +99,7 @@ def test_every_page_carries_the_policy_and_needs_no_inline_code() -> None:
         (steward, "/admin/kb/embeddingmodel/"),
         (steward, "/admin/content-gaps/"),
         (steward, "/admin/assistant/message/"),
+        (steward, "/admin/assistant/supportrequest/"),
         (steward, "/admin/search-lab/"),
     ]
 

@@ -115,11 +115,13 @@ def test_every_other_public_url_never_fails(segment: str, query: str, method: st
         f"/answers/{uuid.uuid4()}/events",
         f"/answers/{quote(segment, safe='')}/events",
         "/conversations/new",
+        "/support",
         "/debug/search",
         "/healthz",
         "/" + quote(segment, safe="/"),
     ):
-        response = getattr(client, method)(url, {"q": query, "question": query})
+        fields = {"q": query, "question": query, "email": query, "message": query}
+        response = getattr(client, method)(url, fields)
         _no_server_error(response, (method, url, query))
 
 
