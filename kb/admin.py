@@ -4,6 +4,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.widgets import AutocompleteSelect
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
@@ -14,6 +15,8 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 from simple_history.admin import SimpleHistoryAdmin
+from simple_history.models import ModelChange
+from simple_history.template_utils import HistoricalRecordContextHelper
 
 from kb.actors import Actor
 from kb.chunking import ChunkingError
@@ -22,6 +25,7 @@ from kb.embedders import EmbeddingError, active_embedder, embedder_for
 from kb.models import Chunk, Document, DocumentIndexState, EmbeddingModel
 from kb.parsing import MAX_DOCUMENT_BYTES, normalise_newlines
 from kb.rendering import markdown_to_html
+from kb.selectors import document_field_shown
 from kb.services import (
     DocumentActionError,
     DocumentPermissionDenied,
@@ -100,8 +104,9 @@ class RetireForm(forms.Form):
         super().__init__(*args, **kwargs)
         successor = self.fields["successor"]
         assert isinstance(successor, forms.ModelChoiceField)
-        successor.queryset = (
-            Document.objects.published().filter(superseded_by=None).exclude(pk=document.pk)
+        successor.queryset = Document.objects.current().exclude(pk=document.pk)
+        successor.widget = AutocompleteSelect(
+            Document._meta.get_field("superseded_by"), admin.site, choices=successor.choices
         )
 
 
@@ -183,6 +188,14 @@ def _keep_stored_lifecycle(instance: Document) -> None:
     instance.superseded_by_id = superseded_by_id
 
 
+class DocumentHistoryContextHelper(HistoricalRecordContextHelper):
+    """The history list's "field: old → new" in the words of the version comparison page: a
+    successor by its path (simple_history's own says "Deleted document (pk=None)" for "none")."""
+
+    def prepare_delta_change_value(self, change: ModelChange, value: Any) -> str:
+        return document_field_shown(change.field, value)
+
+
 @admin.register(Document)
 class DocumentAdmin(SimpleHistoryAdmin):
     form = DocumentForm
@@ -207,6 +220,26 @@ class DocumentAdmin(SimpleHistoryAdmin):
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Document]:
         return super().get_queryset(request).prefetch_related("index_states")
+
+    def get_search_results(
+        self, request: HttpRequest, queryset: QuerySet[Document], search_term: str
+    ) -> tuple[QuerySet[Document], bool]:
+        """The successor chooser (an autocomplete) offers only pages that may be successors."""
+        queryset, may_have_duplicates = super().get_search_results(request, queryset, search_term)
+        if request.GET.get("field_name") == "superseded_by" and "/autocomplete/" in request.path:
+            queryset = queryset & Document.objects.current()
+        return queryset, may_have_duplicates
+
+    def set_history_delta_changes(
+        self, request: HttpRequest, historical_records: Any, foreign_keys_are_objs: bool = False
+    ) -> None:
+        # Stored ids, not objects: DocumentHistoryContextHelper names the page an id points at.
+        super().set_history_delta_changes(request, historical_records, foreign_keys_are_objs=False)
+
+    def get_historical_record_context_helper(
+        self, request: HttpRequest, historical_record: Any
+    ) -> HistoricalRecordContextHelper:
+        return DocumentHistoryContextHelper(self.model, historical_record)
 
     def get_readonly_fields(self, request: HttpRequest, obj: Document | None = None) -> tuple:
         fields = tuple(super().get_readonly_fields(request, obj))
@@ -428,6 +461,8 @@ class DocumentAdmin(SimpleHistoryAdmin):
 
     @admin.display(description="index")
     def index_status(self, document: Document) -> str:
+        if document.status == Document.Status.RETIRED:
+            return "retired — not searchable"  # whatever its chunks: retrieval skips the page
         states = list(document.index_states.all())
         if not states:
             return "not indexed"

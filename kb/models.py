@@ -95,6 +95,10 @@ class DocumentQuerySet(models.QuerySet["Document"]):
     def published(self) -> DocumentQuerySet:
         return self.filter(status=Document.Status.PUBLISHED)
 
+    def current(self) -> DocumentQuerySet:
+        """Published and superseded by nothing: the pages that may be named as a successor."""
+        return self.published().filter(superseded_by=None)
+
 
 class Document(models.Model):
     """A help-center page. ``path`` is its citation id, e.g. ``policies/refunds.md``."""

@@ -184,7 +184,7 @@ def document_version_diff(*, document_id: int, history_id: int) -> VersionDiff |
     if previous is None:
         values = {name: getattr(version, _attname(name)) for name in _compared_fields()}
         field_changes = [
-            FieldChange(label=_label(name), old="", new=_shown(name, value))
+            FieldChange(label=_label(name), old="", new=document_field_shown(name, value))
             for name, value in values.items()
             if value not in (None, "")
         ]
@@ -194,8 +194,8 @@ def document_version_diff(*, document_id: int, history_id: int) -> VersionDiff |
         field_changes = [
             FieldChange(
                 label=_label(change.field),
-                old=_shown(change.field, change.old),
-                new=_shown(change.field, change.new),
+                old=document_field_shown(change.field, change.old),
+                new=document_field_shown(change.field, change.new),
             )
             for change in delta.changes
         ]
@@ -264,16 +264,30 @@ def _label(name: str) -> str:
     return str(capfirst(_field(name).verbose_name))
 
 
-def _shown(name: str, value: Any) -> str:
-    """A field value as a person reads it: choice labels, dates, the path of a linked page."""
+def document_field_shown(name: str, value: Any) -> str:
+    """A document field's stored value as a person reads it, on the version comparison and the
+    history list alike: choice labels, dates, the path of a linked page (also once deleted)."""
     if value is None or value == "":
         return "—"
     field = _field(name)
     if field.choices:
         return str(dict(field.flatchoices).get(value, value))
     if name == "superseded_by":
-        path = Document.objects.filter(pk=value).values_list("path", flat=True).first()
-        return path or f"(deleted document #{value})"
+        return _document_named(value)
     if isinstance(value, datetime.date):
         return value.isoformat()
     return str(value)
+
+
+def _document_named(document_id: Any) -> str:
+    """A linked page by its path; a deleted one by the path its history last recorded."""
+    path = Document.objects.filter(pk=document_id).values_list("path", flat=True).first()
+    if path is not None:
+        return path
+    last_path = (
+        Document.history.filter(id=document_id)
+        .order_by("-history_date")
+        .values_list("path", flat=True)
+        .first()
+    )
+    return f"{last_path} (deleted)" if last_path else f"(deleted document #{document_id})"
