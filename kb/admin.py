@@ -25,7 +25,7 @@ from kb.embedders import EmbeddingError, active_embedder, embedder_for
 from kb.models import Chunk, Document, DocumentIndexState, EmbeddingModel
 from kb.parsing import MAX_DOCUMENT_BYTES, normalise_newlines
 from kb.rendering import markdown_to_html
-from kb.selectors import document_field_shown
+from kb.selectors import document_field_shown, document_folders
 from kb.services import (
     DocumentActionError,
     DocumentPermissionDenied,
@@ -44,7 +44,7 @@ from kb.services import (
     may_retire,
 )
 from kb.services.sync import documents_import
-from kb.uploads import UploadRejected, upload_sources
+from kb.uploads import UploadRejected, UploadTargetRejected, upload_sources
 from kb.views import document_history_diff
 
 
@@ -52,6 +52,15 @@ class DocumentImportForm(forms.Form):
     file = forms.FileField(
         help_text="A Markdown file (.md) or a .zip of them; paths inside the zip become "
         "document paths. Unchanged files are skipped; nothing is ever deleted by an import."
+    )
+    target = forms.CharField(
+        label="Folder or path",
+        required=False,
+        max_length=500,
+        help_text="Where it goes: a folder such as policies/ (/ for the top level), or for one "
+        "file its whole path, such as policies/parking.md. Needed for a single file; a zip "
+        "keeps its own folders, under this folder if you give one.",
+        widget=forms.TextInput(attrs={"list": "kb-import-folders", "placeholder": "policies/"}),
     )
 
 
@@ -375,18 +384,24 @@ class DocumentAdmin(SimpleHistoryAdmin):
             upload = form.cleaned_data["file"]
             try:
                 report = documents_import(
-                    sources=upload_sources(filename=upload.name, data=upload.read()),
+                    sources=upload_sources(
+                        filename=upload.name,
+                        data=upload.read(),
+                        target=form.cleaned_data["target"],
+                    ),
                     embedder=active_embedder(),
                     origin=upload.name,
                     actor=request.user,
                     index_inline=False,
                     all_or_nothing=True,
                 )
+            except UploadTargetRejected as exc:
+                form.add_error("target", str(exc))
             except (UploadRejected, EmbeddingModelMismatch, EmbeddingError) as exc:
                 form.add_error("file", str(exc))
             else:
                 if not report.refused:
-                    messages.info(request, report.summary())
+                    messages.info(request, report.upload_summary())
                     return redirect("admin:kb_document_changelist")
                 form.add_error("file", report.summary())
                 for failure in report.failed:
@@ -395,6 +410,7 @@ class DocumentAdmin(SimpleHistoryAdmin):
             **self.admin_site.each_context(request),
             "title": "Import Markdown",
             "form": form,
+            "folders": document_folders(),
             "opts": self.model._meta,
         }
         return TemplateResponse(request, "admin/kb/document/import.html", context)

@@ -75,6 +75,15 @@ def documents_by_category(*, audiences: tuple[str, ...]) -> list[tuple[str, list
     return sorted(groups, key=lambda group: (group[0] == "", group[0].casefold()))
 
 
+def document_folders() -> list[str]:
+    """The folders documents live in (``policies/``), for an importer choosing where a page goes."""
+    folders = set()
+    for path in Document.objects.values_list("path", flat=True):
+        parts = path.split("/")[:-1]
+        folders.update("/".join(parts[: depth + 1]) + "/" for depth in range(len(parts)))
+    return sorted(folders)
+
+
 # --- Edit history: what one saved version changed ----------------------------------------------
 
 
