@@ -6,7 +6,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.widgets import AutocompleteSelect
 from django.core.exceptions import PermissionDenied
-from django.db.models import QuerySet
+from django.db.models import Count, OuterRef, QuerySet, Subquery
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
@@ -22,7 +22,7 @@ from kb.actors import Actor
 from kb.chunking import ChunkingError
 from kb.content_checks import reader_directed_lines, remote_references
 from kb.embedders import EmbeddingError, active_embedder, embedder_for
-from kb.models import Chunk, Document, DocumentIndexState, EmbeddingModel
+from kb.models import Category, Chunk, Document, DocumentIndexState, EmbeddingModel
 from kb.parsing import MAX_DOCUMENT_BYTES, normalise_newlines
 from kb.rendering import markdown_to_html
 from kb.selectors import document_field_shown, document_folders
@@ -486,6 +486,29 @@ class DocumentAdmin(SimpleHistoryAdmin):
             state.status if not state.error else f"{state.status}: {state.error[:80]}"
             for state in states
         )
+
+
+@admin.register(Category)
+class CategoryAdmin(admin.ModelAdmin):
+    """The names readers see on /docs/ for the categories documents give."""
+
+    list_display = ("slug", "label", "document_count")
+    list_editable = ("label",)
+    search_fields = ("slug", "label")
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Category]:
+        per_category = (
+            Document.objects.filter(category=OuterRef("slug"))
+            .order_by()
+            .values("category")
+            .annotate(count=Count("id"))
+            .values("count")
+        )
+        return super().get_queryset(request).annotate(document_count=Subquery(per_category))
+
+    @admin.display(description="documents", ordering="document_count")
+    def document_count(self, category: Category) -> int:
+        return category.document_count or 0  # type: ignore[attr-defined]
 
 
 MODELS_PERMISSION = "kb.manage_embedding_models"

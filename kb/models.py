@@ -209,6 +209,26 @@ class Document(models.Model):
         return hashlib.sha256("\x00".join(fields).encode()).hexdigest()
 
 
+class Category(models.Model):
+    """The name readers see for a category: documents carry a short value (``getting-started``,
+    ``api``) and staff name it here ("Getting started", "API"). A folder sync adds names from
+    the folder's ``categories.json`` but never changes one that exists."""
+
+    slug = models.CharField(
+        max_length=200,
+        unique=True,
+        help_text="The category as documents give it (their front matter's 'category').",
+    )
+    label = models.CharField(max_length=200, help_text="What readers see, e.g. Getting started.")
+
+    class Meta:
+        ordering = ["label"]
+        verbose_name_plural = "categories"
+
+    def __str__(self) -> str:
+        return self.label
+
+
 def _chunk_tsvector() -> CombinedExpression:
     """The keyword index's view of a chunk: its heading path weighted A, its text weighted B."""
     return SearchVector("heading_path", weight="A", config="english") + SearchVector(

@@ -8,7 +8,6 @@ import hashlib
 import re
 from dataclasses import dataclass
 from difflib import SequenceMatcher
-from itertools import groupby
 from typing import Any
 
 from django.db import connection, models
@@ -17,7 +16,7 @@ from django.utils.text import capfirst
 from kb.actors import SYSTEM, Actor, actor_has_perm
 from kb.chunking.lines import FenceRole, scan_lines
 from kb.chunking.structure import atx_heading, is_list_item, is_table_delimiter_row
-from kb.models import Document, DocumentIndexState, DocumentQuerySet, EmbeddingModel
+from kb.models import Category, Document, DocumentIndexState, DocumentQuerySet, EmbeddingModel
 
 # Who may read internal pages (and the text of retired ones): active staff holding this.
 STAFF_READER_PERMISSION = "kb.view_document"
@@ -60,24 +59,52 @@ def document_successor_for_reader(
     return _readable(audiences=audiences).filter(pk=document.superseded_by_id).first()
 
 
-def documents_by_category(*, audiences: tuple[str, ...]) -> list[tuple[str, list[Document]]]:
-    """Published documents the reader may open, grouped by category (uncategorised last)."""
+@dataclass(frozen=True)
+class CategoryGroup:
+    label: str  # as readers see it: staff's name for the category, else the category as given
+    documents: list[Document]
+
+
+def category_label(category: str, *, labels: dict[str, str]) -> str:
+    """What readers see for ``category``: the name staff gave it (``labels``, from
+    ``Category``), else the value as written, with a slug's dashes read as spaces
+    ("getting-started" → "Getting started"; "FAQ" stays "FAQ"). Never title-cased: that
+    would make "API" of nothing and "Api" of "api"."""
+    if category in labels:
+        return labels[category]
+    if category.islower():
+        return capfirst(category.replace("-", " ").replace("_", " ")) or category
+    return category
+
+
+def documents_by_category(*, audiences: tuple[str, ...]) -> list[CategoryGroup]:
+    """Published documents the reader may open, grouped by category, the groups in the order of
+    their names; documents without a category last, under "Other"."""
     documents = (
         _readable(audiences=audiences)
         .filter(status=Document.Status.PUBLISHED)
         .only("path", "title", "category", "audience", "updated_on")
-        .order_by("category", "title")
+        .order_by("title")
     )
+    labels = dict(Category.objects.values_list("slug", "label"))
+    named: dict[str, list[Document]] = {}
+    unnamed: list[Document] = []
+    for document in documents:
+        if document.category:
+            label = category_label(document.category, labels=labels)
+            named.setdefault(label, []).append(document)
+        else:
+            unnamed.append(document)
     groups = [
-        (category, list(members))
-        for category, members in groupby(documents, key=lambda document: document.category)
+        CategoryGroup(label, sorted(members, key=lambda document: document.title.casefold()))
+        for label, members in sorted(named.items(), key=lambda item: item[0].casefold())
     ]
-    return sorted(groups, key=lambda group: (group[0] == "", group[0].casefold()))
+    return groups + ([CategoryGroup("Other", unnamed)] if unnamed else [])
 
 
 def document_folders() -> list[str]:
     """The folders documents live in (``policies/``), for an importer choosing where a page goes."""
-    folders = set()
+    folders: set[str] = set()
     for path in Document.objects.values_list("path", flat=True):
         parts = path.split("/")[:-1]
         folders.update("/".join(parts[: depth + 1]) + "/" for depth in range(len(parts)))
