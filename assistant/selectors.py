@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from django.core.cache import cache
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Exists, OuterRef, Prefetch, Q
 from django.utils import timezone
 
 from assistant.models import Conversation, Feedback, Message
@@ -45,6 +45,26 @@ def message_for_client(*, public_id: uuid.UUID, client_hash: str) -> Message | N
         Message.objects.select_related("conversation")
         .filter(public_id=public_id, conversation__client_key_hash=client_hash)
         .first()
+    )
+
+
+# Questions a page answered, for its writer: how many the editor lists.
+CITING_QUESTIONS_SHOWN = 20
+
+
+def questions_citing_document(
+    *, document_id: int, limit: int = CITING_QUESTIONS_SHOWN
+) -> list[Message]:
+    """The latest questions whose answers cited the document, newest first, each with its
+    feedback prefetched (``message.feedback.all()``, latest first): two queries in all. The
+    citations are matched by document id (a page keeps its id when its path changes) through
+    the GIN index on ``Message.citations``."""
+    return list(
+        Message.objects.filter(citations__contains=[{"document_id": document_id}])
+        .order_by("-created_at", "-id")
+        .prefetch_related(
+            Prefetch("feedback", queryset=Feedback.objects.order_by("-updated_at", "-id"))
+        )[:limit]
     )
 
 
