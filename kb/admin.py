@@ -129,7 +129,11 @@ class DocumentForm(forms.ModelForm):
 
     actor: Actor | None = None
 
-    body = forms.CharField(strip=False, widget=forms.Textarea, help_text="Markdown.")
+    body = forms.CharField(
+        strip=False,
+        widget=forms.Textarea(attrs={"rows": 32, "class": "kb-editor-body", "spellcheck": "true"}),
+        help_text="Markdown. The rendered page and the chunks it makes follow as you type.",
+    )
 
     class Meta:
         model = Document
@@ -220,6 +224,25 @@ class DocumentAdmin(SimpleHistoryAdmin):
         "reader_warnings",
     )
     list_filter = ("status", "audience", "category", NeedsReviewFilter, IndexFailedFilter)
+    fieldsets = (
+        (
+            None,
+            {
+                "fields": (
+                    ("path", "title"),
+                    ("category", "audience", "status"),
+                    "superseded_by",
+                    ("updated_on", "review_by"),
+                )
+            },
+        ),
+        # Its own fieldset so the editor can take the page's full width (document_preview.css).
+        ("Text", {"classes": ("kb-editor",), "fields": ("body",)}),
+        (
+            "Checks and record",
+            {"fields": ("flagged_lines", "content_hash", "created_at", "modified_at")},
+        ),
+    )
     actions = ("retire_documents", "restore_documents")
     search_fields = ("title", "path", "body")
     readonly_fields = ("flagged_lines", "content_hash", "created_at", "modified_at")
