@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from django.core.cache import cache
-from django.db.models import Exists, OuterRef, Prefetch, Q
+from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
 from django.utils import timezone
 
 from assistant.models import Conversation, Feedback, Message
@@ -60,12 +60,17 @@ def questions_citing_document(
     citations are matched by document id (a page keeps its id when its path changes) through
     the GIN index on ``Message.citations``."""
     return list(
-        Message.objects.filter(citations__contains=[{"document_id": document_id}])
+        messages_citing(document_id=document_id)
         .order_by("-created_at", "-id")
         .prefetch_related(
             Prefetch("feedback", queryset=Feedback.objects.order_by("-updated_at", "-id"))
         )[:limit]
     )
+
+
+def messages_citing(*, document_id: int) -> QuerySet[Message]:
+    """Messages whose answer cites the document: JSON containment, which the GIN index serves."""
+    return Message.objects.filter(citations__contains=[{"document_id": document_id}])
 
 
 # --- Content gaps ---------------------------------------------------------------------------------

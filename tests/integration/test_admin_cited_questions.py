@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.auth.models import Permission, User
+from django.db import connection
 from django.test import Client
 
 from assistant.models import Conversation, Feedback, Message
-from assistant.selectors import questions_citing_document
+from assistant.selectors import messages_citing, questions_citing_document
 from kb.models import Document
 from tests.conftest import member, signed_in
 
@@ -107,3 +108,29 @@ def test_new_page_form_has_no_questions_panel(writer: User) -> None:
     client: Client = signed_in(writer)
 
     assert "questions-answered" not in client.get("/admin/kb/document/add/").content.decode()
+
+
+def test_the_citing_messages_are_found_through_the_citations_index() -> None:
+    # given: 10,000 answers citing one of 1,000 pages each, made in SQL so the test stays fast
+    conversation = Conversation.objects.create(client_key_hash="client")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            INSERT INTO assistant_message (public_id, conversation_id, question, retrieval_query,
+                answer, status, citations, generator, quoted, cached, degraded, snapshot,
+                created_at)
+            SELECT gen_random_uuid(), %s, 'question ' || g, '', '', 'answered',
+                   jsonb_build_array(jsonb_build_object('number', 1, 'document_id', g %% 1000)),
+                   '', false, false, false, '{}'::jsonb, now()
+            FROM generate_series(1, 10000) AS g
+            """,
+            [conversation.pk],
+        )
+        cursor.execute("ANALYZE assistant_message")
+
+    # when
+    plan = messages_citing(document_id=7).explain()
+
+    # then
+    assert "assistant_msg_citations" in plan, plan
+    assert messages_citing(document_id=7).count() == 10
