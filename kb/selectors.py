@@ -77,6 +77,14 @@ def category_label(category: str, *, labels: dict[str, str]) -> str:
     return category
 
 
+def document_category_label(document: Document) -> str:
+    """The name readers see for the document's category, "" when it has none."""
+    if not document.category:
+        return ""
+    labels = dict(Category.objects.filter(slug=document.category).values_list("slug", "label"))
+    return category_label(document.category, labels=labels)
+
+
 def documents_by_category(*, audiences: tuple[str, ...]) -> list[CategoryGroup]:
     """Published documents the reader may open, grouped by category, the groups in the order of
     their names; documents without a category last, under "Other"."""

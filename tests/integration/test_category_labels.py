@@ -53,6 +53,16 @@ def test_index_groups_by_the_names_staff_gave_the_categories() -> None:
     assert "Miscellany" in html.split(">Other</h2>", 1)[1]
 
 
+def test_a_page_names_its_category_as_the_index_does() -> None:
+    Category.objects.create(slug="api", label="API")
+    _document("api/keys.md", "API keys", "api")
+
+    html = Client().get("/docs/api/keys.md").content.decode()
+
+    assert "Category: API" in html
+    assert "<li>API</li>" in html.split('aria-label="Breadcrumb"', 1)[1].split("</nav>", 1)[0]
+
+
 def test_a_category_without_a_name_is_shown_as_written_never_title_cased() -> None:
     assert category_label("getting-started", labels={}) == "Getting started"
     assert category_label("FAQ", labels={}) == "FAQ"
