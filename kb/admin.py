@@ -425,6 +425,8 @@ class DocumentAdmin(SimpleHistoryAdmin):
             else:
                 if not report.refused:
                     messages.info(request, report.upload_summary())
+                    for warning in report.warnings:  # loaded, but the writer should know
+                        messages.warning(request, warning)
                     return redirect("admin:kb_document_changelist")
                 form.add_error("file", report.summary())
                 for failure in report.failed:

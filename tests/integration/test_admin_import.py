@@ -248,3 +248,14 @@ def test_the_folder_field_suggests_the_folders_in_use(writer_client: Client) -> 
 
     assert '<option value="policies/">' in page and '<option value="policies/refunds/">' in page
     assert 'list="kb-import-folders"' in page
+
+
+def test_what_loaded_with_a_warning_is_said_after_the_summary(writer_client: Client) -> None:
+    page = _upload(
+        writer_client, "a.md", b"---\nowner: finance\n---\n# A\n\nAlpha.\n", "policies/"
+    ).content.decode()
+
+    assert "1 new document, queued for indexing." in page
+    assert (
+        '<li class="warning">Front matter keys kept as metadata, not used: owner (1 file)' in page
+    )
