@@ -47,9 +47,11 @@ test: install browser
 	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests"; exit 1; fi; \
 	exit $$rc
 
-# Refresh docs/screenshots/ on purpose (make test writes its screenshots under .data/).
+# Refresh docs/screenshots/ on purpose (make test writes its screenshots under .data/). One
+# picture alone: make screenshots SCREENSHOT_TESTS="tests/e2e/test_admin_screenshots.py -k live_chunk"
+SCREENSHOT_TESTS ?= tests/e2e
 screenshots: install browser
-	@rc=0; GROUNDWORK_SCREENSHOTS=docs $(TEST_ENV) $(PY) -m pytest tests/e2e -q || rc=$$?; \
+	@rc=0; GROUNDWORK_SCREENSHOTS=docs $(TEST_ENV) $(PY) -m pytest $(SCREENSHOT_TESTS) -q || rc=$$?; \
 	$(STOP_TEST_SERVERS); exit $$rc
 
 bench: install

@@ -10,6 +10,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from django.contrib.postgres.indexes import GinIndex
 from django.db import models
 from django.db.models import Q
 
@@ -84,7 +85,13 @@ class Message(models.Model):
 
     class Meta:
         ordering = ["created_at", "id"]
-        indexes = [models.Index(fields=["status", "created_at"], name="assistant_msg_status")]
+        indexes = [
+            models.Index(fields=["status", "created_at"], name="assistant_msg_status"),
+            # "Which answers cited this page" (the document editor): a containment match.
+            GinIndex(
+                fields=["citations"], opclasses=["jsonb_path_ops"], name="assistant_msg_citations"
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.question[:80]

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import structlog
 from django.core.cache import cache
-from django.db.models import Count, Exists, F, Min, OuterRef, Q
+from django.db.models import Count, Exists, F, Min, OuterRef, Prefetch, Q, QuerySet
 from django.db.models.functions import Lower
 from django.utils import timezone
 
@@ -148,6 +148,31 @@ def related_pages_attach(*, messages: Sequence[Message], audiences: Sequence[str
     for message in messages:
         pages = [readable[i] for i in wanted.get(message.pk, []) if i in readable]
         message.related_pages = pages[:RELATED_PAGES_SHOWN]
+
+
+# Questions a page answered, for its writer: how many the editor lists.
+CITING_QUESTIONS_SHOWN = 20
+
+
+def questions_citing_document(
+    *, document_id: int, limit: int = CITING_QUESTIONS_SHOWN
+) -> list[Message]:
+    """The latest questions whose answers cited the document, newest first, each with its
+    feedback prefetched (``message.feedback.all()``, latest first): two queries in all. The
+    citations are matched by document id (a page keeps its id when its path changes) through
+    the GIN index on ``Message.citations``."""
+    return list(
+        messages_citing(document_id=document_id)
+        .order_by("-created_at", "-id")
+        .prefetch_related(
+            Prefetch("feedback", queryset=Feedback.objects.order_by("-updated_at", "-id"))
+        )[:limit]
+    )
+
+
+def messages_citing(*, document_id: int) -> QuerySet[Message]:
+    """Messages whose answer cites the document: JSON containment, which the GIN index serves."""
+    return Message.objects.filter(citations__contains=[{"document_id": document_id}])
 
 
 # --- Content gaps ---------------------------------------------------------------------------------

@@ -4,8 +4,9 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.widgets import AutocompleteSelect
 from django.core.exceptions import PermissionDenied
-from django.db.models import QuerySet
+from django.db.models import Count, OuterRef, QuerySet, Subquery
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
@@ -14,14 +15,17 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 from simple_history.admin import SimpleHistoryAdmin
+from simple_history.models import ModelChange
+from simple_history.template_utils import HistoricalRecordContextHelper
 
 from kb.actors import Actor
 from kb.chunking import ChunkingError
 from kb.content_checks import reader_directed_lines, remote_references
 from kb.embedders import EmbeddingError, active_embedder, embedder_for
-from kb.models import Chunk, Document, DocumentIndexState, EmbeddingModel
+from kb.models import Category, Chunk, Document, DocumentIndexState, EmbeddingModel
 from kb.parsing import MAX_DOCUMENT_BYTES, normalise_newlines
 from kb.rendering import markdown_to_html
+from kb.selectors import document_field_shown, document_folders
 from kb.services import (
     DocumentActionError,
     DocumentPermissionDenied,
@@ -40,7 +44,7 @@ from kb.services import (
     may_retire,
 )
 from kb.services.sync import documents_import
-from kb.uploads import UploadRejected, upload_sources
+from kb.uploads import UploadRejected, UploadTargetRejected, upload_sources
 from kb.views import document_history_diff
 
 
@@ -48,6 +52,15 @@ class DocumentImportForm(forms.Form):
     file = forms.FileField(
         help_text="A Markdown file (.md) or a .zip of them; paths inside the zip become "
         "document paths. Unchanged files are skipped; nothing is ever deleted by an import."
+    )
+    target = forms.CharField(
+        label="Folder or path",
+        required=False,
+        max_length=500,
+        help_text="Where it goes: a folder such as policies/ (/ for the top level), or for one "
+        "file its whole path, such as policies/parking.md. Needed for a single file; a zip "
+        "keeps its own folders, under this folder if you give one.",
+        widget=forms.TextInput(attrs={"list": "kb-import-folders", "placeholder": "policies/"}),
     )
 
 
@@ -100,8 +113,9 @@ class RetireForm(forms.Form):
         super().__init__(*args, **kwargs)
         successor = self.fields["successor"]
         assert isinstance(successor, forms.ModelChoiceField)
-        successor.queryset = (
-            Document.objects.published().filter(superseded_by=None).exclude(pk=document.pk)
+        successor.queryset = Document.objects.current().exclude(pk=document.pk)
+        successor.widget = AutocompleteSelect(
+            Document._meta.get_field("superseded_by"), admin.site, choices=successor.choices
         )
 
 
@@ -115,7 +129,11 @@ class DocumentForm(forms.ModelForm):
 
     actor: Actor | None = None
 
-    body = forms.CharField(strip=False, widget=forms.Textarea, help_text="Markdown.")
+    body = forms.CharField(
+        strip=False,
+        widget=forms.Textarea(attrs={"rows": 32, "class": "kb-editor-body", "spellcheck": "true"}),
+        help_text="Markdown. The rendered page and the chunks it makes follow as you type.",
+    )
 
     class Meta:
         model = Document
@@ -183,6 +201,14 @@ def _keep_stored_lifecycle(instance: Document) -> None:
     instance.superseded_by_id = superseded_by_id
 
 
+class DocumentHistoryContextHelper(HistoricalRecordContextHelper):
+    """The history list's "field: old → new" in the words of the version comparison page: a
+    successor by its path (simple_history's own says "Deleted document (pk=None)" for "none")."""
+
+    def prepare_delta_change_value(self, change: ModelChange, value: Any) -> str:
+        return document_field_shown(change.field, value)
+
+
 @admin.register(Document)
 class DocumentAdmin(SimpleHistoryAdmin):
     form = DocumentForm
@@ -198,6 +224,25 @@ class DocumentAdmin(SimpleHistoryAdmin):
         "reader_warnings",
     )
     list_filter = ("status", "audience", "category", NeedsReviewFilter, IndexFailedFilter)
+    fieldsets = (
+        (
+            None,
+            {
+                "fields": (
+                    ("path", "title"),
+                    ("category", "audience", "status"),
+                    "superseded_by",
+                    ("updated_on", "review_by"),
+                )
+            },
+        ),
+        # Its own fieldset so the editor can take the page's full width (document_preview.css).
+        ("Text", {"classes": ("kb-editor",), "fields": ("body",)}),
+        (
+            "Checks and record",
+            {"fields": ("flagged_lines", "content_hash", "created_at", "modified_at")},
+        ),
+    )
     actions = ("retire_documents", "restore_documents")
     search_fields = ("title", "path", "body")
     readonly_fields = ("flagged_lines", "content_hash", "created_at", "modified_at")
@@ -207,6 +252,26 @@ class DocumentAdmin(SimpleHistoryAdmin):
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Document]:
         return super().get_queryset(request).prefetch_related("index_states")
+
+    def get_search_results(
+        self, request: HttpRequest, queryset: QuerySet[Document], search_term: str
+    ) -> tuple[QuerySet[Document], bool]:
+        """The successor chooser (an autocomplete) offers only pages that may be successors."""
+        queryset, may_have_duplicates = super().get_search_results(request, queryset, search_term)
+        if request.GET.get("field_name") == "superseded_by" and "/autocomplete/" in request.path:
+            queryset = queryset & Document.objects.current()
+        return queryset, may_have_duplicates
+
+    def set_history_delta_changes(
+        self, request: HttpRequest, historical_records: Any, foreign_keys_are_objs: bool = False
+    ) -> None:
+        # Stored ids, not objects: DocumentHistoryContextHelper names the page an id points at.
+        super().set_history_delta_changes(request, historical_records, foreign_keys_are_objs=False)
+
+    def get_historical_record_context_helper(
+        self, request: HttpRequest, historical_record: Any
+    ) -> HistoricalRecordContextHelper:
+        return DocumentHistoryContextHelper(self.model, historical_record)
 
     def get_readonly_fields(self, request: HttpRequest, obj: Document | None = None) -> tuple:
         fields = tuple(super().get_readonly_fields(request, obj))
@@ -342,18 +407,26 @@ class DocumentAdmin(SimpleHistoryAdmin):
             upload = form.cleaned_data["file"]
             try:
                 report = documents_import(
-                    sources=upload_sources(filename=upload.name, data=upload.read()),
+                    sources=upload_sources(
+                        filename=upload.name,
+                        data=upload.read(),
+                        target=form.cleaned_data["target"],
+                    ),
                     embedder=active_embedder(),
                     origin=upload.name,
                     actor=request.user,
                     index_inline=False,
                     all_or_nothing=True,
                 )
+            except UploadTargetRejected as exc:
+                form.add_error("target", str(exc))
             except (UploadRejected, EmbeddingModelMismatch, EmbeddingError) as exc:
                 form.add_error("file", str(exc))
             else:
                 if not report.refused:
-                    messages.info(request, report.summary())
+                    messages.info(request, report.upload_summary())
+                    for warning in report.warnings:  # loaded, but the writer should know
+                        messages.warning(request, warning)
                     return redirect("admin:kb_document_changelist")
                 form.add_error("file", report.summary())
                 for failure in report.failed:
@@ -362,6 +435,7 @@ class DocumentAdmin(SimpleHistoryAdmin):
             **self.admin_site.each_context(request),
             "title": "Import Markdown",
             "form": form,
+            "folders": document_folders(),
             "opts": self.model._meta,
         }
         return TemplateResponse(request, "admin/kb/document/import.html", context)
@@ -428,6 +502,8 @@ class DocumentAdmin(SimpleHistoryAdmin):
 
     @admin.display(description="index")
     def index_status(self, document: Document) -> str:
+        if document.status == Document.Status.RETIRED:
+            return "retired — not searchable"  # whatever its chunks: retrieval skips the page
         states = list(document.index_states.all())
         if not states:
             return "not indexed"
@@ -435,6 +511,29 @@ class DocumentAdmin(SimpleHistoryAdmin):
             state.status if not state.error else f"{state.status}: {state.error[:80]}"
             for state in states
         )
+
+
+@admin.register(Category)
+class CategoryAdmin(admin.ModelAdmin):
+    """The names readers see on /docs/ for the categories documents give."""
+
+    list_display = ("slug", "label", "document_count")
+    list_editable = ("label",)
+    search_fields = ("slug", "label")
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Category]:
+        per_category = (
+            Document.objects.filter(category=OuterRef("slug"))
+            .order_by()
+            .values("category")
+            .annotate(count=Count("id"))
+            .values("count")
+        )
+        return super().get_queryset(request).annotate(document_count=Subquery(per_category))
+
+    @admin.display(description="documents", ordering="document_count")
+    def document_count(self, category: Category) -> int:
+        return category.document_count or 0  # type: ignore[attr-defined]
 
 
 MODELS_PERMISSION = "kb.manage_embedding_models"

@@ -95,6 +95,10 @@ class DocumentQuerySet(models.QuerySet["Document"]):
     def published(self) -> DocumentQuerySet:
         return self.filter(status=Document.Status.PUBLISHED)
 
+    def current(self) -> DocumentQuerySet:
+        """Published and superseded by nothing: the pages that may be named as a successor."""
+        return self.published().filter(superseded_by=None)
+
 
 class Document(models.Model):
     """A help-center page. ``path`` is its citation id, e.g. ``policies/refunds.md``."""
@@ -203,6 +207,26 @@ class Document(models.Model):
             str(self.review_by or ""),
         )
         return hashlib.sha256("\x00".join(fields).encode()).hexdigest()
+
+
+class Category(models.Model):
+    """The name readers see for a category: documents carry a short value (``getting-started``,
+    ``api``) and staff name it here ("Getting started", "API"). A folder sync adds names from
+    the folder's ``categories.json`` but never changes one that exists."""
+
+    slug = models.CharField(
+        max_length=200,
+        unique=True,
+        help_text="The category as documents give it (their front matter's 'category').",
+    )
+    label = models.CharField(max_length=200, help_text="What readers see, e.g. Getting started.")
+
+    class Meta:
+        ordering = ["label"]
+        verbose_name_plural = "categories"
+
+    def __str__(self) -> str:
+        return self.label
 
 
 def _chunk_tsvector() -> CombinedExpression:

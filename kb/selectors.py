@@ -8,7 +8,6 @@ import hashlib
 import re
 from dataclasses import dataclass
 from difflib import SequenceMatcher
-from itertools import groupby
 from typing import Any
 
 from django.db import connection, models
@@ -17,7 +16,7 @@ from django.utils.text import capfirst
 from kb.actors import SYSTEM, Actor, actor_has_perm
 from kb.chunking.lines import FenceRole, scan_lines
 from kb.chunking.structure import atx_heading, is_list_item, is_table_delimiter_row
-from kb.models import Document, DocumentIndexState, DocumentQuerySet, EmbeddingModel
+from kb.models import Category, Document, DocumentIndexState, DocumentQuerySet, EmbeddingModel
 
 # Who may read internal pages (and the text of retired ones): active staff holding this.
 STAFF_READER_PERMISSION = "kb.view_document"
@@ -60,19 +59,64 @@ def document_successor_for_reader(
     return _readable(audiences=audiences).filter(pk=document.superseded_by_id).first()
 
 
-def documents_by_category(*, audiences: tuple[str, ...]) -> list[tuple[str, list[Document]]]:
-    """Published documents the reader may open, grouped by category (uncategorised last)."""
+@dataclass(frozen=True)
+class CategoryGroup:
+    label: str  # as readers see it: staff's name for the category, else the category as given
+    documents: list[Document]
+
+
+def category_label(category: str, *, labels: dict[str, str]) -> str:
+    """What readers see for ``category``: the name staff gave it (``labels``, from
+    ``Category``), else the value as written, with a slug's dashes read as spaces
+    ("getting-started" → "Getting started"; "FAQ" stays "FAQ"). Never title-cased: that
+    would make "API" of nothing and "Api" of "api"."""
+    if category in labels:
+        return labels[category]
+    if category.islower():
+        return capfirst(category.replace("-", " ").replace("_", " ")) or category
+    return category
+
+
+def document_category_label(document: Document) -> str:
+    """The name readers see for the document's category, "" when it has none."""
+    if not document.category:
+        return ""
+    labels = dict(Category.objects.filter(slug=document.category).values_list("slug", "label"))
+    return category_label(document.category, labels=labels)
+
+
+def documents_by_category(*, audiences: tuple[str, ...]) -> list[CategoryGroup]:
+    """Published documents the reader may open, grouped by category, the groups in the order of
+    their names; documents without a category last, under "Other"."""
     documents = (
         _readable(audiences=audiences)
         .filter(status=Document.Status.PUBLISHED)
         .only("path", "title", "category", "audience", "updated_on")
-        .order_by("category", "title")
+        .order_by("title")
     )
+    labels = dict(Category.objects.values_list("slug", "label"))
+    named: dict[str, list[Document]] = {}
+    unnamed: list[Document] = []
+    for document in documents:
+        if document.category:
+            label = category_label(document.category, labels=labels)
+            named.setdefault(label, []).append(document)
+        else:
+            unnamed.append(document)
     groups = [
-        (category, list(members))
-        for category, members in groupby(documents, key=lambda document: document.category)
+        CategoryGroup(label, sorted(members, key=lambda document: document.title.casefold()))
+        for label, members in sorted(named.items(), key=lambda item: item[0].casefold())
     ]
-    return sorted(groups, key=lambda group: (group[0] == "", group[0].casefold()))
+    return groups + ([CategoryGroup("Other", unnamed)] if unnamed else [])
+
+
+def document_folders() -> list[str]:
+    """The folders documents live in (``policies/``), for an importer choosing where a page goes."""
+    folders: set[str] = set()
+    for path in Document.objects.values_list("path", flat=True):
+        parts = path.split("/")[:-1]
+        folders.update("/".join(parts[: depth + 1]) + "/" for depth in range(len(parts)))
+    return sorted(folders)
 
 
 # --- Edit history: what one saved version changed ----------------------------------------------
@@ -184,7 +228,7 @@ def document_version_diff(*, document_id: int, history_id: int) -> VersionDiff |
     if previous is None:
         values = {name: getattr(version, _attname(name)) for name in _compared_fields()}
         field_changes = [
-            FieldChange(label=_label(name), old="", new=_shown(name, value))
+            FieldChange(label=_label(name), old="", new=document_field_shown(name, value))
             for name, value in values.items()
             if value not in (None, "")
         ]
@@ -194,8 +238,8 @@ def document_version_diff(*, document_id: int, history_id: int) -> VersionDiff |
         field_changes = [
             FieldChange(
                 label=_label(change.field),
-                old=_shown(change.field, change.old),
-                new=_shown(change.field, change.new),
+                old=document_field_shown(change.field, change.old),
+                new=document_field_shown(change.field, change.new),
             )
             for change in delta.changes
         ]
@@ -264,16 +308,30 @@ def _label(name: str) -> str:
     return str(capfirst(_field(name).verbose_name))
 
 
-def _shown(name: str, value: Any) -> str:
-    """A field value as a person reads it: choice labels, dates, the path of a linked page."""
+def document_field_shown(name: str, value: Any) -> str:
+    """A document field's stored value as a person reads it, on the version comparison and the
+    history list alike: choice labels, dates, the path of a linked page (also once deleted)."""
     if value is None or value == "":
         return "—"
     field = _field(name)
     if field.choices:
         return str(dict(field.flatchoices).get(value, value))
     if name == "superseded_by":
-        path = Document.objects.filter(pk=value).values_list("path", flat=True).first()
-        return path or f"(deleted document #{value})"
+        return _document_named(value)
     if isinstance(value, datetime.date):
         return value.isoformat()
     return str(value)
+
+
+def _document_named(document_id: Any) -> str:
+    """A linked page by its path; a deleted one by the path its history last recorded."""
+    path = Document.objects.filter(pk=document_id).values_list("path", flat=True).first()
+    if path is not None:
+        return path
+    last_path = (
+        Document.history.filter(id=document_id)
+        .order_by("-history_date")
+        .values_list("path", flat=True)
+        .first()
+    )
+    return f"{last_path} (deleted)" if last_path else f"(deleted document #{document_id})"

@@ -22,15 +22,46 @@ class UploadRejected(ValueError):
     """The upload as a whole cannot be read; nothing was imported."""
 
 
-def upload_sources(*, filename: str, data: bytes) -> list[Source]:
+class UploadTargetRejected(UploadRejected):
+    """The folder or path the upload should go to is missing or does not fit the upload."""
+
+
+# What a writer types for "the top level", since an empty target means "not said".
+TOP_LEVEL = ("/", ".")
+
+
+def upload_sources(*, filename: str, data: bytes, target: str = "") -> list[Source]:
+    """The documents in one upload, each under the path it will have.
+
+    ``target`` is where the upload goes: a folder (``policies/``; ``/`` for the top level) or,
+    for a single Markdown file, its whole path (``policies/parking.md``). A single file needs
+    one, since its name alone would put it at the top level; a zip's own folders are kept under
+    the folder, if one is given."""
     name = filename.replace("\\", "/").rsplit("/", 1)[-1]
     if len(data) > MAX_UPLOAD_BYTES:
         raise UploadRejected(f"{name} is {len(data):,} bytes; the limit is {MAX_UPLOAD_BYTES:,}")
+    target = target.strip().replace("\\", "/")
+    names_a_file = target.lower().endswith(MARKDOWN_SUFFIXES)
+    folder = "" if target in TOP_LEVEL or names_a_file else target.strip("/")
     if name.lower().endswith(MARKDOWN_SUFFIXES):
-        return [(name, lambda: data[: MAX_DOCUMENT_BYTES + 1])]
+        if not target:
+            raise UploadTargetRejected(
+                f"say where {name} goes: a folder such as policies/ (or / for the top level), "
+                f"or a path such as policies/{name}"
+            )
+        path = target.lstrip("/") if names_a_file else _joined(folder, name)
+        return [(path, lambda: data[: MAX_DOCUMENT_BYTES + 1])]
     if name.lower().endswith(".zip"):
-        return _zip_sources(name, data)
+        if names_a_file:
+            raise UploadTargetRejected(
+                f"{name} holds several pages: give a folder for them, not the path of one page"
+            )
+        return [(_joined(folder, path), read) for path, read in _zip_sources(name, data)]
     raise UploadRejected(f"{name}: upload a Markdown file (.md) or a .zip of Markdown files")
+
+
+def _joined(folder: str, path: str) -> str:
+    return f"{folder}/{path}" if folder else path
 
 
 def _zip_sources(name: str, data: bytes) -> list[Source]:

@@ -22,6 +22,7 @@ from kb.models import Document
 from kb.rendering import document_render
 from kb.selectors import (
     audiences_for,
+    document_category_label,
     document_for_reader,
     document_successor_for_reader,
     document_version_diff,
@@ -64,7 +65,11 @@ def document_detail(request: HttpRequest, path: str) -> HttpResponse:
         raise Http404("No document at this address.")
     successor = document_successor_for_reader(document=document, audiences=audiences)
     if document.status == Document.Status.RETIRED and not staff:
-        context: dict[str, object] = {"document": document, "successor": successor}
+        context: dict[str, object] = {
+            "document": document,
+            "category_label": document_category_label(document),
+            "successor": successor,
+        }
         return render(request, "kb/document_retired.html", context, status=410)
     rendered = document_render(
         body=document.body,
@@ -76,6 +81,7 @@ def document_detail(request: HttpRequest, path: str) -> HttpResponse:
     )
     context = {
         "document": document,
+        "category_label": document_category_label(document),
         "body_html": mark_safe(rendered.html),  # sanitised by nh3 in document_render
         "cited": rendered.cited,
         "quoted": rendered.quoted,

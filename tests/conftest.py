@@ -11,22 +11,23 @@ center, and named users (as healthchecks' test base has alice, bob and charlie).
 
 Users have no password: tests sign in with ``force_login``, and hashing one costs ~0.5 s.
 ``member(...)`` and ``signed_in(...)`` build other users and clients the same way. The groups
-come from migration 0004. A transactional test's flush empties every table, groups included
+come from the migrations. A transactional test's flush empties every table, groups included
 (and under ``pytest -n`` a worker may run one before a ``django_db`` test), so after each flush
-``_restore_groups`` puts them back from the migration's own list, as Django puts back the
+``_restore_groups`` puts them back as the migrations left them, as Django puts back the
 permissions.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from django.apps import apps
 from django.contrib.auth.models import Group, Permission, User
+from django.db.models import Q
 from django.db.models.signals import post_migrate
 from django.test import Client
 
@@ -139,17 +140,36 @@ def help_center(tmp_path: Path, cached_embedder: CachedEmbedder) -> Path:
 # --- Named users ----------------------------------------------------------------------------------
 
 
+# Each group's permissions as the migrations left them, read once the test database is built.
+_GROUPS_AS_MIGRATED: dict[str, list[tuple[str, str]]] = {}
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup: None, django_db_blocker: Any) -> None:
+    with django_db_blocker.unblock():
+        for group in Group.objects.prefetch_related("permissions__content_type"):
+            _GROUPS_AS_MIGRATED[group.name] = [
+                (permission.content_type.app_label, permission.codename)
+                for permission in group.permissions.all()
+            ]
+
+
 def _restore_groups(sender: Any, **kwargs: Any) -> None:
-    """After a flush (which sends post_migrate), migration 0004's groups exist again."""
-    if sender.label != "kb":
+    """After a flush, the groups exist again as the migrations made them.
+
+    A flush sends post_migrate once per app, in order; by the last app's signal every app's
+    permissions are back, so the groups are restored then.
+    """
+    if not _GROUPS_AS_MIGRATED or sender.label != list(apps.get_app_configs())[-1].label:
         return
-    groups = importlib.import_module("kb.migrations.0004_groups").GROUPS
-    for name, codenames in groups.items():
-        group, created = Group.objects.using(kwargs["using"]).get_or_create(name=name)
-        if created:
-            group.permissions.set(
-                Permission.objects.filter(content_type__app_label="kb", codename__in=codenames)
-            )
+    database = kwargs["using"]
+    for name, permissions in _GROUPS_AS_MIGRATED.items():
+        group, created = Group.objects.using(database).get_or_create(name=name)
+        if created and permissions:
+            wanted = Q()
+            for app_label, codename in permissions:
+                wanted |= Q(content_type__app_label=app_label, codename=codename)
+            group.permissions.set(Permission.objects.using(database).filter(wanted))
 
 
 post_migrate.connect(_restore_groups, dispatch_uid="tests.restore_groups")

@@ -1,4 +1,5 @@
-// Live preview on the document change form: the rendered page and the chunks it will produce.
+// The document editor: the body beside a live preview of the rendered page and the chunks it
+// will produce (side by side on a wide screen, stacked on a narrow one; see document_preview.css).
 (function () {
   "use strict";
   function csrfToken() {
@@ -12,7 +13,11 @@
     var panel = document.createElement("div");
     panel.className = "kb-preview";
     panel.setAttribute("aria-live", "polite");
-    body.closest(".form-row").after(panel);
+    panel.setAttribute("aria-label", "Preview");
+    var split = document.createElement("div");
+    split.className = "kb-editor-split";
+    body.before(split);
+    split.append(body, panel);
     var url = window.location.pathname.replace(/\/(add|\d+\/change)\/?$/, "/preview/");
     var timer = null;
     function refresh() {

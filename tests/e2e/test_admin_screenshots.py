@@ -1,6 +1,6 @@
 """A policy steward's admin, in a real browser: the document list with its index status, and
-the editor's live preview of the rendered page and its chunks. Saves the screenshots the
-README shows (docs/screenshots/admin-document-*.png)."""
+the editor with the live preview of the rendered page and its chunks beside it (below it on a
+narrow screen). Saves the screenshots the README shows (docs/screenshots/admin-document-*.png)."""
 
 from __future__ import annotations
 
@@ -30,6 +30,8 @@ CORPUS_PAGES = (
     "internal/support-escalation.md",
 )
 LIST_VIEWPORT = {"width": 1600, "height": 900}
+EDITOR_VIEWPORT = {"width": 1440, "height": 900}
+NARROW_VIEWPORT = {"width": 760, "height": 900}
 PASSWORD = "steward-pw-for-e2e"
 GIFT_CARDS = (
     "Gift cards bought from the Acme store are never refunded, in whole or in part, once the "
@@ -101,9 +103,13 @@ def test_steward_sees_documents_with_index_status_and_a_live_chunk_preview(
     headers = [" ".join(text.split()) for text in results.locator("thead th").all_text_contents()]
     for column in LIST_COLUMNS:
         assert column in headers, headers
-    expect(results.locator("td.field-index_status")).to_have_text(["indexed"] * len(CORPUS_PAGES))
     legacy = rows.filter(has_text="policies/cancellation-legacy.md")
+    current = rows.filter(has_not_text="policies/cancellation-legacy.md")
+    expect(current.locator("td.field-index_status")).to_have_text(
+        ["indexed"] * (len(CORPUS_PAGES) - 1)
+    )
     expect(legacy.locator("td.field-status")).to_have_text("Retired")
+    expect(legacy.locator("td.field-index_status")).to_have_text("retired — not searchable")
     internal = rows.filter(has_text="internal/support-escalation.md")
     expect(internal.locator("td.field-audience")).to_have_text("Internal")
     expect(page.get_by_role("link", name="Import Markdown")).to_be_visible()
@@ -150,6 +156,27 @@ def test_steward_sees_documents_with_index_status_and_a_live_chunk_preview(
         "height": box["y"] + box["height"],
     }
     screenshot(page, "admin-document-edit-preview", full_page=True, clip=clip)
+
+    # then: on a wide screen the editor is tall, monospace, with the preview beside it
+    page.set_viewport_size(EDITOR_VIEWPORT)
+    body.scroll_into_view_if_needed()
+    editor, beside = _box(body), _box(preview)
+    assert editor["height"] >= 0.6 * EDITOR_VIEWPORT["height"], editor
+    assert "monospace" in body.evaluate("field => getComputedStyle(field).fontFamily")
+    assert beside["x"] >= editor["x"] + editor["width"] and abs(beside["y"] - editor["y"]) < 40
+    screenshot(page, "admin-document-editor")
+
+    # and on a narrow one the preview is stacked below it, the editor still full width
+    page.set_viewport_size(NARROW_VIEWPORT)
+    editor, below = _box(body), _box(preview)
+    assert below["y"] >= editor["y"] + editor["height"], (editor, below)
+    assert editor["width"] >= 0.8 * _box(page.locator(".kb-editor")).get("width", 0)
+
+
+def _box(locator) -> dict[str, float]:
+    box = locator.bounding_box()
+    assert box is not None, locator
+    return box
 
 
 def test_steward_compares_a_saved_edit_with_the_version_before(

@@ -123,3 +123,25 @@ def test_line_diff_numbers_lines_on_both_sides() -> None:
         DiffLine("context", "d", 4, 4),
         DiffLine("added", "e", new_number=5),
     ]
+
+
+def test_history_page_names_the_successor_and_a_deleted_one_by_path(
+    writer_client: Client, parking
+) -> None:
+    # given: parking.md retired in favour of a page that was later deleted, then of another
+    first = Document.objects.create(path="parking-2026.md", title="Parking 2026", body=BODY)
+    document_retire(document=parking, actor=SYSTEM, successor=first)
+    first.delete()
+    second = Document.objects.create(path="parking-2027.md", title="Parking 2027", body=BODY)
+    parking.refresh_from_db()
+    parking.superseded_by = second
+    parking.save()
+
+    # when
+    html = writer_client.get(f"/admin/kb/document/{parking.pk}/history/").content.decode()
+
+    # then: no "Deleted document (pk=None)" for "no successor", and the deleted one by its path
+    changes = " ".join(html.replace("&nbsp;", " ").split())
+    assert "Deleted document" not in changes
+    assert "Superseded by:</strong> — &rarr; parking-2026.md (deleted)" in changes
+    assert "Superseded by:</strong> parking-2026.md (deleted) &rarr; parking-2027.md" in changes

@@ -35,9 +35,11 @@ def _zip(files: dict[str, bytes]) -> bytes:
     return buffer.getvalue()
 
 
-def _upload(client: Client, name: str, data: bytes):
+def _upload(client: Client, name: str, data: bytes, target: str = "/"):
     return client.post(
-        "/admin/kb/document/import/", {"file": SimpleUploadedFile(name, data)}, follow=True
+        "/admin/kb/document/import/",
+        {"file": SimpleUploadedFile(name, data), "target": target},
+        follow=True,
     )
 
 
@@ -48,7 +50,7 @@ def test_markdown_file_upload_creates_a_pending_document(writer_client: Client) 
     document = Document.objects.get(path="parking.md")
     assert document.title == "Parking"
     assert DocumentIndexState.objects.get(document=document).status == "pending"
-    assert "1 queued for indexing" in response.content.decode()
+    assert "1 new document, queued for indexing." in response.content.decode()
 
 
 def test_a_zip_with_any_bad_file_imports_nothing_and_lists_every_problem(
@@ -77,7 +79,7 @@ def test_a_zip_of_good_files_imports_them_all(writer_client: Client) -> None:
     page = _upload(writer_client, "docs.zip", archive).content.decode()
 
     assert list(Document.objects.values_list("path", flat=True)) == ["policies/a.md"]
-    assert "1 queued for indexing" in page
+    assert "1 new document, queued for indexing." in page
 
 
 def test_a_zip_with_the_same_entry_twice_is_refused_and_writes_nothing(
@@ -102,7 +104,7 @@ def test_reimporting_an_unchanged_file_changes_nothing(writer_client: Client) ->
     _upload(writer_client, "a.md", b"# A\n\nAlpha.\n")
     page = _upload(writer_client, "a.md", b"# A\n\nAlpha.\n").content.decode()
 
-    assert "1 unchanged" in page
+    assert "1 document unchanged." in page
     assert Document.objects.get(path="a.md").history.count() == 1
 
 
@@ -179,3 +181,81 @@ def test_unclosed_front_matter_is_refused_and_nothing_is_published(writer_client
 
     assert "internal/escalations.md:1: front matter: the &#x27;---&#x27; on line 1" in page
     assert not Document.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("target", "path"),
+    [
+        ("policies/", "policies/parking.md"),
+        ("policies", "policies/parking.md"),
+        ("/policies/visitors/", "policies/visitors/parking.md"),
+        ("policies/visitor-parking.md", "policies/visitor-parking.md"),
+        ("/", "parking.md"),
+    ],
+)
+def test_a_single_file_goes_to_the_folder_or_path_given(
+    writer_client: Client, target: str, path: str
+) -> None:
+    page = _upload(writer_client, "parking.md", b"# Parking\n\nBay C.\n", target).content.decode()
+
+    assert list(Document.objects.values_list("path", flat=True)) == [path]
+    assert "1 new document, queued for indexing." in page
+
+
+def test_a_single_file_without_a_folder_or_path_is_asked_where_it_goes(
+    writer_client: Client,
+) -> None:
+    page = _upload(writer_client, "parking.md", b"# Parking\n\nBay C.\n", "").content.decode()
+
+    assert "say where parking.md goes: a folder such as policies/" in page
+    assert not Document.objects.exists()
+
+
+def test_a_zip_goes_under_the_folder_given_and_not_to_one_page_path(writer_client: Client) -> None:
+    archive = _zip({"a.md": b"# A\n\nAlpha.\n", "cards/b.md": b"# B\n\nBeta.\n"})
+
+    refused = _upload(writer_client, "docs.zip", archive, "billing/a.md").content.decode()
+    assert "give a folder for them, not the path of one page" in refused
+    assert not Document.objects.exists()
+
+    page = _upload(writer_client, "docs.zip", archive, "billing/").content.decode()
+    assert sorted(Document.objects.values_list("path", flat=True)) == [
+        "billing/a.md",
+        "billing/cards/b.md",
+    ]
+    assert "2 new documents, queued for indexing." in page
+
+
+def test_the_message_tells_new_updated_and_unchanged_apart(writer_client: Client) -> None:
+    # given: two pages imported
+    _upload(writer_client, "docs.zip", _zip({"a.md": b"# A\n\nAlpha.\n", "b.md": b"# B\n\nB.\n"}))
+
+    # when: one comes back edited, one as it was, and one is new
+    archive = _zip({"a.md": b"# A\n\nAlpha, edited.\n", "b.md": b"# B\n\nB.\n", "c.md": b"# C\n"})
+    page = _upload(writer_client, "docs.zip", archive).content.decode()
+
+    # then
+    assert (
+        "1 new document, queued for indexing; 1 document updated, queued for indexing; "
+        "1 document unchanged." in page
+    )
+
+
+def test_the_folder_field_suggests_the_folders_in_use(writer_client: Client) -> None:
+    Document.objects.create(path="policies/refunds/eu.md", title="EU refunds", body="# EU\n")
+
+    page = writer_client.get("/admin/kb/document/import/").content.decode()
+
+    assert '<option value="policies/">' in page and '<option value="policies/refunds/">' in page
+    assert 'list="kb-import-folders"' in page
+
+
+def test_what_loaded_with_a_warning_is_said_after_the_summary(writer_client: Client) -> None:
+    page = _upload(
+        writer_client, "a.md", b"---\nowner: finance\n---\n# A\n\nAlpha.\n", "policies/"
+    ).content.decode()
+
+    assert "1 new document, queued for indexing." in page
+    assert (
+        '<li class="warning">Front matter keys kept as metadata, not used: owner (1 file)' in page
+    )

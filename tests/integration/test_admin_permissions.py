@@ -250,7 +250,7 @@ def _zip(files: dict[str, str]) -> bytes:
 def _upload(client: Client, name: str, text: str, *, as_zip: bool):
     data = _zip({name: text}) if as_zip else text.encode()
     upload = SimpleUploadedFile(f"{name}.zip" if as_zip else name, data)
-    return client.post("/admin/kb/document/import/", {"file": upload}, follow=True)
+    return client.post("/admin/kb/document/import/", {"file": upload, "target": "/"}, follow=True)
 
 
 def _lifecycle(document: Document) -> tuple[str, str | None]:

@@ -117,7 +117,7 @@ def test_page_shows_title_category_updated_date_and_rendered_body() -> None:
     assert "<title>Refund Policy · Groundwork</title>" in html
     assert '<h1 id="document-title">Refund Policy</h1>' in html
     assert html.count("<h1") == 1  # the body's own "# Refund Policy" is not repeated
-    assert "Category: policies" in html
+    assert "Category: Policies" in html  # the category as written, read as a name
     assert '<time datetime="2026-09-14">14 September 2026</time>' in html
     assert "<strong>60 days</strong>" in html
     assert "cited-passage" not in html and "Retired" not in html

@@ -10,6 +10,12 @@ from kb.actors import SYSTEM, Actor
 from kb.embedders import EmbeddingError, active_embedder
 from kb.management.progress import progress_bar
 from kb.services import EmbeddingModelMismatch
+from kb.services.categories import (
+    CATEGORY_LABELS_FILE,
+    CategoryLabelsError,
+    category_labels_add,
+    category_labels_read,
+)
 from kb.services.sync import SyncRefused, corpus_sync
 from kb.services.sync_preview import CorpusPreview, corpus_preview
 
@@ -53,6 +59,10 @@ class Command(BaseCommand):
             return
         actor = self._actor(options["user"])
         try:
+            category_labels = category_labels_read(directory=directory)
+        except CategoryLabelsError as exc:
+            raise CommandError(f"{exc}; nothing was synced") from exc
+        try:
             with progress_bar("indexing", enabled=not options["no_progress"]) as progress:
                 report = corpus_sync(
                     directory=directory,
@@ -87,6 +97,12 @@ class Command(BaseCommand):
                 "run kb_sync again with --overwrite"
             )
         self.stdout.write(report.summary())
+        named = category_labels_add(labels=category_labels)
+        if named:
+            self.stdout.write(
+                f"named {len(named)} categor{'y' if len(named) == 1 else 'ies'} from "
+                f"{CATEGORY_LABELS_FILE} (names staff set in admin are kept)"
+            )
         if report.failed:
             raise CommandError(
                 f"{len(report.failed)} file(s) skipped; their indexed copies were left as they were"

@@ -244,6 +244,8 @@ def _documents_import(
                 report.failed.append(SyncFailure(document.path, str(exc)))
                 continue
             report.queued.append(document.path)
+            if document.path not in existing:
+                report.created.append(document.path)
     _link_successors(parsed, report, actor, synced=folder is not None)
     removed = (
         prunable(existing=existing, present=present, folder=folder, report=report)

@@ -115,6 +115,8 @@ def documents_index_inline(
                     report.failed.append(SyncFailure(document.path, str(exc)))
                     continue
                 report.indexed.append(document.path)
+                if current is None:
+                    report.created.append(document.path)
         done += len(window)
         if progress:
             progress(done, len(to_index))

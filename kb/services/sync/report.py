@@ -36,6 +36,7 @@ class SyncConflict:
 class SyncReport:
     indexed: list[str] = field(default_factory=list)  # new or changed content, re-embedded
     queued: list[str] = field(default_factory=list)  # new or changed, left to the background
+    created: list[str] = field(default_factory=list)  # of those indexed or queued, the new ones
     updated: list[str] = field(default_factory=list)  # metadata only, no embedding
     unchanged: int = 0
     removed: list[str] = field(default_factory=list)
@@ -62,3 +63,34 @@ class SyncReport:
             f"{self.chunks} chunks written, {self.embedded} texts embedded and {self.reused} "
             f"reused in {self.seconds:.2f} s"
         )
+
+    def upload_summary(self) -> str:
+        """What an upload did, in the words of the writer who made it: "1 new document, queued
+        for indexing", rather than the sync's counters ("0 changed, 1 queued ...")."""
+        if self.refused:
+            return self.summary()
+        created = set(self.created)
+        parts: list[str] = []
+        for paths, outcome in ((self.queued, "queued for indexing"), (self.indexed, "indexed")):
+            new = sum(path in created for path in paths)
+            if new:
+                parts.append(f"{_documents(new, 'new ')}, {outcome}")
+            if len(paths) > new:
+                parts.append(f"{_documents(len(paths) - new)} updated, {outcome}")
+        if self.updated:
+            parts.append(f"{_documents(len(self.updated))} with new details only, not re-indexed")
+        if self.unchanged:
+            parts.append(f"{_documents(self.unchanged)} unchanged")
+        for conflicts, outcome in (
+            (self.conflicts, "kept as edited"),
+            (self.overwritten, "overwritten"),
+        ):
+            parts += [f"conflict {outcome}: {conflict.message()}" for conflict in conflicts]
+        if self.failed:
+            parts.append(f"{_documents(len(self.failed))} failed")
+        text = "; ".join(parts) or "nothing to import"
+        return text[0].upper() + text[1:] + "."
+
+
+def _documents(count: int, kind: str = "") -> str:
+    return f"{count} {kind}document{'' if count == 1 else 's'}"
