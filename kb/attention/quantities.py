@@ -122,6 +122,17 @@ def _blank(text: str, pattern: re.Pattern[str]) -> str:
     return pattern.sub(lambda match: " " * len(match.group(0)), text)
 
 
+def _singular(noun: str) -> str:
+    """Enough of English plurals that "3 retries" and "1 retry" count the same thing."""
+    if noun.endswith("ies") and len(noun) > 4:
+        return noun[:-3] + "y"
+    if noun.endswith(("ches", "shes", "sses", "xes")):
+        return noun[:-2]
+    if noun.endswith("s") and not noun.endswith("ss"):
+        return noun[:-1]
+    return noun
+
+
 def _overlaps(taken: list[tuple[int, int]], start: int, end: int) -> bool:
     return any(start < taken_end and taken_start < end for taken_start, taken_end in taken)
 
@@ -164,8 +175,7 @@ def quantities_in(text: str) -> list[Quantity]:
             continue
         if _overlaps(taken, match.start(), match.end()):
             continue
-        thing = noun.removesuffix("es") if noun.endswith(("ches", "shes", "sses")) else noun
-        thing = thing.removesuffix("s") if not thing.endswith("ss") else thing
+        thing = _singular(noun)
         add(f"count of {thing}", _number(match.group("value")), match.start(), match.end())
     return sorted(found, key=lambda quantity: quantity.start)
 
