@@ -58,6 +58,7 @@ bench: install
 	@rc=0; $(BENCH_ENV) $(PY) manage.py kb_bench || rc=$$?; \
 	$(BENCH_ENV) $(PY) manage.py search_bench || rc=$$?; \
 	$(BENCH_ENV) $(PY) manage.py answer_bench || rc=$$?; \
+	$(BENCH_ENV) $(PY) manage.py attention_bench || rc=$$?; \
 	$(BENCH_ENV) $(PY) manage.py load_bench || rc=$$?; \
 	$(BENCH_ENV) $(PY) -m pytest -q -p no:cacheprovider --bench tests/bench || rc=$$?; \
 	$(BENCH_ENV) $(PY) manage.py embedded stop >/dev/null 2>&1 || true; exit $$rc

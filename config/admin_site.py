@@ -1,4 +1,4 @@
-"""The project's admin site: Django's, plus the two admin pages that belong to no model.
+"""The project's admin site: Django's, plus the admin pages that belong to no model.
 
 ``config.apps.GroundworkAdminConfig`` makes it the default site, so ``admin.site`` (where every
 app registers its models) is this class, and its URLs are fixed here in one list instead of by
@@ -13,15 +13,17 @@ from django.urls import URLPattern, URLResolver, path
 
 class GroundworkAdminSite(admin.AdminSite):
     def get_urls(self) -> list[URLPattern | URLResolver]:
-        """The search lab and content gaps ahead of the admin's catch-all patterns, behind its
-        login, staff check and ``never_cache`` (``admin_view``)."""
+        """The search lab, content gaps and policies needing attention ahead of the admin's
+        catch-all patterns, behind its login, staff check and ``never_cache`` (``admin_view``)."""
         # Imported here, not at the top: the apps' admin modules register on this site while
         # it is being built, so importing them first would build it from inside itself.
         from assistant.admin import content_gaps_admin_view
+        from assistant.attention_admin import policies_attention_view
         from search.admin import search_lab
 
         return [
             path("search-lab/", self.admin_view(search_lab), name="search-lab"),
             path("content-gaps/", self.admin_view(content_gaps_admin_view), name="content-gaps"),
+            path("attention/", self.admin_view(policies_attention_view), name="attention"),
             *super().get_urls(),
         ]

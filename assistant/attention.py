@@ -1,0 +1,118 @@
+"""Reads for the stewards' "Policies needing attention" page that come from the chat's records:
+pages cited by answers that got a thumbs down, and published pages no answer cited lately.
+
+A message's ``citations`` name each cited source's ``document_id``; both reads unnest them in
+SQL. The content-only lists (review dates, failed indexing, contradictions) are in
+``kb.attention``.
+"""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass
+
+from django.db import connection
+from django.utils import timezone
+
+from assistant.models import Feedback, Message
+from kb.models import Document
+
+# A page no answer cited for this long is either not needed or not found by retrieval; a
+# quarter covers the seasonal questions (renewals, tax year) a shorter window would miss.
+UNCITED_WINDOW = datetime.timedelta(days=90)
+
+
+@dataclass(frozen=True)
+class ThumbedDownPage:
+    document: Document
+    answers: int  # thumbed-down answers that cited it
+    last_question: str
+    last_comment: str
+    last_at: datetime.datetime
+    last_message_id: int
+
+
+@dataclass(frozen=True)
+class UncitedPage:
+    document: Document
+    last_cited: datetime.datetime | None  # ever; None if no answer ever cited it
+
+
+_CITED_DOCUMENTS = """
+    SELECT m.id, (cited.value ->> 'document_id')::bigint AS document_id
+    FROM {messages} m
+    CROSS JOIN LATERAL jsonb_array_elements(
+        CASE WHEN jsonb_typeof(m.citations) = 'array' THEN m.citations ELSE '[]'::jsonb END
+    ) AS cited(value)
+    WHERE cited.value ? 'document_id'
+"""
+
+
+def thumbed_down_pages() -> list[ThumbedDownPage]:
+    """Pages (not retired) cited by answers with a thumbs down: how many such answers, and the
+    question and comment of the latest one; the most thumbed-down first."""
+    messages = connection.ops.quote_name(Message._meta.db_table)
+    feedback = connection.ops.quote_name(Feedback._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            WITH cited AS ({_CITED_DOCUMENTS.format(messages=messages)}),
+            down AS (
+                SELECT DISTINCT ON (cited.document_id, m.id)
+                       cited.document_id, m.id AS message_id, m.question, f.comment, f.updated_at
+                FROM cited
+                JOIN {messages} m ON m.id = cited.id
+                JOIN {feedback} f ON f.message_id = m.id AND f.vote = %s
+                ORDER BY cited.document_id, m.id, f.updated_at DESC
+            )
+            SELECT DISTINCT ON (document_id)
+                   document_id, count(*) OVER (PARTITION BY document_id),
+                   question, comment, updated_at, message_id
+            FROM down
+            ORDER BY document_id, updated_at DESC, message_id DESC
+            """,
+            [Feedback.Vote.DOWN],
+        )
+        rows = cursor.fetchall()
+    documents = Document.objects.exclude(status=Document.Status.RETIRED).defer("body")
+    by_id = documents.in_bulk([row[0] for row in rows])
+    pages = [
+        ThumbedDownPage(
+            document=by_id[document_id],
+            answers=answers,
+            last_question=question,
+            last_comment=comment,
+            last_at=last_at,
+            last_message_id=message_id,
+        )
+        for document_id, answers, question, comment, last_at, message_id in rows
+        if document_id in by_id
+    ]
+    return sorted(pages, key=lambda page: (-page.answers, -page.last_at.timestamp()))
+
+
+def uncited_pages(*, now: datetime.datetime | None = None) -> list[UncitedPage]:
+    """Current published pages that no answer cited within ``UNCITED_WINDOW``, with when one
+    last did; never-cited pages first, then the longest uncited."""
+    since = (now or timezone.now()) - UNCITED_WINDOW
+    messages = connection.ops.quote_name(Message._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            SELECT cited.document_id, max(m.created_at)
+            FROM ({_CITED_DOCUMENTS.format(messages=messages)}) cited
+            JOIN {messages} m ON m.id = cited.id
+            GROUP BY cited.document_id
+            """
+        )
+        last_cited: dict[int, datetime.datetime] = dict(cursor.fetchall())
+    documents = (
+        Document.objects.published().filter(superseded_by=None).defer("body").order_by("path")
+    )
+    pages = [
+        UncitedPage(document=document, last_cited=last_cited.get(document.pk))
+        for document in documents
+        if document.pk not in last_cited or last_cited[document.pk] < since
+    ]
+    never = datetime.datetime.min.replace(tzinfo=datetime.UTC)
+    return sorted(pages, key=lambda page: (page.last_cited or never, page.document.path))
