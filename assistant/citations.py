@@ -112,6 +112,25 @@ def _confidence(
     return False, ONLY_INVALID_CITATIONS if removed else NO_VALID_CITATION
 
 
+def citations_renumber(*, text: str, cited: Sequence[int]) -> str:
+    """``text`` with its markers renumbered 1..n in order of first citation (``cited``, as
+    ``check_citations`` found it): the reader meets [1] first, whichever retrieved passage it
+    was. A range is written out ("[2-3]" may not stay consecutive); markers in code stay."""
+    new_number = {old: position for position, old in enumerate(cited, start=1)}
+    code = [match.span() for match in CODE.finditer(text)]
+
+    def rewrite(match: re.Match[str]) -> str:
+        if any(start <= match.start("body") < end for start, end in code):
+            return match.group()
+        numbers = marker_numbers(match.group("body"))
+        if numbers is None or not all(number in new_number for number in numbers):
+            return match.group()
+        body = ", ".join(str(new_number[number]) for number in numbers)
+        return f"{match.group('space')}[{body}]"
+
+    return MARKER.sub(rewrite, text)
+
+
 def marker_numbers(body: str) -> list[int] | None:
     """The source numbers a marker's ``body`` names, in order; None when it is not a citation
     at all. The answer page reads markers with it too, so a marker links what was checked."""

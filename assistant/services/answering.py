@@ -23,7 +23,12 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
-from assistant.citations import CitationCheck, check_citations, says_not_covered
+from assistant.citations import (
+    CitationCheck,
+    check_citations,
+    citations_renumber,
+    says_not_covered,
+)
 from assistant.generators import (
     GenerationDone,
     GenerationError,
@@ -312,7 +317,7 @@ class AnswerRun:
         elif done.truncated:
             flags.append("the answer was cut off at the length limit")
         message.status = Message.Status.FLAGGED if flags else Message.Status.ANSWERED
-        message.answer = check.text.strip()
+        message.answer = citations_renumber(text=check.text, cited=check.cited).strip()
         message.citations = cited_sources(sources=sources, cited=check.cited)
         self.snapshot.flags = flags
 

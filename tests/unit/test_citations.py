@@ -13,6 +13,7 @@ from assistant.citations import (
     NO_VALID_CITATION,
     ONLY_INVALID_CITATIONS,
     check_citations,
+    citations_renumber,
     says_not_covered,
 )
 from assistant.generators.base import Source
@@ -222,3 +223,27 @@ def test_no_answer_ever_keeps_a_citation_of_an_unretrieved_source(
     assert set(check.cited) == set(remaining)
     # and nothing in these pieces says "not covered", so uncited text is never confident
     assert check.confident == bool(check.cited)
+
+
+def test_markers_are_renumbered_in_order_of_first_citation() -> None:
+    # given: retrieval's passages 3 and 1 are cited, 3 first
+    check = check_citations(
+        answer="It is 30 days [3]. Annual plans are prorated [1][3], see [1, 3] or [1-3].",
+        sources=_sources(3),
+        question=QUESTION,
+    )
+
+    # when
+    text = citations_renumber(text=check.text, cited=check.cited)
+
+    # then
+    assert check.cited == [3, 1, 2]
+    assert text == "It is 30 days [1]. Annual plans are prorated [2][1], see [2, 1] or [2, 3, 1]."
+
+
+def test_renumbering_leaves_code_and_unknown_markers_alone() -> None:
+    text = "Read `items[2]` as the third item [2]; [9] was never cited."
+
+    assert citations_renumber(text=text, cited=[2]) == (
+        "Read `items[2]` as the third item [1]; [9] was never cited."
+    )
