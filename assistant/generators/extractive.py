@@ -18,7 +18,6 @@ import numpy as np
 import structlog
 from django.conf import settings
 
-from assistant.follow_ups import is_follow_up
 from assistant.generators.base import (
     GenerationDone,
     GenerationEvent,
@@ -90,7 +89,7 @@ class ExtractiveGenerator:
 
     def stream(self, *, question: str, prompt: Prompt) -> Iterator[GenerationEvent]:
         started = time.monotonic()
-        query = _with_follow_up_context(question, prompt)
+        query = prompt.search_query or question  # a follow-up is scored with what it follows
         sentences = _shortlist(
             query,
             [
@@ -257,14 +256,6 @@ def _overlap(query_terms: set[str], sentence_terms: set[str]) -> float:
     if not query_terms:
         return 0.0
     return len(query_terms & sentence_terms) / len(query_terms)
-
-
-def _with_follow_up_context(question: str, prompt: Prompt) -> str:
-    """A follow-up ("and for annual plans?") scored together with the previous question."""
-    if not is_follow_up(question):
-        return question
-    earlier = [m["content"] for m in prompt.messages[:-1] if m.get("role") == "user"]
-    return f"{earlier[-1]} {question}" if earlier else question
 
 
 def _sentences(source: Source) -> list[_Sentence]:

@@ -98,6 +98,7 @@ class AnswerSnapshot:
     threshold: float
     cached: bool = False
     retrieval: dict[str, Any] | None = None  # ``retrieval_snapshot`` of what was retrieved
+    follow_up: dict[str, Any] | None = None  # the two searches' evidence, for a leaning question
     prompt_sources: int | None = None  # the hits that fit the prompt
     neutralised: list[str] | None = None  # injection attempts neutralised in those sources
     source_numbers: dict[int, int] | None = None  # chunk id -> its [n] in the prompt
@@ -130,6 +131,7 @@ class AnswerSnapshot:
                     for hit in self.retrieval["hits"]
                 ]
         reached = {
+            "follow_up": self.follow_up,
             "prompt_sources": self.prompt_sources,
             "neutralised": self.neutralised,
             "generation": dataclasses.asdict(self.generation) if self.generation else None,

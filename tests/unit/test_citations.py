@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from assistant.citations import (
     NO_VALID_CITATION,
     ONLY_INVALID_CITATIONS,
+    StreamRenumberer,
     check_citations,
     citations_renumber,
     says_not_covered,
@@ -246,4 +247,27 @@ def test_renumbering_leaves_code_and_unknown_markers_alone() -> None:
 
     assert citations_renumber(text=text, cited=[2]) == (
         "Read `items[2]` as the third item [1]; [9] was never cited."
+    )
+
+
+def test_streamed_pieces_are_renumbered_like_the_whole_answer() -> None:
+    # given: an answer cut mid-marker, as a model streams it
+    answer = "It is 30 days [3]. Annual plans [1, 3] are prorated [1]. See `x[3]` [2][9]."
+    pieces = [
+        "It is 30 days [",
+        "3]. Annual plans [1",
+        ", 3] are prorated",
+        " [1]. See `x[3]` ",
+        "[2][9].",
+    ]
+    check = check_citations(answer=answer, sources=_sources(3), question=QUESTION)
+
+    # when
+    renumberer = StreamRenumberer(valid=[1, 2, 3])
+    streamed = "".join(renumberer.feed(piece) for piece in pieces) + renumberer.finish()
+
+    # then: the same numbers the stored answer gets ([9] is dropped only from the stored one)
+    assert streamed == "It is 30 days [1]. Annual plans [2, 1] are prorated [2]. See `x[3]` [3][9]."
+    assert citations_renumber(text=check.text, cited=check.cited) == (
+        "It is 30 days [1]. Annual plans [2, 1] are prorated [2]. See `x[3]` [3]."
     )
