@@ -42,6 +42,7 @@ from assistant.generators import (
     get_generator,
 )
 from assistant.models import Message
+from assistant.no_answer import no_answer_decide
 from assistant.prompting import build_prompt
 from assistant.services.answer_cache import (
     CachedAnswer,
@@ -200,9 +201,10 @@ class AnswerRun:
                 yield from self._finish_from_cache(cached)
                 return
             result = self._retrieve(generator)
-            confidence = result.confidence
-            if confidence is None or confidence < settings.NO_ANSWER_THRESHOLD:
-                yield from self._finish_not_in_docs()
+            decision = no_answer_decide(query=self.message.retrieval_query, result=result)
+            self.snapshot.no_answer = decision.as_json()
+            if decision.refuse:
+                yield from self._finish_not_in_docs(reason=decision.reason or "")
                 return
             yield from self._generate(generator, result)
         except _StageFailed as failure:
@@ -342,13 +344,13 @@ class AnswerRun:
         message.citations = cited_sources(sources=sources, cited=check.cited)
         self.snapshot.flags = flags
 
-    def _finish_not_in_docs(self) -> Iterator[AnswerEvent]:
+    def _finish_not_in_docs(self, *, reason: str) -> Iterator[AnswerEvent]:
         """Nothing retrieved is about the question: say so, without asking the generator."""
         message = self.message
         message.answer = NOT_IN_DOCS_ANSWER
         message.status = Message.Status.NOT_IN_DOCS
         message.citations = []
-        self.snapshot.not_in_docs_reason = "below threshold"
+        self.snapshot.not_in_docs_reason = reason
         yield AnswerDelta(message.answer)
         self._finish()
         yield AnswerReady(message)

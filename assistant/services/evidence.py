@@ -99,6 +99,7 @@ class AnswerSnapshot:
     cached: bool = False
     retrieval: dict[str, Any] | None = None  # ``retrieval_snapshot`` of what was retrieved
     follow_up: dict[str, Any] | None = None  # the two searches' evidence, for a leaning question
+    no_answer: dict[str, Any] | None = None  # the no-answer decision's signals
     prompt_sources: int | None = None  # the hits that fit the prompt
     neutralised: list[str] | None = None  # injection attempts neutralised in those sources
     source_numbers: dict[int, int] | None = None  # chunk id -> its [n] in the prompt
@@ -132,6 +133,7 @@ class AnswerSnapshot:
                 ]
         reached = {
             "follow_up": self.follow_up,
+            "no_answer": self.no_answer,
             "prompt_sources": self.prompt_sources,
             "neutralised": self.neutralised,
             "generation": dataclasses.asdict(self.generation) if self.generation else None,
