@@ -112,6 +112,75 @@ def _confidence(
     return False, ONLY_INVALID_CITATIONS if removed else NO_VALID_CITATION
 
 
+def citations_renumber(*, text: str, cited: Sequence[int]) -> str:
+    """``text`` with its markers renumbered 1..n in order of first citation (``cited``, as
+    ``check_citations`` found it): the reader meets [1] first, whichever retrieved passage it
+    was. A range is written out ("[2-3]" may not stay consecutive); markers in code stay."""
+    new_number = {old: position for position, old in enumerate(cited, start=1)}
+    code = [match.span() for match in CODE.finditer(text)]
+
+    def rewrite(match: re.Match[str]) -> str:
+        if any(start <= match.start("body") < end for start, end in code):
+            return match.group()
+        numbers = marker_numbers(match.group("body"))
+        if numbers is None or not all(number in new_number for number in numbers):
+            return match.group()
+        body = ", ".join(str(new_number[number]) for number in numbers)
+        return f"{match.group('space')}[{body}]"
+
+    return MARKER.sub(rewrite, text)
+
+
+class StreamRenumberer:
+    """``citations_renumber`` for text that arrives in pieces, so what streams to the reader
+    already reads [1] first: a marker is held back until it is complete, and a source number
+    gets its new number when it is first cited. Numbers that name no source pass unchanged
+    (the final, checked text drops them); so do markers inside code."""
+
+    def __init__(self, *, valid: Sequence[int]) -> None:
+        self._valid = set(valid)
+        self._new_number: dict[int, int] = {}
+        self._pending = ""
+        self._backticks = 0
+
+    def feed(self, text: str) -> str:
+        text = self._pending + text
+        held = _OPEN_MARKER.search(text)
+        self._pending = text[held.start() :] if held else ""
+        return self._rewrite(text[: held.start()] if held else text)
+
+    def finish(self) -> str:
+        rest, self._pending = self._pending, ""
+        return self._rewrite(rest)
+
+    def _rewrite(self, text: str) -> str:
+        out: list[str] = []
+        last = 0
+        for match in MARKER.finditer(text):
+            before = text[last : match.start()]
+            self._backticks += before.count("`")
+            out.append(before)
+            out.append(match.group() if self._backticks % 2 else self._renumbered(match))
+            last = match.end()
+        self._backticks += text[last:].count("`")
+        out.append(text[last:])
+        return "".join(out)
+
+    def _renumbered(self, match: re.Match[str]) -> str:
+        numbers = marker_numbers(match.group("body"))
+        if numbers is None or not all(number in self._valid for number in numbers):
+            return match.group()
+        for number in numbers:
+            self._new_number.setdefault(number, len(self._new_number) + 1)
+        body = ", ".join(str(self._new_number[number]) for number in numbers)
+        return f"{match.group('space')}[{body}]"
+
+
+# The start of a marker that may not be complete yet ("… [1", "… [1, ") at the end of a piece,
+# or a space that may belong to the marker that follows.
+_OPEN_MARKER = re.compile(r"[ \t]?\[[\d\s,\-\u2013]*$|[ \t]$")
+
+
 def marker_numbers(body: str) -> list[int] | None:
     """The source numbers a marker's ``body`` names, in order; None when it is not a citation
     at all. The answer page reads markers with it too, so a marker links what was checked."""

@@ -61,6 +61,7 @@ def build_prompt(
     history: Sequence[Turn] = (),
     budget: int | None = None,
     nonce: str | None = None,
+    search_query: str | None = None,
 ) -> Prompt:
     """The prompt for ``question`` from ``hits`` (best first) and earlier ``history`` turns.
 
@@ -119,6 +120,7 @@ def build_prompt(
         sources=sources,
         nonce=nonce,
         neutralised=neutralised,
+        search_query=search_query if search_query and search_query != question else None,
     )
 
 

@@ -245,8 +245,11 @@ if RERANKER not in RERANKERS:
     raise ImproperlyConfigured(f"RERANKER must be one of {', '.join(RERANKERS)} (got {RERANKER!r})")
 if RERANKER == "voyage" and not VOYAGE_API_KEY:
     raise ImproperlyConfigured("RERANKER=voyage needs VOYAGE_API_KEY")
-# Below this retrieval confidence the answer is "not in our docs" (calibrated by search_eval).
-NO_ANSWER_THRESHOLD = env_float("NO_ANSWER_THRESHOLD", default=0.35)
+# Below this retrieval confidence the answer is "not in our docs"; below the second, so is a best
+# passage sharing no content word with the question (assistant.no_answer). Both calibrated on
+# the calibration half of corpus/answer-eval.jsonl (`manage.py answer_eval`).
+NO_ANSWER_THRESHOLD = env_float("NO_ANSWER_THRESHOLD", default=0.40)
+NO_ANSWER_UNSUPPORTED_THRESHOLD = env_float("NO_ANSWER_UNSUPPORTED_THRESHOLD", default=0.56)
 # pgvector HNSW search breadth; iterative scans keep going when filters reject candidates.
 HNSW_EF_SEARCH = env_int("HNSW_EF_SEARCH", default=100)
 # The hybrid statement runs prepared, with a generic plan; turn off for a connection pooler that

@@ -18,6 +18,7 @@ from assistant.generators.base import (
 )
 
 __all__ = [
+    "GENERATOR_CHOICES",
     "GenerationDone",
     "GenerationError",
     "GenerationEvent",
@@ -26,22 +27,32 @@ __all__ = [
     "Source",
     "TextDelta",
     "Turn",
+    "generator_for",
     "get_generator",
 ]
+
+GENERATOR_CHOICES = ("anthropic", "extractive")
 
 
 @functools.cache
 def get_generator() -> Generator:
     """The generator named by ``settings.GENERATOR``, made once per process."""
-    choice = settings.GENERATOR
+    return generator_for(settings.GENERATOR)
+
+
+def generator_for(
+    choice: str, *, anthropic_api_key: str | None = None, anthropic_base_url: str | None = None
+) -> Generator:
+    """A new generator of kind ``choice`` ("anthropic" or "extractive"); the Anthropic key and
+    base URL default to the settings' (an eval may point one run at a stub)."""
     if choice == "anthropic":
         from assistant.generators.anthropic import AnthropicGenerator
 
         return AnthropicGenerator(
-            api_key=settings.ANTHROPIC_API_KEY,
+            api_key=anthropic_api_key or settings.ANTHROPIC_API_KEY,
             model=settings.ANTHROPIC_MODEL,
             max_tokens=settings.ANTHROPIC_MAX_TOKENS,
-            base_url=settings.ANTHROPIC_BASE_URL,
+            base_url=anthropic_base_url or settings.ANTHROPIC_BASE_URL,
             timeout=settings.ANTHROPIC_TIMEOUT,
             max_retries=settings.ANTHROPIC_MAX_RETRIES,
         )

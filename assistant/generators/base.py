@@ -69,6 +69,8 @@ class Prompt:
     sources: list[Source]  # only the sources that fit the budget, numbered 1..n, best first
     nonce: str  # per-request random token used in the source delimiters
     neutralised: list[str]  # injection attempts neutralised in the sources (for logs/snapshot)
+    # The question as it was searched: a follow-up with the question it follows, else None.
+    search_query: str | None = None
 
 
 @dataclass(frozen=True)

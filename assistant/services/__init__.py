@@ -3,7 +3,7 @@ feedback. Views, the benchmark and tests import from here."""
 
 from __future__ import annotations
 
-from assistant.follow_ups import is_follow_up
+from assistant.follow_ups import follow_up_search, joined_query, leans_on_previous
 from assistant.services.answer_cache import answer_cache_key
 from assistant.services.answering import (
     GENERATION_FAILED_ANSWER,
@@ -30,7 +30,6 @@ from assistant.services.questions import (
     customer_text_clean,
     question_cache_text,
     question_normalise,
-    retrieval_query_for,
 )
 from assistant.services.support import (
     SupportRequestRejected,
@@ -58,12 +57,13 @@ __all__ = [
     "conversation_start",
     "customer_text_clean",
     "feedback_record",
-    "is_follow_up",
+    "follow_up_search",
+    "joined_query",
+    "leans_on_previous",
     "message_ask",
     "pending_answers_expire",
     "question_cache_text",
     "question_normalise",
-    "retrieval_query_for",
     "retrieval_snapshot",
     "support_request_clean",
     "support_request_create",

@@ -1,10 +1,11 @@
 """The answer pipeline for one pending message: the same code serves the streaming chat, the page
 without JavaScript and the latency benchmark.
 
-question → retrieval query (a follow-up is searched with the question it follows) → cache (first
-questions only) → ``retrieve`` → below the no-answer threshold: "not in our docs", without asking
-the generator → prompt → generator stream (deltas go out as they come) → citation check → the
-message is stored with what the customer saw and the evidence behind it.
+question → cache (first questions only) → ``retrieve`` (a question that leans on the one before
+is searched alone and with it, and the better evidence wins: `assistant.follow_ups`) → no
+answer in the evidence: "not in our docs", without asking the generator → prompt → generator
+stream (deltas go out as they come) → citation check, sources renumbered in order of first
+citation → the message is stored with what the customer saw and the evidence behind it.
 
 Every failure ends in a stored message a customer can read: retrieval or generation down is an
 apology with a way to reach support, never a traceback.
@@ -23,7 +24,14 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
-from assistant.citations import CitationCheck, check_citations, says_not_covered
+from assistant.citations import (
+    CitationCheck,
+    StreamRenumberer,
+    check_citations,
+    citations_renumber,
+    says_not_covered,
+)
+from assistant.follow_ups import follow_up_search
 from assistant.generators import (
     GenerationDone,
     GenerationError,
@@ -34,6 +42,7 @@ from assistant.generators import (
     get_generator,
 )
 from assistant.models import Message
+from assistant.no_answer import no_answer_decide
 from assistant.prompting import build_prompt
 from assistant.services.answer_cache import (
     CachedAnswer,
@@ -47,7 +56,6 @@ from assistant.services.evidence import (
     cited_sources,
     retrieval_snapshot,
 )
-from assistant.services.questions import retrieval_query_for
 from assistant.services.quotes import citations_with_quotes
 from kb.errors import REASON_CHARS, one_line
 from kb.selectors import index_version
@@ -175,10 +183,10 @@ class AnswerRun:
         self.started = time.perf_counter()
         self.timings: dict[str, float] = {}
         self.history, anchors = _conversation_context(message)
-        query = retrieval_query_for(question=message.question, earlier_questions=anchors)
-        message.retrieval_query = query
+        self.anchor = anchors[-1] if anchors else None
+        message.retrieval_query = message.question  # until a follow-up is searched otherwise
         self.snapshot = AnswerSnapshot(
-            retrieval_query=query,
+            retrieval_query=message.question,
             audiences=list(audiences),
             history_turns=len(self.history),
             threshold=settings.NO_ANSWER_THRESHOLD,
@@ -194,9 +202,10 @@ class AnswerRun:
                 yield from self._finish_from_cache(cached)
                 return
             result = self._retrieve(generator)
-            confidence = result.confidence
-            if confidence is None or confidence < settings.NO_ANSWER_THRESHOLD:
-                yield from self._finish_not_in_docs()
+            decision = no_answer_decide(query=self.message.retrieval_query, result=result)
+            self.snapshot.no_answer = decision.as_json()
+            if decision.refuse:
+                yield from self._finish_not_in_docs(reason=decision.reason or "")
                 return
             yield from self._generate(generator, result)
         except _StageFailed as failure:
@@ -213,7 +222,7 @@ class AnswerRun:
         """The cached answer to this question, for first questions only (a follow-up means
         what it means after its conversation)."""
         message = self.message
-        if self.history or message.retrieval_query != message.question:
+        if self.history or self.anchor:
             return None
         lookup_started = time.perf_counter()
         self.cache_key = answer_cache_key(
@@ -229,7 +238,11 @@ class AnswerRun:
     def _retrieve(self, generator: Generator) -> RetrievalResult:
         retrieval_started = time.perf_counter()
         try:
-            result = retrieve(question=self.message.retrieval_query, audiences=self.audiences)
+            searched = follow_up_search(
+                question=self.message.question,
+                anchor=self.anchor,
+                search=lambda query: retrieve(question=query, audiences=self.audiences),
+            )
         except RetrievalUnavailable as exc:
             log.warning("answer_retrieval_unavailable", error=str(exc)[:REASON_CHARS])
             raise _StageFailed("retrieval", answer=RETRIEVAL_FAILED_ANSWER, cause=exc) from exc
@@ -237,6 +250,9 @@ class AnswerRun:
             log.exception("answer_retrieval_failed", error=one_line(exc))
             raise _StageFailed("retrieval", answer=RETRIEVAL_FAILED_ANSWER, cause=exc) from exc
         self.timings["retrieval"] = _ms_since(retrieval_started)
+        result = searched.result
+        self.message.retrieval_query = self.snapshot.retrieval_query = searched.query
+        self.snapshot.follow_up = searched.evidence()
         self.timings.update({f"retrieval_{stage}": ms for stage, ms in result.timings_ms.items()})
         self.snapshot.retrieval = retrieval_snapshot(result)
         self.message.degraded = result.degraded
@@ -247,7 +263,12 @@ class AnswerRun:
     def _generate(self, generator: Generator, result: RetrievalResult) -> Iterator[AnswerEvent]:
         message = self.message
         prompt_started = time.perf_counter()
-        prompt = build_prompt(question=message.question, hits=result.hits, history=self.history)
+        prompt = build_prompt(
+            question=message.question,
+            hits=result.hits,
+            history=self.history,
+            search_query=message.retrieval_query,
+        )
         self.timings["prompt"] = _ms_since(prompt_started)
         self.snapshot.prompt_sources = len(prompt.sources)
         self.snapshot.neutralised = prompt.neutralised
@@ -256,6 +277,8 @@ class AnswerRun:
         generation_started = time.perf_counter()
         parts: list[str] = []
         done: GenerationDone | None = None
+        # What streams out already carries the numbers the stored answer will (1 cited first).
+        renumberer = StreamRenumberer(valid=[source.number for source in prompt.sources])
         try:
             for event in generator.stream(question=message.question, prompt=prompt):
                 if isinstance(event, TextDelta):
@@ -264,9 +287,14 @@ class AnswerRun:
                     if not parts:
                         self.timings["generation_first_delta"] = _ms_since(generation_started)
                     parts.append(event.text)
-                    yield AnswerDelta(event.text)
+                    shown = renumberer.feed(event.text)
+                    if shown:
+                        yield AnswerDelta(shown)
                 elif isinstance(event, GenerationDone):
                     done = event
+            rest = renumberer.finish()
+            if rest:
+                yield AnswerDelta(rest)
         except GenerationError as exc:
             log.warning(
                 "answer_generation_failed", generator=generator.name, error=str(exc)[:REASON_CHARS]
@@ -313,19 +341,19 @@ class AnswerRun:
         elif done.truncated:
             flags.append("the answer was cut off at the length limit")
         message.status = Message.Status.FLAGGED if flags else Message.Status.ANSWERED
-        message.answer = check.text.strip()
+        message.answer = citations_renumber(text=check.text, cited=check.cited).strip()
         message.citations = citations_with_quotes(
             answer=message.answer, citations=cited_sources(sources=sources, cited=check.cited)
         )
         self.snapshot.flags = flags
 
-    def _finish_not_in_docs(self) -> Iterator[AnswerEvent]:
+    def _finish_not_in_docs(self, *, reason: str) -> Iterator[AnswerEvent]:
         """Nothing retrieved is about the question: say so, without asking the generator."""
         message = self.message
         message.answer = NOT_IN_DOCS_ANSWER
         message.status = Message.Status.NOT_IN_DOCS
         message.citations = []
-        self.snapshot.not_in_docs_reason = "below threshold"
+        self.snapshot.not_in_docs_reason = reason
         yield AnswerDelta(message.answer)
         self._finish()
         yield AnswerReady(message)

@@ -14,14 +14,17 @@ from search.results import RetrievalResult
 
 
 def cited_sources(*, sources: Sequence[Source], cited: Sequence[int]) -> list[dict[str, Any]]:
-    """The sources the answer cites, by number, as stored and shown.
+    """The sources the answer cites, as stored and shown: ``cited`` holds their prompt numbers
+    in order of first citation, and each is listed under its position there (``number``, 1..n,
+    what ``citations_renumber`` rewrites the markers to); ``source_number`` keeps the prompt's.
 
     A source is marked ``older`` when another cited source from a different document was
     updated later: the generator was told to prefer the later page when they disagree, and the
     reader should see which page is the older one. (Whether the two really disagree is the
     generator's call; the notice only states the dates.)"""
-    wanted = set(cited)
-    shown = sorted((s for s in sources if s.number in wanted), key=lambda s: s.number)
+    by_number = {source.number: source for source in sources}
+    shown = [by_number[number] for number in dict.fromkeys(cited) if number in by_number]
+    position = {source.number: index for index, source in enumerate(shown, start=1)}
     entries = []
     for source in shown:
         newer = [
@@ -35,7 +38,8 @@ def cited_sources(*, sources: Sequence[Source], cited: Sequence[int]) -> list[di
         newest = max(newer, key=lambda dated: dated[0])[1] if newer else None
         entries.append(
             {
-                "number": source.number,
+                "number": position[source.number],
+                "source_number": source.number,
                 "chunk_id": source.chunk_id,
                 "document_id": source.document_id,
                 "path": source.path,
@@ -45,7 +49,7 @@ def cited_sources(*, sources: Sequence[Source], cited: Sequence[int]) -> list[di
                 "char_end": source.char_end,
                 "updated_on": source.updated_on.isoformat() if source.updated_on else None,
                 "older": newest is not None,
-                "newer_number": newest.number if newest else None,
+                "newer_number": position[newest.number] if newest else None,
             }
         )
     return entries
@@ -94,6 +98,8 @@ class AnswerSnapshot:
     threshold: float
     cached: bool = False
     retrieval: dict[str, Any] | None = None  # ``retrieval_snapshot`` of what was retrieved
+    follow_up: dict[str, Any] | None = None  # the two searches' evidence, for a leaning question
+    no_answer: dict[str, Any] | None = None  # the no-answer decision's signals
     prompt_sources: int | None = None  # the hits that fit the prompt
     neutralised: list[str] | None = None  # injection attempts neutralised in those sources
     source_numbers: dict[int, int] | None = None  # chunk id -> its [n] in the prompt
@@ -126,6 +132,8 @@ class AnswerSnapshot:
                     for hit in self.retrieval["hits"]
                 ]
         reached = {
+            "follow_up": self.follow_up,
+            "no_answer": self.no_answer,
             "prompt_sources": self.prompt_sources,
             "neutralised": self.neutralised,
             "generation": dataclasses.asdict(self.generation) if self.generation else None,

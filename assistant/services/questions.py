@@ -1,16 +1,13 @@
-"""What a question becomes before it is searched: cleaned, bounded, and for a short follow-up,
-joined to the question it follows so retrieval knows what "and for annual plans?" is about."""
+"""What a question becomes before it is searched: cleaned and bounded (whether it is searched
+with the question it follows is `assistant.follow_ups`' call)."""
 
 from __future__ import annotations
 
 import re
 import string
 import unicodedata
-from collections.abc import Sequence
 
 from django.conf import settings
-
-from assistant.follow_ups import is_follow_up
 
 
 class QuestionRejected(ValueError):
@@ -60,18 +57,3 @@ def question_cache_text(question: str) -> str:
     """The form two askings of the same question share: casefolded, whitespace collapsed,
     punctuation trimmed at both ends ("How do refunds work?" == "how do refunds  work")."""
     return _WHITESPACE.sub(" ", question.casefold()).strip(_EDGE_PUNCTUATION + "\n\t")
-
-
-# The anchor plus the follow-up must stay a question, not a transcript.
-RETRIEVAL_QUERY_MAX_CHARS = 600
-
-
-def retrieval_query_for(*, question: str, earlier_questions: Sequence[str]) -> str:
-    """What to search for. ``earlier_questions`` are the conversation's standalone questions,
-    oldest first; a follow-up is searched together with the latest of them (not with other
-    follow-ups, so "and monthly?" then "and annual?" both stay about the first topic)."""
-    if not earlier_questions or not is_follow_up(question):
-        return question
-    anchor = earlier_questions[-1]
-    room = max(RETRIEVAL_QUERY_MAX_CHARS - len(question) - 1, 0)
-    return f"{anchor[:room]} {question}".strip()

@@ -1,5 +1,6 @@
 """Follow-ups on real pages of the sample help center: a short follow-up alone lands on the
-wrong page, and searched with the question it follows lands on the right one."""
+wrong page, and the follow-up search (which compares it alone with it joined to the question it
+follows) takes the joined search, which lands on the right one."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from assistant.services import retrieval_query_for
+from assistant.services import follow_up_search
 from kb.actors import SYSTEM
 from kb.services.sync import corpus_sync
 from search.services import retrieve
@@ -52,9 +53,11 @@ def test_follow_ups_find_their_page_only_with_the_question_they_follow(sample_pa
     for earlier, follow_up, page in FOLLOW_UPS:
         # when
         alone = retrieve(question=follow_up)
-        query = retrieval_query_for(question=follow_up, earlier_questions=[earlier])
-        joined = retrieve(question=query)
+        searched = follow_up_search(
+            question=follow_up, anchor=earlier, search=lambda q: retrieve(question=q)
+        )
 
         # then
         assert alone.hits[0].path != page, follow_up
-        assert joined.hits[0].path == page, follow_up
+        assert searched.follow_up, (follow_up, searched.evidence())
+        assert searched.result.hits[0].path == page, follow_up

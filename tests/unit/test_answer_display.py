@@ -110,7 +110,7 @@ def test_a_cited_page_older_than_another_cited_page_is_marked() -> None:
         _source(4, 3, None),
     ]
 
-    shown = cited_sources(sources=sources, cited=[2, 1, 3, 4])
+    shown = cited_sources(sources=sources, cited=[1, 2, 3, 4])
 
     assert [entry["number"] for entry in shown] == [1, 2, 3, 4]
     assert [(entry["older"], entry["newer_number"]) for entry in shown] == [
@@ -119,6 +119,22 @@ def test_a_cited_page_older_than_another_cited_page_is_marked() -> None:
         (True, 2),
         (False, None),  # no date, no claim
     ]
+
+
+def test_sources_are_numbered_in_order_of_first_citation() -> None:
+    # given: the answer cites retrieval's third passage first, then its first
+    sources = [
+        _source(1, 1, datetime.date(2023, 1, 10)),
+        _source(2, 2, None),
+        _source(3, 3, datetime.date(2026, 9, 14)),
+    ]
+
+    # when
+    shown = cited_sources(sources=sources, cited=[3, 1])
+
+    # then: listed 1, 2 in that order, the older-page notice pointing at the new numbers
+    assert [(e["number"], e["source_number"]) for e in shown] == [(1, 3), (2, 1)]
+    assert [(e["older"], e["newer_number"]) for e in shown] == [(False, None), (True, 1)]
 
 
 def test_an_uncited_newer_page_does_not_mark_a_cited_one() -> None:

@@ -7,9 +7,9 @@ import pytest
 
 from assistant.services import (
     QuestionRejected,
-    is_follow_up,
+    joined_query,
+    leans_on_previous,
     question_normalise,
-    retrieval_query_for,
 )
 
 
@@ -53,8 +53,8 @@ def test_question_over_the_limit_is_rejected_with_the_limit(settings) -> None:
         "annual?",
     ],
 )
-def test_short_or_referring_questions_are_follow_ups(question: str) -> None:
-    assert is_follow_up(question)
+def test_short_or_referring_questions_lean_on_the_previous_one(question: str) -> None:
+    assert leans_on_previous(question)
 
 
 @pytest.mark.parametrize(
@@ -64,33 +64,22 @@ def test_short_or_referring_questions_are_follow_ups(question: str) -> None:
         "How many requests per second does the API allow before it returns 429?",
         "the guy who set everything up quit and nobody has his login. how do we get control back?",
         "Which currencies can I bill my customers in and how is conversion handled?",
+        "Which currencies do you support?",
+        "Is there a free trial?",
+        "How do I export my data?",
+        "Are there any limits on seats?",
     ],
 )
-def test_long_questions_that_name_their_topic_stand_alone(question: str) -> None:
-    assert not is_follow_up(question)
+def test_questions_that_name_their_topic_stand_alone(question: str) -> None:
+    # Short is not enough: "Is there…" asks whether something exists and points nowhere.
+    assert not leans_on_previous(question)
 
 
-def test_follow_up_is_searched_with_the_latest_standalone_question() -> None:
-    earlier = ["How do refunds work for monthly plans?", "How do I change my plan?"]
-
-    query = retrieval_query_for(question="and for annual plans?", earlier_questions=earlier)
-
-    assert query == "How do I change my plan? and for annual plans?"
-
-
-def test_first_or_standalone_question_is_searched_as_asked() -> None:
-    long_question = "How many requests per second does the API allow before it returns 429?"
-
-    assert retrieval_query_for(question="and annual?", earlier_questions=[]) == "and annual?"
-    assert (
-        retrieval_query_for(question=long_question, earlier_questions=["How do refunds work?"])
-        == long_question
+def test_joined_query_puts_the_earlier_question_first_and_stays_bounded() -> None:
+    assert joined_query(question="and for annual?", anchor="How do refunds work?") == (
+        "How do refunds work? and for annual?"
     )
-
-
-def test_retrieval_query_stays_bounded() -> None:
-    query = retrieval_query_for(question="and for annual?", earlier_questions=["refund " * 500])
-
+    query = joined_query(question="and for annual?", anchor="refund " * 500)
     assert len(query) <= 600 and query.endswith("and for annual?")
 
 
@@ -98,7 +87,4 @@ def test_retrieval_query_stays_bounded() -> None:
     "question", ["E4012", "what is invoice.paid?", "X-RateLimit-Remaining", "whsec_ prefix?"]
 )
 def test_a_pasted_identifier_names_its_own_topic(question: str) -> None:
-    assert not is_follow_up(question)
-    assert retrieval_query_for(question=question, earlier_questions=["How do refunds work?"]) == (
-        question
-    )
+    assert not leans_on_previous(question)

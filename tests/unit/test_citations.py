@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 from assistant.citations import (
     NO_VALID_CITATION,
     ONLY_INVALID_CITATIONS,
+    StreamRenumberer,
     check_citations,
+    citations_renumber,
     says_not_covered,
 )
 from assistant.generators.base import Source
@@ -222,3 +224,50 @@ def test_no_answer_ever_keeps_a_citation_of_an_unretrieved_source(
     assert set(check.cited) == set(remaining)
     # and nothing in these pieces says "not covered", so uncited text is never confident
     assert check.confident == bool(check.cited)
+
+
+def test_markers_are_renumbered_in_order_of_first_citation() -> None:
+    # given: retrieval's passages 3 and 1 are cited, 3 first
+    check = check_citations(
+        answer="It is 30 days [3]. Annual plans are prorated [1][3], see [1, 3] or [1-3].",
+        sources=_sources(3),
+        question=QUESTION,
+    )
+
+    # when
+    text = citations_renumber(text=check.text, cited=check.cited)
+
+    # then
+    assert check.cited == [3, 1, 2]
+    assert text == "It is 30 days [1]. Annual plans are prorated [2][1], see [2, 1] or [2, 3, 1]."
+
+
+def test_renumbering_leaves_code_and_unknown_markers_alone() -> None:
+    text = "Read `items[2]` as the third item [2]; [9] was never cited."
+
+    assert citations_renumber(text=text, cited=[2]) == (
+        "Read `items[2]` as the third item [1]; [9] was never cited."
+    )
+
+
+def test_streamed_pieces_are_renumbered_like_the_whole_answer() -> None:
+    # given: an answer cut mid-marker, as a model streams it
+    answer = "It is 30 days [3]. Annual plans [1, 3] are prorated [1]. See `x[3]` [2][9]."
+    pieces = [
+        "It is 30 days [",
+        "3]. Annual plans [1",
+        ", 3] are prorated",
+        " [1]. See `x[3]` ",
+        "[2][9].",
+    ]
+    check = check_citations(answer=answer, sources=_sources(3), question=QUESTION)
+
+    # when
+    renumberer = StreamRenumberer(valid=[1, 2, 3])
+    streamed = "".join(renumberer.feed(piece) for piece in pieces) + renumberer.finish()
+
+    # then: the same numbers the stored answer gets ([9] is dropped only from the stored one)
+    assert streamed == "It is 30 days [1]. Annual plans [2, 1] are prorated [2]. See `x[3]` [3][9]."
+    assert citations_renumber(text=check.text, cited=check.cited) == (
+        "It is 30 days [1]. Annual plans [2, 1] are prorated [2]. See `x[3]` [3]."
+    )

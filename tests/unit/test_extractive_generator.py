@@ -63,9 +63,13 @@ def _passage(embedder: Embedder, path: str, containing: str) -> Hit:
 
 
 def _answer(
-    generator: ExtractiveGenerator, question: str, hits: Sequence[Hit], history=()
+    generator: ExtractiveGenerator,
+    question: str,
+    hits: Sequence[Hit],
+    history=(),
+    search_query: str | None = None,
 ) -> tuple[list[str], GenerationDone, Prompt]:
-    prompt = build_prompt(question=question, hits=hits, history=history)
+    prompt = build_prompt(question=question, hits=hits, history=history, search_query=search_query)
     events = list(generator.stream(question=question, prompt=prompt))
     *deltas, done = events
     assert all(isinstance(event, TextDelta) for event in deltas)
@@ -253,7 +257,7 @@ def test_the_newer_page_is_quoted_and_the_older_one_mentioned(
     ) in answer
 
 
-def test_a_follow_up_question_is_read_with_the_previous_one(
+def test_a_follow_up_question_is_read_as_it_was_searched(
     generator: ExtractiveGenerator, local_embedder: Embedder
 ) -> None:
     # given
@@ -264,9 +268,16 @@ def test_a_follow_up_question_is_read_with_the_previous_one(
     history = [Turn(question="Can I get a refund on a monthly plan?", answer="Yes [1].")]
 
     # when
-    deltas, _, _ = _answer(generator, "and for annual plans?", hits, history=history)
+    deltas, _, prompt = _answer(
+        generator,
+        "and for annual plans?",
+        hits,
+        history=history,
+        search_query="Can I get a refund on a monthly plan? and for annual plans?",
+    )
 
     # then
+    assert prompt.search_query == "Can I get a refund on a monthly plan? and for annual plans?"
     assert any("60 days" in sentence for sentence, _ in _quotes(deltas))
 
 

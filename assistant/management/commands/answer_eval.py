@@ -1,0 +1,101 @@
+"""Score answers on corpus/answer-eval.jsonl: facts stated, facts cited, refusals.
+
+Runs on the indexed help center (``manage.py kb_sync corpus``), through the real answer
+pipeline, and leaves nothing behind (see ``assistant.evaluation``). With ``--generator
+anthropic`` it calls Claude, or whatever serves the Messages API at ``--anthropic-base-url``
+(default ANTHROPIC_BASE_URL): against a stub that run checks plumbing and citation mapping, not
+quality, since the stub's answers are whatever it returns.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from tqdm import tqdm
+
+from assistant.evaluation import (
+    AnswerEvalError,
+    HalfSummary,
+    answer_cases_load,
+    answer_eval_run,
+    answer_eval_summarise,
+)
+from assistant.generators import GENERATOR_CHOICES, generator_for
+from kb.models import EmbeddingModel
+
+
+class Command(BaseCommand):
+    help = (
+        "Share of answers stating the expected fact, of those citing a passage that states it, "
+        "of unanswerable questions refused and of answerable ones wrongly refused, per half."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "cases", type=Path, nargs="?", default=settings.BASE_DIR / "corpus/answer-eval.jsonl"
+        )
+        parser.add_argument("--generator", choices=GENERATOR_CHOICES, default=settings.GENERATOR)
+        parser.add_argument("--anthropic-base-url", default=None, help="default ANTHROPIC_BASE_URL")
+        parser.add_argument("--anthropic-api-key", default=None, help="default ANTHROPIC_API_KEY")
+        parser.add_argument("--output", type=Path, help="one JSON line per case")
+        parser.add_argument("--json", type=Path, help="the summary as JSON")
+
+    def handle(self, *args: object, cases: Path, generator: str, **options: object) -> None:
+        try:
+            loaded = answer_cases_load(cases)
+        except (OSError, AnswerEvalError) as exc:
+            raise CommandError(str(exc)) from exc
+        if not EmbeddingModel.objects.active().exists():
+            raise CommandError("nothing is indexed: run `manage.py kb_sync corpus` first")
+        api_key = options["anthropic_api_key"] or settings.ANTHROPIC_API_KEY
+        if generator == "anthropic" and not api_key:
+            raise CommandError(
+                "--generator anthropic needs ANTHROPIC_API_KEY or --anthropic-api-key"
+            )
+        try:
+            answerer = generator_for(
+                generator,
+                anthropic_api_key=str(api_key or ""),
+                anthropic_base_url=str(options["anthropic_base_url"] or "") or None,
+            )
+        except ValueError as exc:
+            raise CommandError(f"cannot make the {generator} generator: {exc}") from exc
+        outcomes = answer_eval_run(
+            loaded,
+            generator=answerer,
+            progress=lambda items: tqdm(items, desc="answering", unit="q", file=sys.stderr),
+        )
+        summaries = answer_eval_summarise(outcomes)
+        self._print(summaries, generator=answerer.name, cases=cases)
+        if options["output"]:
+            with Path(str(options["output"])).open("w", encoding="utf-8") as handle:
+                for outcome in outcomes:
+                    handle.write(json.dumps(outcome.as_json(), ensure_ascii=False) + "\n")
+        if options["json"]:
+            report = {"cases": str(cases), "generator": answerer.name}
+            report["halves"] = [summary.as_json() for summary in summaries]  # type: ignore[assignment]
+            Path(str(options["json"])).write_text(json.dumps(report, indent=2) + "\n")
+
+    def _print(self, summaries: list[HalfSummary], *, generator: str, cases: Path) -> None:
+        self.stdout.write(f"answer_eval on {cases} with {generator}")
+        self.stdout.write(
+            f"{'half':<12}{'cases':>7}{'states fact':>13}{'cites it':>10}"
+            f"{'unanswerable refused':>22}{'answerable refused':>20}"
+        )
+        for s in summaries:
+            self.stdout.write(
+                f"{s.half:<12}{s.answerable + s.unanswerable:>7}{s.states_fact:>13.1%}"
+                f"{s.cites_fact:>10.1%}{s.refused_unanswerable:>22.1%}{s.refused_answerable:>20.1%}"
+            )
+        for s in summaries:
+            for outcome in s.failed:
+                case = outcome.case
+                want = f"{case.fact!r} ({case.path} > {case.section})" if case.fact else "refusal"
+                got = outcome.answer.replace("\n", " ")[:160]
+                self.stdout.write(
+                    f"  [{s.half}] {case.id}: want {want}; got {outcome.status}: {got}"
+                )

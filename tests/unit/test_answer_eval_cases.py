@@ -1,0 +1,64 @@
+"""The answer eval's cases, checked against the sample help center's pages: each fact is stated
+in the section its case names, the halves split both kinds, and a bad file is refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from assistant.evaluation import AnswerEvalError, answer_cases_load, fact_text, states
+from search.evalsets.pages import pages_read
+from tests.conftest import CORPUS_DIR
+
+CASES = CORPUS_DIR / "answer-eval.jsonl"
+
+
+def test_every_fact_is_stated_in_the_section_its_case_names() -> None:
+    sections = {(s.path, s.label): s.text for s in pages_read(CORPUS_DIR).sections}
+    cases = [case for case in answer_cases_load(CASES) if case.answerable]
+
+    wrong = [
+        case.id
+        for case in cases
+        if not states(sections.get((case.path or "", case.section or ""), ""), case.fact or "")
+    ]
+
+    assert len(cases) >= 60
+    assert wrong == []
+
+
+def test_both_halves_hold_answerable_and_unanswerable_cases() -> None:
+    cases = answer_cases_load(CASES)
+
+    for half in ("calibration", "report"):
+        kinds = [case.answerable for case in cases if case.half == half]
+        assert kinds.count(True) >= 30 and kinds.count(False) >= 10, half
+    assert "Who is on the billing on-call rota?" in {c.question for c in cases if not c.answerable}
+
+
+def test_facts_compare_without_markup_or_dash_differences() -> None:
+    assert fact_text("5\u201310 **business days**") == "5-10 business days"
+    assert states("They usually appear within **5\u201310 business days**.", "5-10 business days")
+    assert not states("within 10 business days", "5\u201310 business days")
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("not json", "not JSON"),
+        ('{"id": "a", "half": "other", "question": "q", "fact": null}', "'half' must be"),
+        ('{"id": "a", "half": "report", "question": "q", "fact": "30 days"}', "needs 'path'"),
+        ('{"id": "", "half": "report", "question": "q", "fact": null}', "'id' must be"),
+    ],
+)
+def test_a_bad_case_file_is_refused_naming_the_line(
+    tmp_path: Path, line: str, message: str
+) -> None:
+    path = tmp_path / "cases.jsonl"
+    path.write_text('{"id": "ok", "half": "report", "question": "q", "fact": null}\n' + line)
+
+    with pytest.raises(AnswerEvalError, match=message) as raised:
+        answer_cases_load(path)
+
+    assert f"{path}:2" in str(raised.value)
