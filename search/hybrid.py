@@ -58,6 +58,7 @@ class HybridRows:
     # passage has every rare word of the question (it quotes the page), low for a paraphrase;
     # words no chunk holds count against it.
     keyword_coverage: float | None = None
+    identifier_phrases: tuple[str, ...] = ()  # the codes boosted, named numbers included
 
 
 @dataclass(frozen=True)
@@ -70,23 +71,35 @@ class TermWeights:
     average_length: float
     pairs: bool = False  # candidates must hold two of ``selecting`` (all its terms are common)
     question_idf: float = 0.0  # of every lexeme of the question, those no chunk holds included
+    named_numbers: frozenset[str] = frozenset()  # the question's bare numbers a heading names
 
     @property
     def is_empty(self) -> bool:
         return not self.lexemes
 
 
-def term_weights(*, embedding_model: EmbeddingModel, keywords: KeywordQuery) -> TermWeights:
+def term_weights(
+    *, embedding_model: EmbeddingModel, keywords: KeywordQuery, audiences: Sequence[str]
+) -> TermWeights:
     """Look up the question's lexemes (as the index parses them) in the model's statistics.
 
     IDF is Lucene's ``ln(1 + (N - df + 0.5) / (df + 0.5))``, always positive. A lexeme no chunk
     holds can match nothing and is dropped from the terms, but still counts (as the rarest of
     all) in ``question_idf``: a question full of words the docs never use does not quote them.
+
+    The same statement says which of the question's bare numbers a heading of a page the asker
+    may see names (``'404':A`` in ``tsv``, where headings are weight A): a GIN lookup per
+    number, only for numbers some chunk holds, so a question without one costs nothing more.
     """
     with connection.cursor() as cursor:
         cursor.execute(
-            """
-            SELECT q.lexeme, coalesce(t.chunk_count, 0), s.chunk_count, s.term_count
+            f"""
+            SELECT q.lexeme, coalesce(t.chunk_count, 0), s.chunk_count, s.term_count,
+                   CASE WHEN q.lexeme = ANY(%s::text[]) AND t.chunk_count > 0 THEN EXISTS (
+                       SELECT 1 FROM kb_chunk c JOIN kb_document d ON d.id = c.document_id
+                       WHERE {_visible_sql(embedding_model)}
+                         AND c.tsv @@ (q.lexeme || ':A')::tsquery
+                   ) ELSE false END
             FROM (SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', %s))) q
             CROSS JOIN kb_index_stat s
             LEFT JOIN kb_term_stat t
@@ -94,7 +107,12 @@ def term_weights(*, embedding_model: EmbeddingModel, keywords: KeywordQuery) -> 
             WHERE s.embedding_model_id = %s AND s.chunk_count > 0
             ORDER BY q.lexeme
             """,
-            [" ".join(keywords.terms), embedding_model.pk],
+            [
+                list(keywords.numbers),
+                list(audiences),
+                " ".join(keywords.terms),
+                embedding_model.pk,
+            ],
         )
         every = cursor.fetchall()
     rows = [row for row in every if row[1] > 0]
@@ -105,11 +123,11 @@ def term_weights(*, embedding_model: EmbeddingModel, keywords: KeywordQuery) -> 
     def idf(df: int) -> float:
         return math.log(1 + (chunks - df + 0.5) / (df + 0.5))
 
-    idfs = tuple(idf(df) for _, df, _, _ in rows)
+    idfs = tuple(idf(df) for _, df, _, _, _ in rows)
     selecting: list[str] = []
     holding = 0
     rarest_first = sorted(rows, key=lambda row: (row[1], row[0]))
-    for lexeme, df, _, _ in rarest_first:
+    for lexeme, df, _, _, _ in rarest_first:
         if selecting and holding + df > KEYWORD_CANDIDATE_BUDGET:
             break
         selecting.append(lexeme)
@@ -123,7 +141,8 @@ def term_weights(*, embedding_model: EmbeddingModel, keywords: KeywordQuery) -> 
         selecting=tuple(selecting),
         pairs=pairs,
         average_length=max(terms / chunks, 1.0),
-        question_idf=sum(idf(df) for _, df, _, _ in every),
+        question_idf=sum(idf(df) for _, df, _, _, _ in every),
+        named_numbers=frozenset(row[0] for row in rows if row[4]),
     )
 
 
@@ -216,7 +235,10 @@ def hybrid_search(
     use_vector = query_vector is not None
     terms = None
     if keywords is not None and not keywords.is_empty:
-        terms = term_weights(embedding_model=embedding_model, keywords=keywords)
+        terms = term_weights(
+            embedding_model=embedding_model, keywords=keywords, audiences=audiences
+        )
+        keywords = keywords.with_named_numbers(terms.named_numbers)
     use_keyword = terms is not None and not terms.is_empty
     if not use_vector and not use_keyword:
         return HybridRows(candidates=[], vector_candidates=0, keyword_candidates=0)
@@ -359,6 +381,7 @@ def hybrid_search(
         vector_candidates=rows[0][13] if rows else 0,
         keyword_candidates=rows[0][14] if rows else 0,
         keyword_coverage=coverage,
+        identifier_phrases=keywords.identifier_phrases if use_keyword and keywords else (),
     )
 
 
