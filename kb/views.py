@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponsePermanentRedirect
 from django.shortcuts import render
 from django.template.response import TemplateResponse
 from django.urls import reverse
@@ -22,6 +22,7 @@ from kb.models import Document
 from kb.rendering import document_render
 from kb.selectors import (
     audiences_for,
+    document_for_alias,
     document_for_reader,
     document_successor_for_reader,
     document_version_diff,
@@ -60,6 +61,9 @@ def document_detail(request: HttpRequest, path: str) -> HttpResponse:
     staff = reader_is_staff(request.user)
     document = document_for_reader(path=path, audiences=audiences)
     if document is None:
+        moved = document_for_alias(path=path, audiences=audiences)
+        if moved is not None:  # the page's earlier address (its front matter's `aliases`)
+            return HttpResponsePermanentRedirect(reverse("kb:document", args=[moved.path]))
         raise Http404("No document at this address.")
     successor = document_successor_for_reader(document=document, audiences=audiences)
     if document.status == Document.Status.RETIRED and not staff:

@@ -176,6 +176,23 @@ def test_unknown_path_is_404() -> None:
     assert page("policies/nothing-here.md").status_code == 404
 
 
+def test_an_earlier_address_from_the_front_matter_redirects_to_the_page() -> None:
+    make_document(path="guides/install.md", aliases=["old/install", "guides/setup"])
+
+    for address in ("old/install", "old/install/", "guides/setup"):
+        response = page(address)
+        assert response.status_code == 301, address
+        assert response["Location"] == "/docs/guides/install.md"
+
+
+def test_an_earlier_address_of_a_page_the_reader_may_not_see_is_404() -> None:
+    make_document(path="internal/runbook.md", audience="internal", aliases=["runbook"])
+    make_document(path="guides/draft.md", status="draft", aliases=["draft"])
+
+    assert page("runbook").status_code == 404
+    assert page("draft").status_code == 404
+
+
 def test_index_lists_published_public_documents_by_category() -> None:
     # given
     make_document()
