@@ -71,35 +71,23 @@ class TermWeights:
     average_length: float
     pairs: bool = False  # candidates must hold two of ``selecting`` (all its terms are common)
     question_idf: float = 0.0  # of every lexeme of the question, those no chunk holds included
-    named_numbers: frozenset[str] = frozenset()  # the question's bare numbers a heading names
 
     @property
     def is_empty(self) -> bool:
         return not self.lexemes
 
 
-def term_weights(
-    *, embedding_model: EmbeddingModel, keywords: KeywordQuery, audiences: Sequence[str]
-) -> TermWeights:
+def term_weights(*, embedding_model: EmbeddingModel, keywords: KeywordQuery) -> TermWeights:
     """Look up the question's lexemes (as the index parses them) in the model's statistics.
 
     IDF is Lucene's ``ln(1 + (N - df + 0.5) / (df + 0.5))``, always positive. A lexeme no chunk
     holds can match nothing and is dropped from the terms, but still counts (as the rarest of
     all) in ``question_idf``: a question full of words the docs never use does not quote them.
-
-    The same statement says which of the question's bare numbers a heading of a page the asker
-    may see names (``'404':A`` in ``tsv``, where headings are weight A): a GIN lookup per
-    number, only for numbers some chunk holds, so a question without one costs nothing more.
     """
     with connection.cursor() as cursor:
         cursor.execute(
-            f"""
-            SELECT q.lexeme, coalesce(t.chunk_count, 0), s.chunk_count, s.term_count,
-                   CASE WHEN q.lexeme = ANY(%s::text[]) AND t.chunk_count > 0 THEN EXISTS (
-                       SELECT 1 FROM kb_chunk c JOIN kb_document d ON d.id = c.document_id
-                       WHERE {_visible_sql(embedding_model)}
-                         AND c.tsv @@ (q.lexeme || ':A')::tsquery
-                   ) ELSE false END
+            """
+            SELECT q.lexeme, coalesce(t.chunk_count, 0), s.chunk_count, s.term_count
             FROM (SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', %s))) q
             CROSS JOIN kb_index_stat s
             LEFT JOIN kb_term_stat t
@@ -107,12 +95,7 @@ def term_weights(
             WHERE s.embedding_model_id = %s AND s.chunk_count > 0
             ORDER BY q.lexeme
             """,
-            [
-                list(keywords.numbers),
-                list(audiences),
-                " ".join(keywords.terms),
-                embedding_model.pk,
-            ],
+            [" ".join(keywords.terms), embedding_model.pk],
         )
         every = cursor.fetchall()
     rows = [row for row in every if row[1] > 0]
@@ -123,11 +106,11 @@ def term_weights(
     def idf(df: int) -> float:
         return math.log(1 + (chunks - df + 0.5) / (df + 0.5))
 
-    idfs = tuple(idf(df) for _, df, _, _, _ in rows)
+    idfs = tuple(idf(df) for _, df, _, _ in rows)
     selecting: list[str] = []
     holding = 0
     rarest_first = sorted(rows, key=lambda row: (row[1], row[0]))
-    for lexeme, df, _, _, _ in rarest_first:
+    for lexeme, df, _, _ in rarest_first:
         if selecting and holding + df > KEYWORD_CANDIDATE_BUDGET:
             break
         selecting.append(lexeme)
@@ -141,9 +124,37 @@ def term_weights(
         selecting=tuple(selecting),
         pairs=pairs,
         average_length=max(terms / chunks, 1.0),
-        question_idf=sum(idf(df) for _, df, _, _, _ in every),
-        named_numbers=frozenset(row[0] for row in rows if row[4]),
+        question_idf=sum(idf(df) for _, df, _, _ in every),
     )
+
+
+def named_numbers(
+    *, embedding_model: EmbeddingModel, numbers: Sequence[str], audiences: Sequence[str]
+) -> frozenset[str]:
+    """Which of ``numbers`` (bare numbers, ``is_bare_number``) a heading of a page the asker
+    may see names: where the help center uses a number as a code (``## 404: Not found``).
+
+    Heading words are weight A in ``tsv``, so this is a GIN lookup of ``'404':A`` (a constant
+    tsquery, so the planner can estimate it and use the index), made only for a question with
+    a bare number and always current: a page published or retired counts at once.
+    """
+    if not numbers:
+        return frozenset()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            SELECT DISTINCT u.lexeme
+            FROM kb_chunk c JOIN kb_document d ON d.id = c.document_id, unnest(c.tsv) u
+            WHERE {_visible_sql(embedding_model)} AND c.tsv @@ %s::tsquery
+              AND u.lexeme = ANY(%s::text[]) AND 'A' = ANY(u.weights)
+            """,
+            [
+                list(audiences),
+                " | ".join(f"'{number}':A" for number in numbers if number.isdigit()),
+                list(numbers),
+            ],
+        )
+        return frozenset(row[0] for row in cursor.fetchall())
 
 
 def tsquery_text(lexemes: Sequence[str], *, pairs: bool = False) -> str:
@@ -235,10 +246,11 @@ def hybrid_search(
     use_vector = query_vector is not None
     terms = None
     if keywords is not None and not keywords.is_empty:
-        terms = term_weights(
-            embedding_model=embedding_model, keywords=keywords, audiences=audiences
+        terms = term_weights(embedding_model=embedding_model, keywords=keywords)
+        named = named_numbers(
+            embedding_model=embedding_model, numbers=keywords.numbers, audiences=audiences
         )
-        keywords = keywords.with_named_numbers(terms.named_numbers)
+        keywords = keywords.with_named_numbers(named)
     use_keyword = terms is not None and not terms.is_empty
     if not use_vector and not use_keyword:
         return HybridRows(candidates=[], vector_candidates=0, keyword_candidates=0)
