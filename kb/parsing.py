@@ -164,7 +164,7 @@ def page_aliases(*, path: str, metadata: Mapping[str, Any]) -> tuple[tuple[str, 
     folder = posixpath.dirname(path)
     for key in _ALIAS_KEYS:
         values = metadata.get(key)
-        for value in [values] if isinstance(values, str) else values or ():
+        for value in values if isinstance(values, list) else [] if values is None else [values]:
             if not isinstance(value, str) or _REMOTE.match(value.strip()):
                 warnings.append(f"front matter: '{key}' entry {value!r} is not a path, ignored")
                 continue

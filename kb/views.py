@@ -63,7 +63,10 @@ def document_detail(request: HttpRequest, path: str) -> HttpResponse:
     if document is None:
         moved = document_for_alias(path=path, audiences=audiences)
         if moved is not None:  # the page's earlier address (its front matter's `aliases`)
-            return HttpResponsePermanentRedirect(reverse("kb:document", args=[moved.path]))
+            redirect = HttpResponsePermanentRedirect(reverse("kb:document", args=[moved.path]))
+            if staff:
+                patch_cache_control(redirect, private=True)
+            return redirect
         raise Http404("No document at this address.")
     successor = document_successor_for_reader(document=document, audiences=audiences)
     if document.status == Document.Status.RETIRED and not staff:
