@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from django import forms
@@ -240,12 +241,26 @@ class DocumentAdmin(SimpleHistoryAdmin):
         ("Text", {"classes": ("kb-editor",), "fields": ("body",)}),
         (
             "Checks and record",
-            {"fields": ("flagged_lines", "content_hash", "created_at", "modified_at")},
+            {
+                "fields": (
+                    "flagged_lines",
+                    "front_matter_metadata",
+                    "content_hash",
+                    "created_at",
+                    "modified_at",
+                )
+            },
         ),
     )
     actions = ("retire_documents", "restore_documents")
     search_fields = ("title", "path", "body")
-    readonly_fields = ("flagged_lines", "content_hash", "created_at", "modified_at")
+    readonly_fields = (
+        "flagged_lines",
+        "content_hash",
+        "created_at",
+        "modified_at",
+        "front_matter_metadata",
+    )
     autocomplete_fields = ("superseded_by",)
     inlines = (DocumentIndexStateInline,)
     object_history_list_template = "admin/kb/document/object_history_list.html"
@@ -272,6 +287,14 @@ class DocumentAdmin(SimpleHistoryAdmin):
         self, request: HttpRequest, historical_record: Any
     ) -> HistoricalRecordContextHelper:
         return DocumentHistoryContextHelper(self.model, historical_record)
+
+    @admin.display(description="Front matter kept")
+    def front_matter_metadata(self, obj: Document) -> str:
+        """What the source file's tool said that has no field here: a folder sync sets it, so
+        it is shown, not edited (an edit would be undone by the next sync of the file)."""
+        if not obj.metadata:
+            return "—"
+        return format_html("<pre>{}</pre>", json.dumps(obj.metadata, indent=2, sort_keys=True))
 
     def get_readonly_fields(self, request: HttpRequest, obj: Document | None = None) -> tuple:
         fields = tuple(super().get_readonly_fields(request, obj))

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import connections, models, transaction
@@ -137,6 +138,11 @@ class Document(models.Model):
     content_hash = models.CharField(
         max_length=64, help_text="sha256 of the title and body: what the chunks are built from."
     )
+    # What the source's static-site tool said that has no field here (slug, weight, tags,
+    # unknown keys), as written; kept by every sync and shown read-only in admin.
+    metadata = models.JSONField(default=dict, blank=True)
+    # Earlier addresses (front-matter `aliases`, `redirect_from`) as /docs/ paths: they redirect.
+    aliases = ArrayField(models.CharField(max_length=1000), default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     modified_at = models.DateTimeField(auto_now=True)
     # Provenance: where the row came from and, for a folder sync, what the sync last wrote, so a
@@ -175,6 +181,7 @@ class Document(models.Model):
                 condition=models.Q(status="published", superseded_by__isnull=True),
                 name="kb_document_searchable",
             ),
+            GinIndex(fields=["aliases"], name="kb_document_aliases_gin"),
         ]
         permissions = [("retire_document", "Can retire, supersede and restore documents")]
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime
 import difflib
 import json
+import posixpath
 import re
 import tomllib
 from collections import Counter
@@ -46,7 +47,10 @@ _OWN_KEYS = ("title", "category", "updated", "review_by", *_GUARDED_KEYS)
 # The static-site tools' keys that mean one of ours (see `parse_document`).
 _MAPPED_KEYS = ("description", "draft", "date", "lastmod", "last_update")
 # Tool keys with no equivalent here, kept as metadata without being reported as unknown.
-KEPT_KEYS = ("slug", "aliases", "weight", "sidebar_position", "tags")
+KEPT_KEYS = ("slug", "aliases", "weight", "sidebar_position", "tags", "redirect_from")
+# Earlier addresses of the page: Hugo's `aliases`, Jekyll's `redirect_from` (see `page_aliases`).
+_ALIAS_KEYS = ("aliases", "redirect_from")
+_REMOTE = re.compile(r"[a-z][a-z0-9+.-]*:|//", re.IGNORECASE)
 _KNOWN_KEYS = frozenset((*_OWN_KEYS, *_MAPPED_KEYS, *KEPT_KEYS))
 _PAGE_BADGES = ("new", "deprecated")
 # Our own `updated` wins; then the most specific "last changed" each tool has, then `date`.
@@ -98,6 +102,7 @@ class ParsedDocument:
     metadata: Mapping[str, Any] = field(default_factory=dict)
     unknown_keys: tuple[str, ...] = ()  # keys of `metadata` that no tool convention explains
     warnings: tuple[str, ...] = ()  # markup that loaded but lost something (an include)
+    aliases: tuple[str, ...] = ()  # earlier /docs/<alias> addresses that redirect here
 
 
 def parse_document(*, path: str, raw: bytes) -> ParsedDocument:
@@ -120,6 +125,7 @@ def parse_document(*, path: str, raw: bytes) -> ParsedDocument:
     metadata = {key: _json_ready(value) for key, value in fields.items() if key not in _OWN_KEYS}
     for key in _MAPPED_KEYS:
         metadata.pop(key, None)
+    aliases, alias_warnings = page_aliases(path=path, metadata=metadata)
     badge = reader.text("status")
     if badge is not None and badge.lower() in _PAGE_BADGES:
         metadata["status"] = badge  # shown by MkDocs Material as a badge, kept for it
@@ -138,10 +144,45 @@ def parse_document(*, path: str, raw: bytes) -> ParsedDocument:
         description=reader.text("description") or "",
         metadata=metadata,
         unknown_keys=tuple(key for key in metadata if key not in _KNOWN_KEYS),
-        warnings=tuple(
-            markup_warnings(body, first_line=text.count("\n", 0, len(text) - len(body)) + 1)
+        warnings=(
+            *markup_warnings(body, first_line=text.count("\n", 0, len(text) - len(body)) + 1),
+            *alias_warnings,
         ),
+        aliases=aliases,
     )
+
+
+def page_aliases(*, path: str, metadata: Mapping[str, Any]) -> tuple[tuple[str, ...], list[str]]:
+    """The page's earlier addresses as ``/docs/`` paths, and a warning per value left out.
+
+    Hugo's `aliases` and Jekyll's `redirect_from` list server paths (`/guides/old-name/`,
+    `/2019/01/post.html`); one without a leading `/` is relative to the page's folder, as Hugo
+    resolves it. A site's `/docs/` section is the synced folder itself, so `/docs/x/` is `x`.
+    """
+    aliases: list[str] = []
+    warnings: list[str] = []
+    folder = posixpath.dirname(path)
+    for key in _ALIAS_KEYS:
+        values = metadata.get(key)
+        for value in values if isinstance(values, list) else [] if values is None else [values]:
+            if not isinstance(value, str) or _REMOTE.match(value.strip()):
+                warnings.append(f"front matter: '{key}' entry {value!r} is not a path, ignored")
+                continue
+            written = value.strip().split("#")[0].split("?")[0]
+            joined = written if written.startswith("/") else posixpath.join(folder, written)
+            alias = alias_path(joined)
+            if not alias or alias.startswith("..") or alias == path:
+                warnings.append(f"front matter: '{key}' entry {value!r} is not a path, ignored")
+            elif alias not in aliases:
+                aliases.append(alias)
+    return tuple(aliases), warnings
+
+
+def alias_path(address: str) -> str:
+    """An address as the alias lookup compares it: no edge slashes, no `docs/` prefix, `.`
+    and `..` resolved. Both an alias and a requested ``/docs/<path>`` go through it."""
+    cleaned = posixpath.normpath("/" + address.strip()).strip("/")
+    return cleaned.removeprefix("docs/") if cleaned != "docs" else ""
 
 
 def parse_warnings(documents: Iterable[ParsedDocument]) -> list[str]:

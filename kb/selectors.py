@@ -17,6 +17,7 @@ from kb.actors import SYSTEM, Actor, actor_has_perm
 from kb.chunking.lines import FenceRole, scan_lines
 from kb.chunking.structure import atx_heading, is_list_item, is_table_delimiter_row
 from kb.models import Category, Document, DocumentIndexState, DocumentQuerySet, EmbeddingModel
+from kb.parsing import alias_path
 
 # Who may read internal pages (and the text of retired ones): active staff holding this.
 STAFF_READER_PERMISSION = "kb.view_document"
@@ -48,6 +49,15 @@ def _readable(*, audiences: tuple[str, ...]) -> DocumentQuerySet:
 def document_for_reader(*, path: str, audiences: tuple[str, ...]) -> Document | None:
     """The document at ``path`` if a reader of ``audiences`` may open it, else None (404)."""
     return _readable(audiences=audiences).filter(path=path).first()
+
+
+def document_for_alias(*, path: str, audiences: tuple[str, ...]) -> Document | None:
+    """The document a reader of ``audiences`` may open that was once at ``path`` (its front
+    matter's `aliases`): a GIN lookup; the first by path if two pages claim the address."""
+    alias = alias_path(path)
+    if not alias:
+        return None
+    return _readable(audiences=audiences).filter(aliases__contains=[alias]).order_by("path").first()
 
 
 def document_successor_for_reader(

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponsePermanentRedirect
 from django.shortcuts import render
 from django.template.response import TemplateResponse
 from django.urls import reverse
@@ -23,6 +23,7 @@ from kb.rendering import document_render
 from kb.selectors import (
     audiences_for,
     document_category_label,
+    document_for_alias,
     document_for_reader,
     document_successor_for_reader,
     document_version_diff,
@@ -62,6 +63,12 @@ def document_detail(request: HttpRequest, path: str) -> HttpResponse:
     staff = reader_is_staff(request.user)
     document = document_for_reader(path=path, audiences=audiences)
     if document is None:
+        moved = document_for_alias(path=path, audiences=audiences)
+        if moved is not None:  # the page's earlier address (its front matter's `aliases`)
+            redirect = HttpResponsePermanentRedirect(reverse("kb:document", args=[moved.path]))
+            if staff:
+                patch_cache_control(redirect, private=True)
+            return redirect
         raise Http404("No document at this address.")
     successor = document_successor_for_reader(document=document, audiences=audiences)
     if document.status == Document.Status.RETIRED and not staff:

@@ -58,6 +58,7 @@ class HybridRows:
     # passage has every rare word of the question (it quotes the page), low for a paraphrase;
     # words no chunk holds count against it.
     keyword_coverage: float | None = None
+    identifier_phrases: tuple[str, ...] = ()  # the codes boosted, named numbers included
 
 
 @dataclass(frozen=True)
@@ -125,6 +126,35 @@ def term_weights(*, embedding_model: EmbeddingModel, keywords: KeywordQuery) -> 
         average_length=max(terms / chunks, 1.0),
         question_idf=sum(idf(df) for _, df, _, _ in every),
     )
+
+
+def named_numbers(
+    *, embedding_model: EmbeddingModel, numbers: Sequence[str], audiences: Sequence[str]
+) -> frozenset[str]:
+    """Which of ``numbers`` (bare numbers, ``is_bare_number``) a heading of a page the asker
+    may see names: where the help center uses a number as a code (``## 404: Not found``).
+
+    Heading words are weight A in ``tsv``, so this is a GIN lookup of ``'404':A`` (a constant
+    tsquery, so the planner can estimate it and use the index), made only for a question with
+    a bare number and always current: a page published or retired counts at once.
+    """
+    if not numbers:
+        return frozenset()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            SELECT DISTINCT u.lexeme
+            FROM kb_chunk c JOIN kb_document d ON d.id = c.document_id, unnest(c.tsv) u
+            WHERE {_visible_sql(embedding_model)} AND c.tsv @@ %s::tsquery
+              AND u.lexeme = ANY(%s::text[]) AND 'A' = ANY(u.weights)
+            """,
+            [
+                list(audiences),
+                " | ".join(f"'{number}':A" for number in numbers if number.isdigit()),
+                list(numbers),
+            ],
+        )
+        return frozenset(row[0] for row in cursor.fetchall())
 
 
 def tsquery_text(lexemes: Sequence[str], *, pairs: bool = False) -> str:
@@ -217,6 +247,10 @@ def hybrid_search(
     terms = None
     if keywords is not None and not keywords.is_empty:
         terms = term_weights(embedding_model=embedding_model, keywords=keywords)
+        named = named_numbers(
+            embedding_model=embedding_model, numbers=keywords.numbers, audiences=audiences
+        )
+        keywords = keywords.with_named_numbers(named)
     use_keyword = terms is not None and not terms.is_empty
     if not use_vector and not use_keyword:
         return HybridRows(candidates=[], vector_candidates=0, keyword_candidates=0)
@@ -359,6 +393,7 @@ def hybrid_search(
         vector_candidates=rows[0][13] if rows else 0,
         keyword_candidates=rows[0][14] if rows else 0,
         keyword_coverage=coverage,
+        identifier_phrases=keywords.identifier_phrases if use_keyword and keywords else (),
     )
 
 

@@ -4,6 +4,11 @@ Natural questions contain words no page has, so the leg ORs its terms instead of
 Postgres ranking has no IDF: a pasted identifier (``invoice.paid``, ``E4012``, ``X-Acme-Signature``)
 would rank no higher than a common word, so identifiers are kept apart and given a boost.
 
+A bare number is not an identifier by its shape: "404", "2025" and "100" are as often a
+quantity, a year or a limit as a code. It is one only where the help center uses it as one, a
+heading naming it ("404: Not found"); ``search.hybrid.named_numbers`` looks that up in the index
+for the question's ``numbers`` and ``KeywordQuery.with_named_numbers`` adds the ones it finds.
+
 Terms are always passed to Postgres as bind parameters of ``plainto_tsquery``, which treats its
 input as plain text: tsquery syntax (``!``, ``&``, ``:*``, quotes) and SQL in a question are just
 characters here, never operators.
@@ -11,9 +16,11 @@ characters here, never operators.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 import unicodedata
+from collections.abc import Collection
 from dataclasses import dataclass
 
 # Longer questions are cut: the keyword leg needs the gist, not a pasted log file.
@@ -46,6 +53,7 @@ ENGLISH_STOP_WORDS = frozenset(_ENGLISH_STOP_TEXT.split())
 class KeywordQuery:
     terms: tuple[str, ...]  # every term, ORed
     identifiers: tuple[str, ...]  # the subset that looks like an identifier
+    numbers: tuple[str, ...] = ()  # bare numbers of 3+ digits: identifiers if a heading names one
 
     @functools.cached_property
     def identifier_phrases(self) -> tuple[str, ...]:
@@ -63,18 +71,34 @@ class KeywordQuery:
     def is_empty(self) -> bool:
         return not self.terms
 
+    def with_named_numbers(self, named: Collection[str]) -> KeywordQuery:
+        """The query with the bare numbers the help center names (in ``named``) as identifiers."""
+        found = tuple(number for number in self.numbers if number in named)
+        if not found:
+            return self
+        return dataclasses.replace(self, identifiers=self.identifiers + found)
+
 
 def is_identifier(token: str) -> bool:
     """True for tokens a person pastes rather than says: codes, event names, headers, keys."""
     if "_" in token or re.search(r"[^\W\d_][./:][^\W\d_]", token):
         return True  # auto_advance, sk_test_, invoice.paid; not 0.00 or 19/20
-    if "-" in token and all(part[:1].isupper() or part[:1].isdigit() for part in token.split("-")):
-        return True  # X-Acme-Signature, Retry-After; not "follow-up", "e-mail" or "intra-EU"
+    parts = token.split("-")
+    if (
+        len(parts) > 1
+        and _HAS_LETTER.search(token)
+        and all(p[:1].isupper() or p[:1].isdigit() for p in parts)
+    ):
+        return True  # X-Acme-Signature, Retry-After; not "follow-up", "intra-EU" or "2024-2025"
     if re.fullmatch(r"\d+(st|nd|rd|th|s|k|m|x)", token, re.IGNORECASE):
         return False  # 15th, 1990s, 10k, 2x: quantities, not identifiers
-    if _HAS_DIGIT.search(token) and _HAS_LETTER.search(token):
-        return True  # E4012, v2, 2fa
-    return token.isdigit() and len(token) >= 3  # 429, 402
+    return bool(_HAS_DIGIT.search(token) and _HAS_LETTER.search(token))  # E4012, v2, 2fa
+
+
+def is_bare_number(token: str) -> bool:
+    """A number that may be a code (429, 4012) or a quantity (100, 2025): only the help center
+    can tell (see the module's docstring). Shorter ones are steps, counts and versions."""
+    return token.isascii() and token.isdigit() and len(token) >= 3
 
 
 _NAME = re.compile(r"\b[^\W\d_][^\W_]*\b")
@@ -101,6 +125,7 @@ def keyword_query(question: str) -> KeywordQuery:
     text = unicodedata.normalize("NFKC", question[: MAX_QUESTION_CHARS * 2])[:MAX_QUESTION_CHARS]
     terms: list[str] = []
     identifiers: list[str] = []
+    numbers: list[str] = []
     seen: set[str] = set()
     for match in _TOKEN.finditer(text):
         # The pattern starts and ends a token on a word character (or a trailing "_" of a
@@ -113,6 +138,8 @@ def keyword_query(question: str) -> KeywordQuery:
         terms.append(token)
         if is_identifier(token):
             identifiers.append(token)
+        elif is_bare_number(token):
+            numbers.append(token)
         if len(terms) >= MAX_TERMS:
             break
-    return KeywordQuery(terms=tuple(terms), identifiers=tuple(identifiers))
+    return KeywordQuery(terms=tuple(terms), identifiers=tuple(identifiers), numbers=tuple(numbers))

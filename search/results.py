@@ -77,6 +77,7 @@ class RetrievalResult:
     timings_ms: dict[str, float] = field(default_factory=dict)  # stage -> milliseconds
     unknown_names: list[str] = field(default_factory=list)  # names no visible page mentions
     keyword_coverage: float | None = None  # see search.hybrid.HybridRows
+    identifier_phrases: tuple[str, ...] = ()  # the pasted codes the keyword leg boosted
 
     @property
     def confidence(self) -> float | None:
@@ -109,4 +110,5 @@ class RetrievalResult:
             "candidates": self.candidates,
             "vector_candidates": self.vector_candidates,
             "keyword_candidates": self.keyword_candidates,
+            "identifier_phrases": list(self.identifier_phrases),
         }

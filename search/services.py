@@ -124,6 +124,7 @@ def retrieve(
         timings_ms={k: round(v, 2) for k, v in timings.items()},
         unknown_names=names,
         keyword_coverage=rows.keyword_coverage,
+        identifier_phrases=rows.identifier_phrases,
     )
     log.info(
         "retrieval_done",

@@ -160,6 +160,39 @@ def test_metadata_change_updates_the_row_without_embedding(
     assert str(Document.objects.get(path="policies/refunds.md").updated_on) == "2026-10-01"
 
 
+def test_tool_keys_are_kept_on_the_document_and_a_change_to_them_is_metadata_only(
+    small_corpus: Path, counting_embedder: CountingEmbedder
+) -> None:
+    # given a Hugo page with keys that have no field here
+    page = small_corpus / "guides" / "install.md"
+    page.parent.mkdir()
+    page.write_text(
+        '+++\ntitle = "Install"\nweight = 20\ntags = ["setup"]\naliases = ["/old/install/"]\n'
+        "toc = true\n+++\n# Install\n\nRun the installer.\n"
+    )
+    corpus_sync(directory=small_corpus, embedder=counting_embedder, actor=SYSTEM)
+    document = Document.objects.get(path="guides/install.md")
+    assert document.metadata == {
+        "weight": 20,
+        "tags": ["setup"],
+        "aliases": ["/old/install/"],
+        "toc": True,
+    }
+    assert document.aliases == ["old/install"]
+
+    # when only a kept key changes
+    counting_embedder.embedded_texts.clear()
+    page.write_text(page.read_text().replace("weight = 20", "weight = 30"))
+    report = corpus_sync(directory=small_corpus, embedder=counting_embedder, actor=SYSTEM)
+
+    # then it is a metadata-only update: stored, nothing embedded, and the next sync is a no-op
+    assert report.updated == ["guides/install.md"] and report.indexed == []
+    assert counting_embedder.embedded_texts == []
+    assert Document.objects.get(path="guides/install.md").metadata["weight"] == 30
+    again = corpus_sync(directory=small_corpus, embedder=counting_embedder, actor=SYSTEM)
+    assert again.updated == [] and again.indexed == []
+
+
 def test_unparseable_file_is_reported_and_its_indexed_copy_kept(
     small_corpus: Path, counting_embedder: CountingEmbedder
 ) -> None:

@@ -12,6 +12,7 @@ import pytest
 from django.contrib.auth.models import Permission, User
 from django.test import Client
 
+from assistant.templatetags.assistant_answers import source_url
 from kb.actors import SYSTEM
 from kb.models import Chunk, Document
 from kb.services.sync import corpus_sync
@@ -176,6 +177,23 @@ def test_unknown_path_is_404() -> None:
     assert page("policies/nothing-here.md").status_code == 404
 
 
+def test_an_earlier_address_from_the_front_matter_redirects_to_the_page() -> None:
+    make_document(path="guides/install.md", aliases=["old/install", "guides/setup"])
+
+    for address in ("old/install", "old/install/", "guides/setup"):
+        response = page(address)
+        assert response.status_code == 301, address
+        assert response["Location"] == "/docs/guides/install.md"
+
+
+def test_an_earlier_address_of_a_page_the_reader_may_not_see_is_404() -> None:
+    make_document(path="internal/runbook.md", audience="internal", aliases=["runbook"])
+    make_document(path="guides/draft.md", status="draft", aliases=["draft"])
+
+    assert page("runbook").status_code == 404
+    assert page("draft").status_code == 404
+
+
 def test_index_lists_published_public_documents_by_category() -> None:
     # given
     make_document()
@@ -264,6 +282,46 @@ def test_each_chunk_citation_highlights_the_blocks_holding_its_text(indexed_trav
             assert (phrase in highlighted) == (other == section), (section, phrase)
         assert blocks[0].attrs["id"] == "passage"
         assert [block.attrs.get("id") for block in blocks[1:]] == [None] * (len(blocks) - 1)
+
+
+ANCHORED_DOC = """+++
+title = "Travel"
++++
+# Travel
+
+## Flights {#air-travel .wide}
+
+Book premium economy for flights over six hours.
+
+## Hotels {#lodging}
+
+A serviced apartment is fine for stays over a week.
+"""
+
+
+def test_a_citation_under_a_heading_with_its_own_id_lands_under_that_id(
+    tmp_path: Path, local_embedder
+) -> None:
+    # given a Hugo page whose headings name their ids, as indexed
+    (tmp_path / "travel.md").write_text(ANCHORED_DOC)
+    corpus_sync(directory=tmp_path, embedder=local_embedder, actor=SYSTEM)
+    chunks = Chunk.objects.filter(document__path="travel.md").order_by("ordinal")
+    assert [chunk.heading_path for chunk in chunks] == ["Travel > Flights", "Travel > Hotels"]
+
+    for chunk, anchor, other in zip(
+        chunks, ("air-travel", "lodging"), ("lodging", None), strict=True
+    ):
+        # when the chat page's link to the cited chunk is followed
+        source = {"path": "travel.md", "char_start": chunk.char_start, "char_end": chunk.char_end}
+        link = source_url(source)
+        html = Client().get(link).content.decode()
+
+        # then the passage is marked right under the heading with the id its author gave it
+        assert link.endswith("#passage")
+        assert html.index(f'id="{anchor}"') < html.index('id="passage"')
+        if other:
+            assert html.index('id="passage"') < html.index(f'id="{other}"')
+        assert "{#" not in html
 
 
 def test_a_list_chunk_marks_its_items_and_a_table_chunk_marks_the_table(indexed_travel) -> None:

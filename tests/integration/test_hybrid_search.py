@@ -328,3 +328,45 @@ def test_a_deep_search_ranks_at_least_ten_distinct_pages(tmp_path: Path, local_e
 
     # then the chunks reach well beyond one or two pages
     assert len({hit.path for hit in result.hits}) >= 10
+
+
+@pytest.fixture
+def numbers_center(tmp_path: Path, local_embedder) -> Path:
+    # given one page whose heading names a status code, one that uses numbers as quantities,
+    # and an internal page whose heading names a number the public never sees
+    root = tmp_path / "numbers"
+    _write(
+        root,
+        "api/errors.md",
+        "# API errors\n\n## 404: Not found\n\nThe resource does not exist or you may not see it.\n",
+    )
+    _write(
+        root,
+        "plans/limits.md",
+        "# Plan limits\n\n## Requests\n\nEach plan allows 100 requests per minute since 2025; "
+        "a streaming connection counts as one request, even one that gets a 404.\n",
+    )
+    _write(
+        root,
+        "internal/quotas.md",
+        "---\ntitle: Quotas\naudience: internal\n---\n# Quotas\n\n## 2025 budget\n\n"
+        "The 2025 budget allows 100 seats.\n",
+    )
+    corpus_sync(directory=root, embedder=local_embedder, actor=SYSTEM)
+    return root
+
+
+def test_a_number_a_heading_names_is_an_identifier(numbers_center: Path) -> None:
+    result = retrieve(question="the streaming api gets 404", rerank=False)
+
+    assert result.identifier_phrases == ("404",)
+
+
+def test_a_number_used_as_a_quantity_is_not_an_identifier(numbers_center: Path) -> None:
+    # "100" and "2025" occur in text only (and 2025 in an internal heading the asker cannot see)
+    result = retrieve(question="are 100 requests per minute allowed in 2025", rerank=False)
+
+    assert result.identifier_phrases == ()
+    assert _paths(result)[0] == "plans/limits.md"
+    staff = retrieve(question="budget for 2025", audiences=ALL_AUDIENCES, rerank=False)
+    assert staff.identifier_phrases == ("2025",)

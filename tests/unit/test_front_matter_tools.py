@@ -295,3 +295,50 @@ def test_mkdocs_material_blog_date_mapping_gives_the_updated_date() -> None:
     document = parse("---\ndate:\n  created: 2026-02-18\n  updated: 2026-04-13\n---\n")
 
     assert document.updated_on == datetime.date(2026, 4, 13)
+
+
+# --- Earlier addresses: Hugo `aliases`, Jekyll `redirect_from` ----------------------------------
+
+
+def test_hugo_aliases_become_docs_paths_absolute_and_relative_to_the_page() -> None:
+    document = parse(
+        '+++\ntitle = "Install"\naliases = ["/old/install/", "setup", "/docs/get-started"]\n'
+        "+++\nText.\n"
+    )
+
+    # "/old/install/" is a server path; "setup" sits beside the page, as Hugo resolves it
+    assert document.aliases == ("old/install", "guides/setup", "get-started")
+    assert document.metadata["aliases"] == ["/old/install/", "setup", "/docs/get-started"]
+
+
+def test_jekyll_redirect_from_as_one_string_is_an_alias() -> None:
+    document = parse("---\ntitle: Install\nredirect_from: /2019/05/install.html\n---\nText.\n")
+
+    assert document.aliases == ("2019/05/install.html",)
+    assert document.unknown_keys == ()
+
+
+def test_an_alias_that_is_not_a_path_is_left_out_with_a_warning() -> None:
+    document = parse(
+        "---\ntitle: Install\naliases:\n  - https://example.com/install\n  - 7\n  - /ok/\n---\n"
+    )
+
+    assert document.aliases == ("ok",)
+    assert len(document.warnings) == 2
+    assert all("is not a path, ignored" in warning for warning in document.warnings)
+
+
+def test_docusaurus_and_mkdocs_keys_are_kept_as_written() -> None:
+    document = parse(
+        "---\nslug: /install-guide\nsidebar_position: 3\ntags: [setup, agent]\n"
+        "hide_table_of_contents: true\n---\n# Install\n"
+    )
+
+    assert document.metadata == {
+        "slug": "/install-guide",
+        "sidebar_position": 3,
+        "tags": ["setup", "agent"],
+        "hide_table_of_contents": True,
+    }
+    assert document.unknown_keys == ("hide_table_of_contents",)
+    assert document.aliases == ()

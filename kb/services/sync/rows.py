@@ -5,7 +5,19 @@ from __future__ import annotations
 from kb.models import Document
 from kb.parsing import ParsedDocument
 
-METADATA_FIELDS = ("title", "category", "audience", "status", "updated_on", "review_by")
+# Everything but the text that a file sets on its row; a change to only these is a
+# metadata-only update (no re-embedding). ``metadata`` and ``aliases`` are not in
+# ``Document.row_hash``: nobody edits them in admin, so they cannot conflict with an edit.
+METADATA_FIELDS = (
+    "title",
+    "category",
+    "audience",
+    "status",
+    "updated_on",
+    "review_by",
+    "metadata",
+    "aliases",
+)
 
 
 def metadata_differs(current: Document, document: ParsedDocument) -> bool:
@@ -34,6 +46,8 @@ def document_row(
 
 def _metadata(document: ParsedDocument, *, current: Document | None) -> dict[str, object]:
     values = {name: getattr(document, name) for name in METADATA_FIELDS}
+    values["metadata"] = dict(document.metadata)
+    values["aliases"] = list(document.aliases)
     if document.updated_on is None and current is not None:
         # A file without ``updated:`` leaves the date to the row: ``document_save`` moves it to
         # today when the text changes, and the next write must not take that back.

@@ -12,7 +12,6 @@ from tqdm import tqdm
 
 from search.evaluation import EvalCaseError, cases_load
 from search.fusion import FusionWeights
-from search.keywords import keyword_query
 from search.results import RetrievalUnavailable
 from search.services import retrieve
 from search.tuning.fusion import (
@@ -69,8 +68,7 @@ class Command(BaseCommand):
                 )
             except RetrievalUnavailable as exc:
                 raise CommandError(str(exc)) from exc
-            identifier = bool(keyword_query(case.question).identifier_phrases)
-            dumped.append(dumped_case(case, result, identifier=identifier))
+            dumped.append(dumped_case(case, result, identifier=bool(result.identifier_phrases)))
         dump_write(Path(str(output)), name, dumped)
         self.stdout.write(f"{len(dumped)} cases of {name} written to {output}")
 
