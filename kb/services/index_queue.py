@@ -19,6 +19,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import timedelta
+from typing import Any
 
 import structlog
 from django.db import transaction
@@ -167,15 +168,17 @@ def index_enqueue(*, document_ids: Sequence[int], bulk: bool = False) -> int:
     Returns how many documents were sent."""
     from kb.tasks import document_index_task, documents_index_batch_task
 
+    messages: list[tuple[Any, int | list[int], int]]  # task, its argument, documents it covers
     if bulk:
         messages = [
-            (documents_index_batch_task, list(document_ids[start : start + BULK_BATCH_DOCUMENTS]))
+            (documents_index_batch_task, batch, len(batch))
             for start in range(0, len(document_ids), BULK_BATCH_DOCUMENTS)
+            if (batch := list(document_ids[start : start + BULK_BATCH_DOCUMENTS]))
         ]
     else:
-        messages = [(document_index_task, document_id) for document_id in document_ids]
+        messages = [(document_index_task, document_id, 1) for document_id in document_ids]
     sent = 0
-    for task, argument in messages:
+    for task, argument, covered in messages:
         try:
             task.apply_async(
                 args=[argument],
@@ -185,7 +188,7 @@ def index_enqueue(*, document_ids: Sequence[int], bulk: bool = False) -> int:
         except Exception as exc:  # kombu raises several types when the broker is unreachable
             log.warning("index_enqueue_failed", documents=argument, error=str(exc)[:200])
             break
-        sent += len(argument) if isinstance(argument, list) else 1
+        sent += covered
     return sent
 
 
