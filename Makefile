@@ -57,6 +57,7 @@ screenshots: install browser
 bench: install
 	@rc=0; $(BENCH_ENV) $(PY) manage.py kb_bench || rc=$$?; \
 	$(BENCH_ENV) $(PY) manage.py search_bench || rc=$$?; \
+	$(BENCH_ENV) $(PY) manage.py kb_workers_bench || rc=$$?; \
 	$(BENCH_ENV) $(PY) manage.py answer_bench || rc=$$?; \
 	$(BENCH_ENV) $(PY) manage.py attention_bench || rc=$$?; \
 	$(BENCH_ENV) $(PY) manage.py load_bench || rc=$$?; \

@@ -14,6 +14,7 @@ from urllib.parse import unquote
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
+from kombu import Queue
 
 from config import embedded
 
@@ -161,8 +162,19 @@ else:
             "PORT": str(_pg.port),
         }
     }
-DATABASES["default"].setdefault("CONN_MAX_AGE", env_int("DATABASE_CONN_MAX_AGE", default=60))
-DATABASES["default"].setdefault("CONN_HEALTH_CHECKS", True)
+# A streaming replica of the primary for reads that may lag (retrieval, the /docs pages):
+# ``config.db_router`` sends them there; writes and read-after-write stay on the primary.
+if "DATABASE_REPLICA_URL" in env:
+    DATABASES["replica"] = env.db_url("DATABASE_REPLICA_URL")
+    DATABASES["replica"]["HOST"] = unquote(DATABASES["replica"].get("HOST") or "")
+    if DATABASES["replica"]["ENGINE"] != "django.db.backends.postgresql":
+        raise ImproperlyConfigured("DATABASE_REPLICA_URL must point to PostgreSQL (with pgvector)")
+    # Tests run against one test database: the replica alias reads it too.
+    DATABASES["replica"]["TEST"] = {"MIRROR": "default"}
+for _database in DATABASES.values():
+    _database.setdefault("CONN_MAX_AGE", env_int("DATABASE_CONN_MAX_AGE", default=60))
+    _database.setdefault("CONN_HEALTH_CHECKS", True)
+DATABASE_ROUTERS = ["config.db_router.PrimaryReplicaRouter"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Celery ---------------------------------------------------------------------------------------
@@ -195,6 +207,19 @@ elif CELERY_BROKER_URL.startswith(("redis://", "rediss://")):
 else:  # a RabbitMQ broker and no CACHE_URL: each process keeps its own cache
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 CACHES["default"].setdefault("KEY_PREFIX", env.str("CACHE_KEY_PREFIX", default="groundwork"))
+
+# Two queues by urgency: a writer's save is indexed on ``interactive``; model builds, reindexing
+# everything and the requests of imports and syncs go to ``bulk``, in batches, so a rebuild never
+# delays an edit. A worker started without -Q consumes both (the demo's one worker); production
+# runs ``celery -A config worker -Q interactive`` and ``-Q bulk`` on separate machines.
+INTERACTIVE_QUEUE = "interactive"
+BULK_QUEUE = "bulk"
+CELERY_TASK_QUEUES = (Queue(INTERACTIVE_QUEUE), Queue(BULK_QUEUE))
+CELERY_TASK_DEFAULT_QUEUE = INTERACTIVE_QUEUE
+CELERY_TASK_ROUTES = {
+    "kb.tasks.embedding_model_build_task": {"queue": BULK_QUEUE},
+    "kb.tasks.documents_index_batch_task": {"queue": BULK_QUEUE},
+}
 
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", default=False)
 CELERY_TASK_IGNORE_RESULT = True
@@ -251,7 +276,11 @@ if RERANKER == "voyage" and not VOYAGE_API_KEY:
 NO_ANSWER_THRESHOLD = env_float("NO_ANSWER_THRESHOLD", default=0.40)
 NO_ANSWER_UNSUPPORTED_THRESHOLD = env_float("NO_ANSWER_UNSUPPORTED_THRESHOLD", default=0.56)
 # pgvector HNSW search breadth; iterative scans keep going when filters reject candidates.
-HNSW_EF_SEARCH = env_int("HNSW_EF_SEARCH", default=100)
+HNSW_EF_SEARCH = env_int("HNSW_EF_SEARCH", default=100, minimum=1)
+# The graph a new model's HNSW index is built with (a change applies to indexes built later):
+# links per node and build breadth. Chosen by `search_bench` recall and latency at 100k-1M chunks.
+HNSW_M = env_int("HNSW_M", default=16, minimum=2)
+HNSW_EF_CONSTRUCTION = env_int("HNSW_EF_CONSTRUCTION", default=64, minimum=4)
 # The hybrid statement runs prepared, with a generic plan; turn off for a connection pooler that
 # cannot keep prepared statements (PgBouncer before 1.21 in transaction mode).
 SEARCH_PREPARED_STATEMENTS = env_bool("SEARCH_PREPARED_STATEMENTS", default=True)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from kb.embedders import EmbeddingError
 from kb.services import (
     IndexingFailed,
     document_index_all_models,
+    documents_index_batch,
     embedding_model_build,
     index_sweep,
 )
@@ -21,6 +23,17 @@ def document_index_task(self, document_id: int) -> str:
     except IndexingFailed as exc:
         # 10 s, 20 s, 40 s...: a provider outage is given time; the sweep covers longer ones.
         raise self.retry(exc=exc, countdown=10 * 2**self.request.retries) from exc
+
+
+@shared_task(bind=True, max_retries=5, acks_late=True)
+def documents_index_batch_task(self, document_ids: list[int]) -> str:
+    """Index a batch of documents (the bulk queue's unit); documents already current are
+    skipped, so a retry or a duplicate writes nothing twice."""
+    try:
+        reports = documents_index_batch(document_ids=document_ids)
+    except EmbeddingError as exc:
+        raise self.retry(exc=exc, countdown=10 * 2**self.request.retries) from exc
+    return "; ".join(report.summary() for report in reports)
 
 
 @shared_task(acks_late=True)

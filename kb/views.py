@@ -18,6 +18,7 @@ from django.utils.safestring import mark_safe
 from django.utils.timezone import localtime
 from django.views.decorators.http import require_safe
 
+from config.db_router import replica_reads
 from kb.models import Document
 from kb.rendering import document_render
 from kb.selectors import (
@@ -38,7 +39,21 @@ if TYPE_CHECKING:
 CONTENTS_MIN_HEADINGS = 3
 
 
+def _pages_from_replica(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Read the page from the read replica, if there is one (``config.db_router``), and the
+    reader (session, user) from the primary first: a sign-in just made may not be there yet."""
+
+    @functools.wraps(view)
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        request.user.is_authenticated  # noqa: B018 (resolves the lazy user on the primary)
+        with replica_reads():
+            return view(request, *args, **kwargs)
+
+    return wrapped
+
+
 @require_safe
+@_pages_from_replica
 def document_index(request: HttpRequest) -> HttpResponse:
     audiences = audiences_for(request.user)
     context = {"categories": documents_by_category(audiences=audiences)}
@@ -49,6 +64,7 @@ def document_index(request: HttpRequest) -> HttpResponse:
 
 
 @require_safe
+@_pages_from_replica
 def document_detail(request: HttpRequest, path: str) -> HttpResponse:
     """One document, with the passage a citation points at highlighted.
 

@@ -21,8 +21,10 @@ from typing import Self
 
 import psycopg
 from django.conf import settings
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connections
+from django.db.backends.base.base import BaseDatabaseWrapper
 
+from config.db_router import read_alias
 from kb.models import EmbeddingModel, vector_literal
 from search.fusion import FusionWeights, fuse
 from search.keywords import KeywordQuery
@@ -84,7 +86,7 @@ def term_weights(*, embedding_model: EmbeddingModel, keywords: KeywordQuery) -> 
     holds can match nothing and is dropped from the terms, but still counts (as the rarest of
     all) in ``question_idf``: a question full of words the docs never use does not quote them.
     """
-    with connection.cursor() as cursor:
+    with _reading().cursor() as cursor:
         cursor.execute(
             """
             SELECT q.lexeme, coalesce(t.chunk_count, 0), s.chunk_count, s.term_count
@@ -214,7 +216,7 @@ def _keyword_features_sql(chunk: str, terms: TermWeights) -> str:
     )
 
 
-def _visible_sql(embedding_model: EmbeddingModel) -> str:
+def visible_chunks_sql(embedding_model: EmbeddingModel) -> str:
     """The condition on ``c`` (kb_chunk) joined to ``d`` (its document) for chunks the asker may
     see, of one model; its one parameter is the audiences array. Retired and superseded pages
     are never retrieved: a successor speaks for them."""
@@ -258,7 +260,7 @@ def hybrid_search(
     dims = int(embedding_model.dimensions)
     params: list[SqlValue] = []
     ctes: list[str] = []
-    visible = _visible_sql(embedding_model)
+    visible = visible_chunks_sql(embedding_model)
     vector_text = vector_literal(query_vector) if query_vector is not None else None
 
     if use_vector:
@@ -425,6 +427,7 @@ def _fetch_prepared(sql: str, params: Sequence[SqlValue]) -> list[tuple]:
     instead). ``SEARCH_PREPARED_STATEMENTS=false`` sends it unprepared, for a connection
     pooler that cannot keep prepared statements.
     """
+    connection = _reading()
     if not settings.SEARCH_PREPARED_STATEMENTS:
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
@@ -458,14 +461,14 @@ def unknown_names(
     A name made only of stop words says nothing and is never "unknown"."""
     if not names:
         return []
-    with connection.cursor() as cursor:
+    with _reading().cursor() as cursor:
         cursor.execute(
             f"""
             SELECT n.name FROM unnest(%s::text[]) WITH ORDINALITY AS n (name, position)
             WHERE numnode(plainto_tsquery('english', n.name)) > 0
               AND NOT EXISTS (
                   SELECT 1 FROM kb_chunk c JOIN kb_document d ON d.id = c.document_id
-                  WHERE {_visible_sql(embedding_model)}
+                  WHERE {visible_chunks_sql(embedding_model)}
                     AND c.tsv @@ plainto_tsquery('english', n.name)
               )
             ORDER BY n.position
@@ -473,3 +476,28 @@ def unknown_names(
             [list(names), list(audiences)],
         )
         return [row[0] for row in cursor.fetchall()]
+
+
+def _reading() -> BaseDatabaseWrapper:
+    """The connection retrieval reads from: a replica when one serves these reads
+    (``config.db_router``), else the primary."""
+    return connections[read_alias()]
+
+
+def chunks_still_visible(
+    *, chunk_ids: Sequence[int], embedding_model: EmbeddingModel, audiences: Sequence[str]
+) -> set[int]:
+    """Which of ``chunk_ids`` the primary still holds, on a page the asker may see: a lagging
+    replica can return a chunk that a newer version has replaced (its row is gone) or a page
+    retired or made internal since. One lookup by primary key on the primary."""
+    if not chunk_ids:
+        return set()
+    with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
+        cursor.execute(
+            f"""
+            SELECT c.id FROM kb_chunk c JOIN kb_document d ON d.id = c.document_id
+            WHERE {visible_chunks_sql(embedding_model)} AND c.id = ANY(%s)
+            """,
+            [list(audiences), list(chunk_ids)],
+        )
+        return {row[0] for row in cursor.fetchall()}

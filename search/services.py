@@ -12,15 +12,16 @@ import time
 from collections.abc import Sequence
 
 import structlog
-from django.db import DatabaseError, transaction
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, transaction
 
+from config.db_router import read_alias, replica_reads
 from kb.chunking import embedding_text
 from kb.embedders import Embedder, embedder_for
 from kb.errors import one_line
 from kb.models import EmbeddingModel
 from kb.selectors import PUBLIC_AUDIENCES
 from search.fusion import FusionWeights
-from search.hybrid import HybridRows, hybrid_search, unknown_names
+from search.hybrid import HybridRows, chunks_still_visible, hybrid_search, unknown_names
 from search.keywords import KeywordQuery, keyword_query, proper_names
 from search.rerankers import get_reranker
 from search.rerankers.base import Reranker, RerankError
@@ -29,6 +30,7 @@ from search.results import RetrievalResult, RetrievalUnavailable
 log = structlog.get_logger("groundwork.search")
 
 
+@replica_reads()
 def retrieve(
     *,
     question: str,
@@ -83,6 +85,14 @@ def retrieve(
         )
 
     hits = list(rows.candidates)
+    if hits and read_alias() != DEFAULT_DB_ALIAS:
+        # Read on a replica: only what the primary still holds and shows may be cited.
+        visible = chunks_still_visible(
+            chunk_ids=[hit.chunk_id for hit in hits],
+            embedding_model=embedding_model,
+            audiences=audiences,
+        )
+        hits = [hit for hit in hits if hit.chunk_id in visible]
     reranker_name = "none"
     if rerank and hits:
         stage_started = time.perf_counter()
@@ -150,7 +160,7 @@ def _unknown_names(
         return []
     stage_started = time.perf_counter()
     try:
-        with transaction.atomic():
+        with transaction.atomic(using=read_alias()):
             return unknown_names(names=names, embedding_model=embedding_model, audiences=audiences)
     except DatabaseError as exc:
         log.warning("unknown_names_failed", error=one_line(exc))
@@ -173,7 +183,7 @@ def _run_hybrid(
     """One statement for both legs; if it fails, retry once without the keyword leg."""
 
     def run(keywords: KeywordQuery | None) -> HybridRows:
-        with transaction.atomic():
+        with transaction.atomic(using=read_alias()):
             return hybrid_search(
                 embedding_model=embedding_model,
                 query_vector=query_vector,

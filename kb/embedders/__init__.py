@@ -17,6 +17,8 @@ from kb.embedders.base import Embedder, EmbeddingError
 __all__ = ["Embedder", "EmbeddingError", "active_embedder", "embedder_for", "get_embedder"]
 
 LOCAL_MODEL_KEY = "local/all-MiniLM-L6-v2"
+# Feature hashing, for tests and benchmarks of the indexing machinery only (kb.embedders.hashing).
+HASHING_MODEL_KEY = "test/hashing-64"
 
 
 @functools.cache
@@ -29,6 +31,12 @@ def embedder_for(key: str) -> Embedder:
         return LocalMiniLMEmbedder(
             batch_size=settings.EMBEDDING_BATCH_SIZE, threads=settings.LOCAL_EMBEDDER_THREADS
         )
+    if key == HASHING_MODEL_KEY:
+        if settings.PRODUCTION:
+            raise EmbeddingError(f"{key} is a test embedder; production refuses it")
+        from kb.embedders.hashing import HashingEmbedder
+
+        return HashingEmbedder()
     if provider == "voyage" and model:
         if not settings.VOYAGE_API_KEY:
             raise EmbeddingError(f"{key} needs VOYAGE_API_KEY")

@@ -50,9 +50,15 @@ from kb.services.index_queue import (
     index_enqueue,
     index_request_models,
     index_request_only_for,
+    index_requests_in_bulk,
     index_sweep,
 )
-from kb.services.model_builds import BuildReport, embedding_model_add, embedding_model_build
+from kb.services.model_builds import (
+    BuildReport,
+    documents_index_batch,
+    embedding_model_add,
+    embedding_model_build,
+)
 
 __all__ = [
     "RETIRE_PERMISSION",
@@ -78,6 +84,7 @@ __all__ = [
     "document_restore",
     "document_retire",
     "document_save",
+    "documents_index_batch",
     "embedding_model_activate",
     "embedding_model_add",
     "embedding_model_build",
@@ -91,6 +98,7 @@ __all__ = [
     "index_enqueue",
     "index_request_models",
     "index_request_only_for",
+    "index_requests_in_bulk",
     "index_sweep",
     "may_retire",
     "vectors_stored",

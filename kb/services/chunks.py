@@ -32,8 +32,9 @@ from kb.models import (
 Progress = Callable[[int, int], None]
 
 # What ``chunks_write_if_current`` did: wrote them, found the document edited since they were
-# built (the edit's own request indexes the new text), or found it deleted.
-ChunksWritten = Literal["indexed", "stale", "gone"]
+# built (the edit's own request indexes the new text), found this version already indexed
+# (another worker did it meanwhile), or found it deleted.
+ChunksWritten = Literal["indexed", "stale", "current", "gone"]
 
 log = structlog.get_logger("groundwork.kb")
 
@@ -146,7 +147,9 @@ def chunks_write_if_current(
 
     The document row is locked first, so an edit committing meanwhile either lands before the
     check (and these chunks are "stale") or waits until they are written (and then requests
-    its own indexing): the index never ends on an older version than the document.
+    its own indexing): the index never ends on an older version than the document. Under the
+    same lock, a version another worker indexed meanwhile (a duplicate message, a batch that
+    overlaps an edit's task) is "current" and not written again.
     """
     with transaction.atomic():
         document = (
@@ -159,6 +162,12 @@ def chunks_write_if_current(
             return "gone"
         if document.content_hash != chunks.content_hash:
             return "stale"
+        if (
+            DocumentIndexState.objects.filter(document=document, embedding_model=embedding_model)
+            .current()
+            .exists()
+        ):
+            return "current"
         chunks_replace(document=document, embedding_model=embedding_model, chunks=chunks)
     return "indexed"
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import structlog
+from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
@@ -86,11 +87,19 @@ def hnsw_index_exists(model: EmbeddingModel) -> bool:
     return bool(row and row[0])
 
 
-def hnsw_index_create(model: EmbeddingModel) -> None:
-    # Identifiers and the dimension are integers we control, never user input.
+def hnsw_index_create(
+    model: EmbeddingModel, *, m: int | None = None, ef_construction: int | None = None
+) -> None:
+    """Build ``model``'s partial HNSW index with graph degree ``m`` and build breadth
+    ``ef_construction`` (``HNSW_M`` / ``HNSW_EF_CONSTRUCTION`` unless given: the benchmark
+    tries others)."""
+    m = settings.HNSW_M if m is None else m
+    ef_construction = settings.HNSW_EF_CONSTRUCTION if ef_construction is None else ef_construction
+    # Identifiers, the dimension and the parameters are integers we control, never user input.
     definition = (
         f"{model.hnsw_index_name} ON kb_chunk "
         f"USING hnsw ((embedding::vector({int(model.dimensions)})) vector_cosine_ops) "
+        f"WITH (m = {int(m)}, ef_construction = {int(ef_construction)}) "
         f"WHERE embedding_model_id = {int(model.pk)}"
     )
     with connection.cursor() as cursor:

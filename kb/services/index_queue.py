@@ -5,20 +5,28 @@ The per-document index state is the durable to-do list. A save marks it pending 
 transaction and the task is sent once that commits; if the broker is down the message is lost,
 the row is not, and ``index_sweep`` sends it again. Tasks are idempotent and versioned, so a
 duplicate, late or out-of-order message is harmless.
+
+Two queues by urgency (``settings.INTERACTIVE_QUEUE`` / ``BULK_QUEUE``): a writer's save sends
+one task for its document on ``interactive``; saves made inside ``index_requests_in_bulk`` (an
+import, a sync), ``kb_reindex --background`` and the sweep send batches of documents on
+``bulk``, beside model builds, so no amount of bulk work queues ahead of an edit.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import timedelta
+from typing import Any
 
 import structlog
 from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from kb.chunking import ChunkingError
+from kb.chunking import CHUNKER_VERSION, ChunkingError
 from kb.embedders import Embedder, EmbeddingError, embedder_for
 from kb.models import Document, DocumentIndexState, EmbeddingModel
 from kb.services.chunks import (
@@ -33,6 +41,8 @@ log = structlog.get_logger("groundwork.kb")
 # A worker that died mid-task leaves its state "indexing"; after this long the sweep redoes it.
 STALE_INDEXING_AFTER = timedelta(minutes=15)
 MAX_INDEX_ATTEMPTS = 5
+# Documents per bulk task: one embedder call covers them all (the build's batch, too).
+BULK_BATCH_DOCUMENTS = 32
 
 
 class IndexingFailed(RuntimeError):
@@ -91,36 +101,94 @@ def document_index_request(
         pending = True
     if pending:
         document_id = document.pk
-        transaction.on_commit(lambda: _enqueue_if_pending(document_id))
+        bulk = _bulk_requests.get()
+        transaction.on_commit(lambda: _enqueue_if_pending(document_id, bulk=bulk))
     return pending
 
 
-def _enqueue_if_pending(document_id: int) -> None:
-    """Send the task unless the committing code already indexed the document (kb_sync does)."""
-    still_pending = DocumentIndexState.objects.filter(
-        document_id=document_id, status=DocumentIndexState.Status.PENDING
-    ).exists()
-    if still_pending:
+class _BulkRequests:
+    """The documents saves inside ``index_requests_in_bulk`` asked to index, sent to the bulk
+    queue a batch at a time as they commit, and the rest when the block ends."""
+
+    def __init__(self) -> None:
+        self.document_ids: list[int] = []
+        self.closed = False
+
+    def add(self, document_id: int) -> None:
+        self.document_ids.append(document_id)
+        if self.closed or len(self.document_ids) >= BULK_BATCH_DOCUMENTS:
+            self.send()
+
+    def send(self) -> None:
+        document_ids, self.document_ids = self.document_ids, []
+        if document_ids:
+            index_enqueue(document_ids=document_ids, bulk=True)
+
+
+_bulk_requests: ContextVar[_BulkRequests | None] = ContextVar("bulk_index_requests", default=None)
+
+
+@contextmanager
+def index_requests_in_bulk() -> Iterator[None]:
+    """Send the indexing requested by saves made inside this block to the ``bulk`` queue, in
+    batches, instead of one ``interactive`` task per save: for imports and syncs, so a
+    thousand saves never queue ahead of a writer's edit. A save whose transaction commits
+    after the block ends is still sent to ``bulk``."""
+    requests = _BulkRequests()
+    token = _bulk_requests.set(requests)
+    try:
+        yield
+    finally:
+        _bulk_requests.reset(token)
+        requests.closed = True
+        requests.send()
+
+
+def _enqueue_if_pending(document_id: int, *, bulk: _BulkRequests | None) -> None:
+    """Send the task unless the committing code already indexed the document (kb_sync does).
+
+    "Not current", not "pending": a worker busy with an older version may already have marked
+    the state "indexing"; it will find its chunks stale, and only this message indexes the edit.
+    """
+    states = DocumentIndexState.objects.filter(
+        document_id=document_id, embedding_model__in=EmbeddingModel.objects.indexing()
+    )
+    if not states.exclude(pk__in=states.current().values("pk")).exists():
+        return
+    if bulk is None:
         index_enqueue(document_ids=[document_id])
+    else:
+        bulk.add(document_id)
 
 
-def index_enqueue(*, document_ids: Sequence[int]) -> int:
-    """Publish one indexing task per document; a broker outage is logged, never raised, because
-    the pending rows stay and the sweep retries them. Returns how many were sent."""
-    from kb.tasks import document_index_task
+def index_enqueue(*, document_ids: Sequence[int], bulk: bool = False) -> int:
+    """Publish the indexing of ``document_ids``: one task per document on the interactive
+    queue, or with ``bulk`` one task per ``BULK_BATCH_DOCUMENTS`` on the bulk queue. A broker
+    outage is logged, never raised, because the pending rows stay and the sweep retries them.
+    Returns how many documents were sent."""
+    from kb.tasks import document_index_task, documents_index_batch_task
 
+    messages: list[tuple[Any, int | list[int], int]]  # task, its argument, documents it covers
+    if bulk:
+        messages = [
+            (documents_index_batch_task, batch, len(batch))
+            for start in range(0, len(document_ids), BULK_BATCH_DOCUMENTS)
+            if (batch := list(document_ids[start : start + BULK_BATCH_DOCUMENTS]))
+        ]
+    else:
+        messages = [(document_index_task, document_id, 1) for document_id in document_ids]
     sent = 0
-    for document_id in document_ids:
+    for task, argument, covered in messages:
         try:
-            document_index_task.apply_async(
-                args=[document_id],
+            task.apply_async(
+                args=[argument],
                 retry=True,
                 retry_policy={"max_retries": 1, "interval_start": 0.2, "interval_step": 0.5},
             )
-            sent += 1
         except Exception as exc:  # kombu raises several types when the broker is unreachable
-            log.warning("index_enqueue_failed", document_id=document_id, error=str(exc)[:200])
+            log.warning("index_enqueue_failed", documents=argument, error=str(exc)[:200])
             break
+        sent += covered
     return sent
 
 
@@ -146,7 +214,13 @@ def document_index(*, document_id: int, embedder: Embedder) -> str:
     states = DocumentIndexState.objects.filter(document=document, embedding_model=embedding_model)
     if states.current().exists():
         return "current"
-    states.update(
+    # Only a state that is still not current at this version: another worker may have indexed
+    # it since the check, and overwriting its "indexed" would leave the document looking stale.
+    states.exclude(
+        status=DocumentIndexState.Status.INDEXED,
+        indexed_hash=document.content_hash,
+        chunker_version=CHUNKER_VERSION,
+    ).update(
         status=DocumentIndexState.Status.INDEXING,
         started_at=timezone.now(),
         attempts=F("attempts") + 1,
@@ -183,6 +257,8 @@ def document_index(*, document_id: int, embedder: Embedder) -> str:
         log.info(
             "document_indexed",
             path=document.path,
+            model=embedding_model.key,
+            content_hash=chunks.content_hash,
             chunks=len(chunks.drafts),
             ms=round((time.perf_counter() - started) * 1000),
         )
@@ -238,7 +314,8 @@ def index_sweep(*, older_than: timedelta = timedelta(minutes=2)) -> int:
     if document_ids:
         # Touch the rows so the next sweep waits for these messages instead of resending them.
         due.update(queued_at=now, updated_at=now)
-    sent = index_enqueue(document_ids=document_ids)
+    # Catching up is bulk work: a broker outage during an import leaves thousands of rows.
+    sent = index_enqueue(document_ids=document_ids, bulk=True)
     if document_ids:
         log.info("index_sweep", due=len(document_ids), sent=sent)
     return sent

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import structlog
@@ -100,14 +101,17 @@ class BuildReport:
     key: str
     indexed: int = 0
     stale: int = 0  # edited while being embedded: the edit's own task indexes the new text
+    current: int = 0  # indexed at this version by another worker meanwhile: nothing written
     failed: list[str] = field(default_factory=list)
     seconds: float = 0.0
     coverage: Coverage | None = None
 
     def summary(self) -> str:
+        already = f", {self.current} already current" if self.current else ""
+        coverage = f"; coverage {self.coverage}" if self.coverage is not None else ""
         return (
-            f"{self.key}: {self.indexed} documents indexed, {self.stale} left to their edits, "
-            f"{len(self.failed)} failed in {self.seconds:.1f} s; coverage {self.coverage}"
+            f"{self.key}: {self.indexed} documents indexed, {self.stale} left to their edits"
+            f"{already}, {len(self.failed)} failed in {self.seconds:.1f} s{coverage}"
         )
 
 
@@ -154,36 +158,7 @@ def embedding_model_build(
                 embedding_model=model, status=DocumentIndexState.Status.PENDING
             ).update(updated_at=timezone.now())
             touched_at = time.monotonic()
-        chunked = []
-        for document in batch:
-            try:
-                chunks = document_chunk(title=document.title, body=document.body, embedder=embedder)
-            except ChunkingError as exc:
-                report.failed.append(document.path)
-                document_index_failed(
-                    document=document, embedding_model=model, error=f"cannot be chunked: {exc}"
-                )
-            except Exception as exc:
-                document_index_failed(
-                    document=document,
-                    embedding_model=model,
-                    error=f"indexing failed: {exc!r}",
-                    bug=True,
-                )
-                raise
-            else:
-                chunked.append((document, chunks))
-        embedded = chunks_embed(
-            documents=[chunks for _, chunks in chunked], embedder=embedder, embedding_model=model
-        )
-        for (document, _), chunks in zip(chunked, embedded, strict=True):
-            written = chunks_write_if_current(
-                document_id=document.pk, embedding_model=model, chunks=chunks
-            )
-            if written == "indexed":
-                report.indexed += 1
-            else:
-                report.stale += 1
+        _batch_index(batch, model=model, embedder=embedder, report=report)
         done += len(batch)
         if progress is not None:
             progress(min(done, total), total)
@@ -199,3 +174,76 @@ def embedding_model_build(
         coverage=str(report.coverage),
     )
     return report
+
+
+def documents_index_batch(*, document_ids: Sequence[int]) -> list[BuildReport]:
+    """Index a batch of documents into every model that follows edits, one embedder call per
+    model for the whole batch: the ``bulk`` queue's unit of work (imports, syncs, reindexing
+    everything). Documents already current in a model are skipped, so a batch that overlaps
+    an edit's own task, or runs twice, writes nothing twice. Raises ``EmbeddingError`` when an
+    embedder fails (the task retries; the pending rows stay for the sweep)."""
+    reports = []
+    for model in EmbeddingModel.objects.indexing().order_by("pk"):
+        started = time.perf_counter()
+        report = BuildReport(key=model.key)
+        current = DocumentIndexState.objects.current_in(model).filter(document=OuterRef("pk"))
+        batch = list(
+            Document.objects.filter(pk__in=document_ids)
+            .filter(~Exists(current))
+            .only("pk", "path", "title", "body", "content_hash")
+            .order_by("pk")
+        )
+        if batch:
+            _batch_index(batch, model=model, embedder=embedder_for(model.key), report=report)
+        report.seconds = time.perf_counter() - started
+        reports.append(report)
+    return reports
+
+
+def _batch_index(
+    batch: Sequence[Document], *, model: EmbeddingModel, embedder: Embedder, report: BuildReport
+) -> None:
+    """Chunk ``batch``, embed it in one call, and write each document's chunks unless it was
+    edited (or indexed by another worker) meanwhile; counts each outcome on ``report``."""
+    started = time.perf_counter()
+    chunked = []
+    for document in batch:
+        try:
+            chunks = document_chunk(title=document.title, body=document.body, embedder=embedder)
+        except ChunkingError as exc:
+            report.failed.append(document.path)
+            document_index_failed(
+                document=document, embedding_model=model, error=f"cannot be chunked: {exc}"
+            )
+        except Exception as exc:
+            document_index_failed(
+                document=document,
+                embedding_model=model,
+                error=f"indexing failed: {exc!r}",
+                bug=True,
+            )
+            raise
+        else:
+            chunked.append((document, chunks))
+    embedded = chunks_embed(
+        documents=[chunks for _, chunks in chunked], embedder=embedder, embedding_model=model
+    )
+    for (document, _), chunks in zip(chunked, embedded, strict=True):
+        written = chunks_write_if_current(
+            document_id=document.pk, embedding_model=model, chunks=chunks
+        )
+        if written == "indexed":
+            report.indexed += 1
+            log.info(
+                "document_indexed",
+                path=document.path,
+                model=model.key,
+                content_hash=chunks.content_hash,
+                chunks=len(chunks.drafts),
+                ms=round((time.perf_counter() - started) * 1000),
+                batch=len(batch),
+            )
+        elif written == "current":
+            report.current += 1
+        else:
+            report.stale += 1

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import psycopg
+from django.conf import settings
 from django.db import connection, connections
 
 from kb.benchmarking import BenchmarkError, percentiles, questions_cycle, quiet, throwaway_database
@@ -34,6 +36,7 @@ from search.benchmarks.plans import (
     relevant_lines,
     search_settings,
 )
+from search.benchmarks.recall import RecallPoint, recall_measure
 from search.benchmarks.synthetic import (
     CHUNKS_PER_DOCUMENT,
     SeedChunk,
@@ -57,18 +60,47 @@ BATCH_ROWS = 10_000
 CANDIDATES = 20  # what retrieve() asks hybrid_search for
 GIN_INDEX = "kb_chunk_tsv_gin"
 # Enough for the 100k-chunk HNSW graph to fit in memory while it is built: with the 64MB default
-# it does not, and the build took 65 s instead of 22 s here.
+# it does not, and the build took 65 s instead of 22 s here. 1M chunks need ~4GB (see
+# docs/operations.md, "Sizing").
 BUILD_MAINTENANCE_WORK_MEM = "1GB"
+RECALL_QUERIES = 200
 DATABASE_NAME = "test_groundwork_search_bench"
 
 Percentiles = dict[int, float]  # p50, p95, p99 (kb.benchmarking.percentiles)
 
 
 @dataclass(frozen=True)
+class HnswOptions:
+    """How the benchmark builds and searches the HNSW index (the defaults are the settings')."""
+
+    m: int
+    ef_construction: int
+    maintenance_work_mem: str = BUILD_MAINTENANCE_WORK_MEM
+    ef_search: tuple[int, ...] = ()  # recall is measured at each; empty: HNSW_EF_SEARCH only
+
+    @classmethod
+    def from_settings(cls) -> HnswOptions:
+        return cls(m=settings.HNSW_M, ef_construction=settings.HNSW_EF_CONSTRUCTION)
+
+    def __str__(self) -> str:
+        return (
+            f"m {self.m}, ef_construction {self.ef_construction}, "
+            f"maintenance_work_mem {self.maintenance_work_mem}"
+        )
+
+
+@dataclass(frozen=True)
 class IndexBuild:
     documents: int
+    load_seconds: float  # documents and chunks written, before any index
     gin_seconds: float
     hnsw_seconds: float
+    hnsw_peak_mb: float | None  # peak memory (PSS) of the build's processes; None if unreadable
+    hnsw_spilled: bool  # the graph outgrew maintenance_work_mem during the build (slow)
+    table_bytes: int  # kb_chunk with its TOAST
+    hnsw_bytes: int
+    gin_bytes: int
+    database_bytes: int
 
 
 @dataclass(frozen=True)
@@ -121,6 +153,8 @@ class SearchBenchReport:
     sql: HybridTimings
     explain: PlanEvidence
     retrieval: RetrievalTimings
+    hnsw: HnswOptions
+    recall: list[RecallPoint]
     seconds: float  # the whole run
 
 
@@ -131,11 +165,16 @@ def search_benchmark(
     questions: int,
     keep: bool = False,
     full_plans: bool = False,
+    hnsw: HnswOptions | None = None,
+    recall_queries: int = RECALL_QUERIES,
     progress: Callable[[str], None],
 ) -> SearchBenchReport:
     """Build a synthetic ``chunks``-chunk index from ``corpus`` (its ``*.md`` pages and the
     questions of its ``eval.jsonl``) in a throwaway database, and measure it. ``keep`` leaves
-    the database behind; ``full_plans`` keeps every line of the EXPLAIN plans shown."""
+    the database behind; ``full_plans`` keeps every line of the EXPLAIN plans shown; ``hnsw``
+    says how the HNSW index is built and at which ``ef_search`` its recall is measured,
+    against exact search, on ``recall_queries`` queries."""
+    hnsw = hnsw or HnswOptions.from_settings()
     run_started = time.perf_counter()
     steps = _Steps(progress)
     embedder = get_embedder()
@@ -156,11 +195,25 @@ def search_benchmark(
     steps.step(f"creating the throwaway database {DATABASE_NAME}")
     with throwaway_database(DATABASE_NAME, keep=keep):
         model = embedding_model_register(embedder=embedder)
-        build = _index_build(model, seeds, seed_vectors, identifiers, chunks=chunks, steps=steps)
+        build = _index_build(
+            model, seeds, seed_vectors, identifiers, chunks=chunks, hnsw=hnsw, steps=steps
+        )
         server_settings = search_settings()
         sql = _hybrid_time(model, asked, question_vectors, steps=steps)
         explain = _plans_explain(model, unique, question_vectors, full=full_plans, steps=steps)
         retrieval = _retrieval_time(asked, steps=steps)
+        queries = _recall_queries(seed_vectors, question_vectors, recall_queries)
+        steps.step(
+            f"HNSW recall@10 against exact search on {len(queries)} queries "
+            f"({min(len(unique), len(queries))} eval questions, the rest synthetic)"
+        )
+        recall = recall_measure(
+            model,
+            queries,
+            PUBLIC_AUDIENCES,
+            ef_search=hnsw.ef_search or (settings.HNSW_EF_SEARCH,),
+            progress=steps.say,
+        )
     return SearchBenchReport(
         chunks=chunks,
         build=build,
@@ -168,8 +221,23 @@ def search_benchmark(
         sql=sql,
         explain=explain,
         retrieval=retrieval,
+        hnsw=hnsw,
+        recall=recall,
         seconds=time.perf_counter() - run_started,
     )
+
+
+def _recall_queries(
+    seed_vectors: np.ndarray, question_vectors: dict[str, list[float]], count: int
+) -> np.ndarray:
+    """The eval questions' own vectors, then synthetic ones (drawn like the chunks') up to
+    ``count``: real questions sit where real askers' do, the rest give the count."""
+    real = np.asarray(list(question_vectors.values()), dtype=np.float32)[:count]
+    missing = count - len(real)
+    if missing <= 0:
+        return real
+    synthetic, _, _ = synthetic_vectors(seed_vectors, missing, np.random.default_rng(20261201))
+    return np.concatenate([real, synthetic]) if len(real) else synthetic
 
 
 class _Steps:
@@ -197,6 +265,7 @@ def _index_build(
     identifiers: list[str],
     *,
     chunks: int,
+    hnsw: HnswOptions,
     steps: _Steps,
 ) -> IndexBuild:
     hnsw_definition = index_definition(model.hnsw_index_name)
@@ -222,24 +291,39 @@ def _index_build(
                 f"{time.perf_counter() - loading:6.1f} s"
             )
         cursor.execute("DROP TABLE bench_vector, bench_seed")
+        load_seconds = time.perf_counter() - loading
 
         steps.step(f"building {GIN_INDEX}")
         started = time.perf_counter()
         cursor.execute(gin_definition)
         gin_seconds = steps.done(started)
 
-        steps.step(
-            f"building {model.hnsw_index_name} (maintenance_work_mem "
-            f"{BUILD_MAINTENANCE_WORK_MEM} for the build only)"
-        )
-        cursor.execute("SET maintenance_work_mem = %s", [BUILD_MAINTENANCE_WORK_MEM])
+        steps.step(f"building {model.hnsw_index_name} ({hnsw}, for the build only)")
+        cursor.execute("SET maintenance_work_mem = %s", [hnsw.maintenance_work_mem])
+        cursor.execute("SELECT pg_backend_pid()")
+        build_pid = cursor.fetchone()[0]
+        notices: list[str] = []
+        raw = connection.connection
+
+        def notice_keep(diagnostic: psycopg.errors.Diagnostic) -> None:
+            notices.append(diagnostic.message_primary or "")
+
+        raw.add_notice_handler(notice_keep)
         started = time.perf_counter()
-        with _index_build_progress(steps.say):
-            # The production statement, so the index is exactly what kb.services creates.
-            hnsw_index_create(model)
+        try:
+            with _index_build_progress(steps.say, build_pid=build_pid) as memory:
+                # The production statement, so the index is what kb.services creates.
+                hnsw_index_create(model, m=hnsw.m, ef_construction=hnsw.ef_construction)
+        finally:
+            raw.remove_notice_handler(notice_keep)
         hnsw_seconds = steps.done(started)
+        spilled = any("no longer fits into maintenance_work_mem" in notice for notice in notices)
+        for notice in notices:
+            steps.say(f"  pgvector: {notice}")
         cursor.execute("RESET maintenance_work_mem")
-        if index_definition(model.hnsw_index_name) != hnsw_definition:
+        if _without_parameters(index_definition(model.hnsw_index_name)) != _without_parameters(
+            hnsw_definition
+        ):
             raise BenchmarkError("the rebuilt HNSW index differs from the registered one")
 
         steps.step("VACUUM (ANALYZE): planner statistics and a settled visibility map")
@@ -247,42 +331,95 @@ def _index_build(
         cursor.execute("VACUUM (ANALYZE) kb_document, kb_chunk")
         steps.done(started)
         cursor.execute(
-            "SELECT pg_size_pretty(pg_relation_size(%s::regclass)), "
-            "pg_size_pretty(pg_relation_size(%s::regclass)), "
-            "pg_size_pretty(pg_table_size('kb_chunk'))",
+            "SELECT pg_table_size('kb_chunk'), pg_relation_size(%s::regclass), "
+            "pg_relation_size(%s::regclass), pg_database_size(current_database())",
             [model.hnsw_index_name, GIN_INDEX],
         )
-        hnsw_size, gin_size, table_size = cursor.fetchone()
+        table_bytes, hnsw_bytes, gin_bytes, database_bytes = cursor.fetchone()
     steps.say(
-        f"  sizes: kb_chunk {table_size}, HNSW {hnsw_size}, GIN {gin_size}; "
-        f"load, index builds and vacuum took {time.perf_counter() - loading:.1f} s"
+        f"  sizes: kb_chunk {_mb(table_bytes)}, HNSW {_mb(hnsw_bytes)}, GIN {_mb(gin_bytes)}, "
+        f"database {_mb(database_bytes)}; load, index builds and vacuum took "
+        f"{time.perf_counter() - loading:.1f} s"
     )
-    return IndexBuild(documents=documents, gin_seconds=gin_seconds, hnsw_seconds=hnsw_seconds)
+    return IndexBuild(
+        documents=documents,
+        load_seconds=load_seconds,
+        gin_seconds=gin_seconds,
+        hnsw_seconds=hnsw_seconds,
+        hnsw_peak_mb=memory.peak_mb,
+        hnsw_spilled=spilled,
+        table_bytes=table_bytes,
+        hnsw_bytes=hnsw_bytes,
+        gin_bytes=gin_bytes,
+        database_bytes=database_bytes,
+    )
+
+
+def _mb(size: int) -> str:
+    return f"{size / 2**20:,.0f} MB"
+
+
+def _without_parameters(definition: str) -> str:
+    """An index definition without its ``WITH (...)`` storage parameters."""
+    return re.sub(r" WITH \([^)]*\)", "", definition)
+
+
+class _BuildMemory:
+    """The peak proportional set size (PSS) of an index build's backend and its parallel
+    workers, sampled from /proc: only readable when the server runs on this machine."""
+
+    def __init__(self) -> None:
+        self.peak_mb: float | None = None
+
+    def sample(self, pids: list[int]) -> None:
+        total_kb = 0
+        for pid in pids:
+            try:
+                with open(f"/proc/{pid}/smaps_rollup") as rollup:
+                    total_kb += next(
+                        int(line.split()[1]) for line in rollup if line.startswith("Pss:")
+                    )
+            except (OSError, StopIteration, ValueError):
+                continue  # a worker that just ended, or a server on another machine
+        if total_kb:
+            self.peak_mb = max(self.peak_mb or 0.0, total_kb / 1024)
 
 
 @contextmanager
-def _index_build_progress(say: Callable[[str], None]) -> Iterator[None]:
-    """Report pg_stat_progress_create_index every 10 s from a second connection."""
+def _index_build_progress(say: Callable[[str], None], *, build_pid: int) -> Iterator[_BuildMemory]:
+    """Report pg_stat_progress_create_index every 10 s, and sample the build's memory every
+    second, from a second connection."""
     stop = threading.Event()
+    memory = _BuildMemory()
 
     def poll() -> None:
         try:
-            while not stop.wait(10):
+            ticks = 0
+            while not stop.wait(1):
+                ticks += 1
                 with connections["default"].cursor() as cursor:
+                    cursor.execute(
+                        "SELECT pid FROM pg_stat_activity WHERE pid = %s OR leader_pid = %s",
+                        [build_pid, build_pid],
+                    )
+                    memory.sample([row[0] for row in cursor.fetchall()])
+                    if ticks % 10:
+                        continue
                     cursor.execute(
                         "SELECT phase, blocks_done, blocks_total, tuples_done "
                         "FROM pg_stat_progress_create_index"
                     )
                     for phase, blocks_done, blocks_total, tuples_done in cursor.fetchall():
                         share = f"{blocks_done / blocks_total:.0%}" if blocks_total else "-"
-                        say(f"  ... {phase}: heap blocks {share}, {tuples_done:,} tuples")
+                        peak = f", peak {memory.peak_mb:,.0f} MB" if memory.peak_mb else ""
+                        say(f"  ... {phase}: heap blocks {share}, {tuples_done:,} tuples{peak}")
         finally:
             connections["default"].close()
 
     poller = threading.Thread(target=poll, name="index-build-progress", daemon=True)
     poller.start()
     try:
-        yield
+        yield memory
     finally:
         stop.set()
         poller.join()

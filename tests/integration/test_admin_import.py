@@ -23,7 +23,7 @@ pytestmark = pytest.mark.django_db
 def writer_client(writer_client: Client, local_embedder, monkeypatch: pytest.MonkeyPatch) -> Client:
     """The shared writer's client, with the index registered and indexing left undone."""
     embedding_model_register(embedder=local_embedder)
-    monkeypatch.setattr(indexing_services, "index_enqueue", lambda *, document_ids: 0)
+    monkeypatch.setattr(indexing_services, "index_enqueue", lambda *, document_ids, bulk=False: 0)
     return writer_client
 
 

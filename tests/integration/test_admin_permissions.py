@@ -236,7 +236,7 @@ def published_page() -> Document:
 @pytest.fixture
 def no_background_indexing(local_embedder, monkeypatch: pytest.MonkeyPatch) -> None:
     embedding_model_register(embedder=local_embedder)
-    monkeypatch.setattr(indexing_services, "index_enqueue", lambda *, document_ids: 0)
+    monkeypatch.setattr(indexing_services, "index_enqueue", lambda *, document_ids, bulk=False: 0)
 
 
 def _zip(files: dict[str, str]) -> bytes:

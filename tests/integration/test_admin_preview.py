@@ -109,7 +109,7 @@ def test_flagged_lines_show_in_the_document_list_and_on_the_change_form(
 def test_saving_a_page_with_flagged_lines_warns_the_writer(
     writer_client: Client, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(indexing_services, "index_enqueue", lambda *, document_ids: 0)
+    monkeypatch.setattr(indexing_services, "index_enqueue", lambda *, document_ids, bulk=False: 0)
     form = {
         "path": "policies/refunds.md",
         "title": "Refunds",

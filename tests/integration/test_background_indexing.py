@@ -37,7 +37,9 @@ def sent(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The document ids handed to the broker, without a broker."""
     calls: list[int] = []
     monkeypatch.setattr(
-        services, "index_enqueue", lambda *, document_ids: calls.extend(document_ids) or 0
+        services,
+        "index_enqueue",
+        lambda *, document_ids, bulk=False: calls.extend(document_ids) or 0,
     )
     return calls
 

@@ -195,7 +195,7 @@ def test_a_running_build_keeps_the_sweep_off_the_documents_it_will_reach(
     sent: list[int] = []
     monkeypatch.setattr(
         "kb.services.index_queue.index_enqueue",
-        lambda *, document_ids: sent.extend(document_ids) or len(document_ids),
+        lambda *, document_ids, bulk=False: sent.extend(document_ids) or len(document_ids),
     )
 
     # when the sweep runs after each batch of the build
@@ -314,7 +314,8 @@ def test_kb_sync_during_a_build_leaves_the_new_model_a_request(
     embedding_model_build(model_id=model.pk)
     sent: list[int] = []
     monkeypatch.setattr(
-        "kb.services.index_queue.index_enqueue", lambda *, document_ids: sent.extend(document_ids)
+        "kb.services.index_queue.index_enqueue",
+        lambda *, document_ids, bulk=False: sent.extend(document_ids),
     )
 
     # when kb_sync indexes an edited page into the active model itself

@@ -17,13 +17,19 @@ ROOT = Path(__file__).resolve().parents[2]
 @contextmanager
 def worker_process(
     extra_env: Mapping[str, str] | None = None,
+    *,
+    queues: str | None = None,
+    name: str = "celery",
 ) -> Iterator[subprocess.Popen[str]]:
-    """Start ``celery worker`` (solo pool) pointed at the test database; stop it afterwards.
-    Needs ``transactional_db``: the worker only sees committed rows."""
+    """Start ``celery worker`` (solo pool) pointed at the test database, on ``queues`` (comma
+    separated; every queue by default), as node ``name@<host>``; stop it afterwards. Needs
+    ``transactional_db``: the worker only sees committed rows."""
     env = {**os.environ, "DATABASE_URL": database_url(), **(extra_env or {})}
+    queue_options = ["--queues", queues] if queues else []
+    queue_options += ["--hostname", f"{name}@%h"]
     process = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool", "solo",
-         "--loglevel", "WARNING", "--without-mingle", "--without-gossip"],
+         "--loglevel", "WARNING", "--without-mingle", "--without-gossip", *queue_options],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,

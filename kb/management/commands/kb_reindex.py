@@ -2,8 +2,9 @@
 
 Without ``--all`` it re-embeds only documents whose chunks are not current (edited while no
 worker ran, chunked by an older chunker version, failed earlier). ``--all`` re-embeds every
-document, e.g. after changing how chunks are embedded. Search keeps serving the existing chunks
-meanwhile: each document's chunks are swapped in one transaction.
+document, e.g. after changing how chunks are embedded. ``--background`` sends the work to the
+workers' ``bulk`` queue in batches, so it never delays a writer's edit. Search keeps serving
+the existing chunks meanwhile: each document's chunks are swapped in one transaction.
 """
 
 from __future__ import annotations
@@ -44,8 +45,10 @@ class Command(BaseCommand):
                 .values_list("document_id", flat=True)
                 .distinct()
             )
-            sent = index_enqueue(document_ids=document_ids)
-            self.stdout.write(f"sent {sent} of {len(document_ids)} documents to the workers")
+            sent = index_enqueue(document_ids=document_ids, bulk=True)
+            self.stdout.write(
+                f"sent {sent} of {len(document_ids)} documents to the workers' bulk queue"
+            )
             if sent < len(document_ids):
                 raise CommandError("the broker is unreachable; the index sweep will resend them")
             return

@@ -35,6 +35,7 @@ from kb.parsing import ParsedDocument
 from kb.services.chunks import Progress
 from kb.services.documents import DocumentPermissionDenied, document_lifecycle_check, document_save
 from kb.services.embedding_models import embedding_model_for_indexing
+from kb.services.index_queue import index_requests_in_bulk
 from kb.services.sync.inline import documents_index_inline
 from kb.services.sync.provenance import (
     Provenance,
@@ -112,12 +113,19 @@ def documents_import(
     without it they are only saved, and the save's indexing request does the rest in the
     background (uploads in admin, where a request must not wait on embedding).
 
+    The indexing the saves request is sent to the bulk queue, in batches.
+
     With ``all_or_nothing`` (an upload) every source is validated first; if any fails, nothing
     is written and the report lists every problem; otherwise all writes are one transaction.
     """
     if all_or_nothing and index_inline:
         raise ValueError("all_or_nothing imports only save; indexing follows in the background")
-    with transaction.atomic() if all_or_nothing else contextlib.nullcontext():
+    # What the saves still ask to index (every model without ``index_inline``, a model being
+    # built with it) goes to the bulk queue in batches: an import never delays a writer's edit.
+    with (
+        index_requests_in_bulk(),
+        transaction.atomic() if all_or_nothing else contextlib.nullcontext(),
+    ):
         return _documents_import(
             sources=sources,
             embedder=embedder,

@@ -13,25 +13,67 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from kb.benchmarking import BenchmarkError
+from search.benchmarks.recall import RECALL_AT
 from search.benchmarks.retrieval import (
+    BUILD_MAINTENANCE_WORK_MEM,
     DATABASE_NAME,
     GIN_INDEX,
+    RECALL_QUERIES,
     RETRIEVAL_P50_TARGET_MS,
     SQL_P50_TARGET_MS,
     SQL_P95_TARGET_MS,
+    HnswOptions,
     SearchBenchReport,
     search_benchmark,
 )
 
+RECALL_TARGET = 0.95
+
+
+def _ef_search_list(text: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise CommandError(
+            f"--ef-search takes integers separated by commas (got {text!r})"
+        ) from None
+    if not values or min(values) < 1:
+        raise CommandError(f"--ef-search takes positive integers (got {text!r})")
+    return values
+
 
 class Command(BaseCommand):
-    help = "Benchmark hybrid SQL and retrieval on a synthetic 100k-chunk index (make bench)."
+    help = (
+        "Benchmark hybrid SQL, retrieval and HNSW recall on a synthetic index "
+        "(100k chunks by default; --chunks 1000000 for the sizing run)."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--chunks", type=int, default=100_000)
         parser.add_argument("--questions", type=int, default=200, help="timed, after a warm-up")
         parser.add_argument("--keep", action="store_true", help="keep the benchmark database")
         parser.add_argument("--corpus", type=Path, default=settings.BASE_DIR / "corpus")
+        parser.add_argument(
+            "--hnsw-m", type=int, default=settings.HNSW_M, help="HNSW links per node (HNSW_M)"
+        )
+        parser.add_argument(
+            "--ef-construction",
+            type=int,
+            default=settings.HNSW_EF_CONSTRUCTION,
+            help="HNSW build breadth (HNSW_EF_CONSTRUCTION)",
+        )
+        parser.add_argument(
+            "--maintenance-work-mem",
+            default=BUILD_MAINTENANCE_WORK_MEM,
+            help="memory for the HNSW build; the graph must fit (about 4GB at 1M chunks)",
+        )
+        parser.add_argument(
+            "--ef-search",
+            default=str(settings.HNSW_EF_SEARCH),
+            help="comma-separated hnsw.ef_search values to measure recall at "
+            "(the hybrid SQL runs with HNSW_EF_SEARCH)",
+        )
+        parser.add_argument("--recall-queries", type=int, default=RECALL_QUERIES)
 
     def handle(
         self,
@@ -40,6 +82,11 @@ class Command(BaseCommand):
         questions: int,
         keep: bool,
         corpus: Path,
+        hnsw_m: int,
+        ef_construction: int,
+        maintenance_work_mem: str,
+        ef_search: str,
+        recall_queries: int,
         verbosity: int = 1,
         **options: object,
     ) -> None:
@@ -47,6 +94,16 @@ class Command(BaseCommand):
             raise CommandError("--chunks must be at least 1000")
         if questions < 10:
             raise CommandError("--questions must be at least 10")
+        if not 2 <= hnsw_m <= 100 or not 4 <= ef_construction <= 1000:
+            raise CommandError("--hnsw-m must be 2-100 and --ef-construction 4-1000 (pgvector)")
+        if recall_queries < 10:
+            raise CommandError("--recall-queries must be at least 10")
+        hnsw = HnswOptions(
+            m=hnsw_m,
+            ef_construction=ef_construction,
+            maintenance_work_mem=maintenance_work_mem,
+            ef_search=_ef_search_list(ef_search),
+        )
         if not (corpus / "eval.jsonl").is_file():
             raise CommandError(f"no sample corpus at {corpus} (expected eval.jsonl and *.md)")
         try:
@@ -56,6 +113,8 @@ class Command(BaseCommand):
                 questions=questions,
                 keep=keep,
                 full_plans=verbosity >= 2,
+                hnsw=hnsw,
+                recall_queries=recall_queries,
                 progress=self.stdout.write,
             )
         except BenchmarkError as exc:
@@ -90,9 +149,43 @@ class Command(BaseCommand):
         def used(count: int) -> str:
             return "PASS" if count == explain.plans else "FAIL"
 
+        def mb(size: float) -> str:
+            return f"{size / 2**20:,.0f} MB"
+
+        peak = "-" if build.hnsw_peak_mb is None else f"{build.hnsw_peak_mb:,.0f} MB"
         rows = [
+            ("load (documents and chunks)", f"{build.load_seconds:.1f} s", "-", "info"),
             ("HNSW index build", f"{build.hnsw_seconds:.1f} s", "-", "info"),
+            ("  HNSW build peak memory (PSS)", peak, "-", "info"),
+            (
+                "  graph fit in maintenance_work_mem",
+                "no" if build.hnsw_spilled else "yes",
+                "yes",
+                "MISSED" if build.hnsw_spilled else "ok",
+            ),
             ("GIN index build", f"{build.gin_seconds:.1f} s", "-", "info"),
+            ("size: kb_chunk (with TOAST)", mb(build.table_bytes), "-", "info"),
+            ("size: HNSW index", mb(build.hnsw_bytes), "-", "info"),
+            ("size: GIN index", mb(build.gin_bytes), "-", "info"),
+            ("size: whole database", mb(build.database_bytes), "-", "info"),
+            *(
+                (
+                    f"HNSW recall@{RECALL_AT}, ef_search {point.ef_search}",
+                    f"{point.recall:.3f}",
+                    f">= {RECALL_TARGET}",
+                    verdict(point.recall >= RECALL_TARGET),
+                )
+                for point in report.recall
+            ),
+            *(
+                (
+                    f"  vector leg p50 / p95, ef_search {point.ef_search}",
+                    f"{point.latency[50]:.1f} / {point.latency[95]:.1f}",
+                    "ms",
+                    "info",
+                )
+                for point in report.recall
+            ),
             (
                 "hybrid SQL p50",
                 f"{sql_p[50]:.1f} ms",
@@ -150,6 +243,7 @@ class Command(BaseCommand):
             f"search_bench: {report.chunks:,} chunks over {build.documents:,} documents; "
             f"{report.server_settings}; reranker {retrieval.reranker}"
         )
+        self.stdout.write(f"HNSW {report.hnsw}")
         if explain.jit:
             self.stdout.write(f"JIT compiled {explain.jit}/{explain.plans} plans")
         self.stdout.write(f"{'metric':<44}{'measured':>12}{'target':>12}  verdict")

@@ -1,0 +1,1 @@
+"""Benchmarks of the indexing machinery that more than one command or test runs."""
