@@ -142,12 +142,12 @@ def named_numbers(
     """
     if not numbers:
         return frozenset()
-    with connection.cursor() as cursor:
+    with _reading().cursor() as cursor:
         cursor.execute(
             f"""
             SELECT DISTINCT u.lexeme
             FROM kb_chunk c JOIN kb_document d ON d.id = c.document_id, unnest(c.tsv) u
-            WHERE {_visible_sql(embedding_model)} AND c.tsv @@ %s::tsquery
+            WHERE {visible_chunks_sql(embedding_model)} AND c.tsv @@ %s::tsquery
               AND u.lexeme = ANY(%s::text[]) AND 'A' = ANY(u.weights)
             """,
             [
