@@ -19,6 +19,8 @@ permissions.
 
 from __future__ import annotations
 
+import hashlib
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,7 @@ from typing import Any
 import numpy as np
 import pytest
 from django.apps import apps
+from django.conf import settings
 from django.contrib.auth.models import Group, Permission, User
 from django.db.models import Q
 from django.db.models.signals import post_migrate
@@ -82,38 +85,74 @@ class CountingEmbedder:
 
 
 class CachedEmbedder:
-    """The real embedder, remembering each text's vector for the rest of the session.
+    """The real embedder, remembering each text's vector for later tests and parallel workers.
 
     For fixtures that index the same pages test after test (the sample pages of the e2e tests
     take ~15 s to embed on 2 cores): the first test embeds them for real, later ones reuse the
-    vectors the model gave. Tests of embedding itself (batching, reuse, counts) use
-    ``local_embedder``, which always runs the model.
+    vectors the model gave. The vectors are kept in memory and in ``directory`` (one file per
+    text, named by the model and the text's hash), so the workers of ``pytest -n`` and later runs
+    share them. Tests of embedding itself (batching, reuse, counts) use ``local_embedder``,
+    which always runs the model.
     """
 
-    def __init__(self, inner: Embedder) -> None:
+    def __init__(self, inner: Embedder, directory: Path | None = None) -> None:
         self._inner = inner
         self.key = inner.key
         self.provider = inner.provider
         self.model_name = inner.model_name
         self.dimensions = inner.dimensions
         self.max_input_tokens = inner.max_input_tokens
+        self._directory = directory
         self._documents: dict[str, np.ndarray] = {}
         self._queries: dict[str, np.ndarray] = {}
 
     def count_tokens(self, text: str) -> int:
         return self._inner.count_tokens(text)
 
+    def _file(self, kind: str, text: str) -> Path | None:
+        if self._directory is None:
+            return None
+        digest = hashlib.sha256(f"{self.key}\0{kind}\0{text}".encode()).hexdigest()
+        return self._directory / f"{digest}.npy"
+
+    def _remembered(self, kind: str, text: str, memory: dict[str, np.ndarray]) -> bool:
+        if text in memory:
+            return True
+        path = self._file(kind, text)
+        if path is not None and path.exists():
+            try:
+                memory[text] = np.load(path)
+            except (OSError, ValueError):  # a file cut short: embed the text again
+                return False
+            return True
+        return False
+
+    def _remember(self, kind: str, text: str, vector: np.ndarray, memory: dict) -> None:
+        memory[text] = vector
+        path = self._file(kind, text)
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            partial = path.with_suffix(f".{os.getpid()}.tmp")
+            with partial.open("wb") as handle:
+                np.save(handle, vector)
+            partial.replace(path)  # whole files only, whichever worker writes last
+
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        missing = list(dict.fromkeys(text for text in texts if text not in self._documents))
+        missing = list(
+            dict.fromkeys(
+                text for text in texts if not self._remembered("d", text, self._documents)
+            )
+        )
         if missing:
-            self._documents.update(zip(missing, self._inner.embed_documents(missing), strict=True))
+            for text, vector in zip(missing, self._inner.embed_documents(missing), strict=True):
+                self._remember("d", text, vector, self._documents)
         if not texts:
             return self._inner.embed_documents([])
         return np.stack([self._documents[text] for text in texts])
 
     def embed_query(self, text: str) -> np.ndarray:
-        if text not in self._queries:
-            self._queries[text] = self._inner.embed_query(text)
+        if not self._remembered("q", text, self._queries):
+            self._remember("q", text, self._inner.embed_query(text), self._queries)
         return self._queries[text].copy()
 
 
@@ -124,7 +163,10 @@ def local_embedder() -> Embedder:
 
 @pytest.fixture(scope="session")
 def cached_embedder(local_embedder: Embedder) -> CachedEmbedder:
-    return CachedEmbedder(local_embedder)
+    # Beside the workers' data directories (.data/test/<worker>), so all workers share it.
+    data_dir = Path(settings.DATA_DIR)
+    shared = data_dir.parent if os.environ.get("PYTEST_XDIST_WORKER") else data_dir
+    return CachedEmbedder(local_embedder, shared / "embedding-cache")
 
 
 @pytest.fixture
