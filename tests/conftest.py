@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,9 @@ from django.db.models import Q
 from django.db.models.signals import post_migrate
 from django.test import Client
 
+from kb.actors import SYSTEM
 from kb.embedders import Embedder, get_embedder
+from kb.services.sync import corpus_sync
 from tests.support.chat import index_help_center
 
 CORPUS_DIR = Path(__file__).resolve().parent.parent / "corpus"
@@ -154,6 +157,16 @@ class CachedEmbedder:
         if not self._remembered("q", text, self._queries):
             self._remember("q", text, self._inner.embed_query(text), self._queries)
         return self._queries[text].copy()
+
+
+def corpus_pages_indexed(folder: Path, pages: Sequence[str], embedder: Embedder) -> None:
+    """Copy these pages of the sample corpus into ``folder`` and sync it, every page indexed."""
+    for relative in pages:
+        target = folder / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(CORPUS_DIR / relative, target)
+    report = corpus_sync(directory=folder, embedder=embedder, actor=SYSTEM)
+    assert not report.failed, report.failed
 
 
 @pytest.fixture(scope="session")

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import datetime
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -16,10 +15,8 @@ from django.utils import timezone
 from playwright.sync_api import Page, expect
 
 from assistant.models import Conversation, Feedback, Message
-from kb.actors import SYSTEM
 from kb.models import Document
-from kb.services.sync import corpus_sync
-from tests.conftest import CORPUS_DIR
+from tests.conftest import corpus_pages_indexed
 from tests.e2e.test_admin_screenshots import CORPUS_PAGES, PASSWORD, _policy_steward
 
 pytestmark = pytest.mark.e2e
@@ -30,12 +27,7 @@ VIEWPORT = {"width": 1440, "height": 1000}
 
 @pytest.fixture
 def help_center_needing_attention(e2e_server, tmp_path: Path, cached_embedder) -> None:
-    for relative in ATTENTION_PAGES:
-        target = tmp_path / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(CORPUS_DIR / relative, target)
-    report = corpus_sync(directory=tmp_path, embedder=cached_embedder, actor=SYSTEM)
-    assert not report.failed, report.failed
+    corpus_pages_indexed(tmp_path, ATTENTION_PAGES, cached_embedder)
     Document.objects.filter(path="api/rate-limits.md").update(
         review_by=timezone.localdate() - datetime.timedelta(days=12)
     )

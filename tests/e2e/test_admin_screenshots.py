@@ -6,17 +6,14 @@ from __future__ import annotations
 
 import importlib
 import re
-import shutil
 from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import Group, Permission, User
 from playwright.sync_api import Page, expect
 
-from kb.actors import SYSTEM
 from kb.models import Chunk, Document
-from kb.services.sync import corpus_sync
-from tests.conftest import CORPUS_DIR
+from tests.conftest import corpus_pages_indexed
 
 pytestmark = pytest.mark.e2e
 
@@ -69,12 +66,7 @@ def _policy_steward() -> User:
 
 @pytest.fixture
 def indexed_help_center(e2e_server, tmp_path: Path, cached_embedder) -> list[Document]:
-    for relative in CORPUS_PAGES:
-        target = tmp_path / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(CORPUS_DIR / relative, target)
-    report = corpus_sync(directory=tmp_path, embedder=cached_embedder, actor=SYSTEM)
-    assert not report.failed, report.failed
+    corpus_pages_indexed(tmp_path, CORPUS_PAGES, cached_embedder)
     return list(Document.objects.order_by("path"))
 
 

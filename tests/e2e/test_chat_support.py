@@ -6,7 +6,6 @@ support" opens a form in the page whose request staff then read in the admin."""
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -15,9 +14,7 @@ from django.core.cache import cache
 from playwright.sync_api import Page, expect
 
 from assistant.models import Message, SuggestedQuestion, SupportRequest
-from kb.actors import SYSTEM
-from kb.services.sync import corpus_sync
-from tests.conftest import CORPUS_DIR
+from tests.conftest import corpus_pages_indexed
 
 pytestmark = pytest.mark.e2e
 
@@ -34,11 +31,7 @@ REFUND_QUESTION = "How long do I have to ask for a refund on a monthly plan?"
 
 @pytest.fixture
 def help_center(e2e_server, tmp_path: Path, cached_embedder) -> None:
-    for relative in CORPUS_PAGES:
-        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(CORPUS_DIR / relative, tmp_path / relative)
-    report = corpus_sync(directory=tmp_path, embedder=cached_embedder, actor=SYSTEM)
-    assert not report.failed, report.failed
+    corpus_pages_indexed(tmp_path, CORPUS_PAGES, cached_embedder)
     cache.clear()  # answers and rate limits of earlier runs live in the shared Redis
 
 

@@ -4,7 +4,6 @@ each cite their own page, not the 2FA one (they used to be searched with the 2FA
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -12,9 +11,7 @@ from django.core.cache import cache
 from playwright.sync_api import Page, expect
 
 from assistant.models import Message
-from kb.actors import SYSTEM
-from kb.services.sync import corpus_sync
-from tests.conftest import CORPUS_DIR
+from tests.conftest import corpus_pages_indexed
 
 pytestmark = pytest.mark.e2e
 
@@ -37,11 +34,7 @@ THEN = (
 
 @pytest.fixture
 def help_center(e2e_server, tmp_path: Path, cached_embedder) -> None:
-    for relative in CORPUS_PAGES:
-        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(CORPUS_DIR / relative, tmp_path / relative)
-    report = corpus_sync(directory=tmp_path, embedder=cached_embedder, actor=SYSTEM)
-    assert not report.failed, report.failed
+    corpus_pages_indexed(tmp_path, CORPUS_PAGES, cached_embedder)
     cache.clear()  # answers and rate limits of earlier runs live in the shared Redis
 
 

@@ -4,7 +4,6 @@ nothing else, and a row's form retires the page with a successor through the ret
 from __future__ import annotations
 
 import datetime
-import shutil
 from pathlib import Path
 
 import pytest
@@ -15,13 +14,11 @@ from django.utils import timezone
 
 from assistant.attention import thumbed_down_pages, uncited_pages
 from assistant.models import Conversation, Feedback, Message
-from kb.actors import SYSTEM
 from kb.attention.contradictions import contradictions_compute
 from kb.attention.documents import index_failures, reviews_due
 from kb.models import Document, DocumentIndexState, EmbeddingModel
 from kb.services import embedding_model_register
-from kb.services.sync import corpus_sync
-from tests.conftest import CORPUS_DIR, CachedEmbedder
+from tests.conftest import CachedEmbedder, corpus_pages_indexed
 
 pytestmark = pytest.mark.django_db
 
@@ -67,12 +64,7 @@ def _answer(question: str, *, cites: list[Document], vote: str | None = None, co
 
 @pytest.fixture
 def sample_policies(tmp_path: Path, cached_embedder: CachedEmbedder) -> EmbeddingModel:
-    for relative in CONTRADICTION_PAGES:
-        target = tmp_path / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(CORPUS_DIR / relative, target)
-    report = corpus_sync(directory=tmp_path, embedder=cached_embedder, actor=SYSTEM)
-    assert not report.failed, report.failed
+    corpus_pages_indexed(tmp_path, CONTRADICTION_PAGES, cached_embedder)
     return EmbeddingModel.objects.active().get()
 
 
