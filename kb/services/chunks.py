@@ -8,6 +8,7 @@ key, the vector reuse and the chunk rows are the same whichever path indexed a d
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -138,6 +139,21 @@ def vectors_stored(
         .values_list("text_hash", "embedding")
     )
     return {text_hash: np.asarray(vector, dtype=np.float32) for text_hash, vector in rows}
+
+
+def log_document_indexed(
+    *, path: str, embedding_model: EmbeddingModel, chunks: DocumentChunks, started: float, **extra
+) -> None:
+    """The ``document_indexed`` event, as every indexing path reports it."""
+    log.info(
+        "document_indexed",
+        path=path,
+        model=embedding_model.key,
+        content_hash=chunks.content_hash,
+        chunks=len(chunks.drafts),
+        ms=round((time.perf_counter() - started) * 1000),
+        **extra,
+    )
 
 
 def chunks_write_if_current(

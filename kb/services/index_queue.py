@@ -34,6 +34,7 @@ from kb.services.chunks import (
     chunks_write_if_current,
     document_chunk,
     document_index_failed,
+    log_document_indexed,
 )
 
 log = structlog.get_logger("groundwork.kb")
@@ -254,13 +255,8 @@ def document_index(*, document_id: int, embedder: Embedder) -> str:
         document_id=document_id, embedding_model=embedding_model, chunks=chunks
     )
     if outcome == "indexed":
-        log.info(
-            "document_indexed",
-            path=document.path,
-            model=embedding_model.key,
-            content_hash=chunks.content_hash,
-            chunks=len(chunks.drafts),
-            ms=round((time.perf_counter() - started) * 1000),
+        log_document_indexed(
+            path=document.path, embedding_model=embedding_model, chunks=chunks, started=started
         )
     return outcome
 

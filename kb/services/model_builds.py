@@ -26,6 +26,7 @@ from kb.services.chunks import (
     chunks_write_if_current,
     document_chunk,
     document_index_failed,
+    log_document_indexed,
 )
 from kb.services.embedding_models import (
     Coverage,
@@ -234,13 +235,11 @@ def _batch_index(
         )
         if written == "indexed":
             report.indexed += 1
-            log.info(
-                "document_indexed",
+            log_document_indexed(
                 path=document.path,
-                model=model.key,
-                content_hash=chunks.content_hash,
-                chunks=len(chunks.drafts),
-                ms=round((time.perf_counter() - started) * 1000),
+                embedding_model=model,
+                chunks=chunks,
+                started=started,
                 batch=len(batch),
             )
         elif written == "current":
