@@ -478,6 +478,49 @@ def unknown_names(
         return [row[0] for row in cursor.fetchall()]
 
 
+COMMON_WORD_SAMPLE = 200  # visible pages looked at to tell a common word; all of them below
+
+
+def common_words(
+    *, words: Sequence[str], embedding_model: EmbeddingModel, audiences: Sequence[str]
+) -> set[str]:
+    """Which of ``words`` more than half the pages the asker may see mention: the company's
+    name, its product, "invoice" in a billing help center. Such a word says nothing about
+    which page answers (past half, Robertson and Sparck Jones's inverse document frequency
+    is no longer positive). A page counts once however many of its chunks hold the word.
+
+    Bounded at any corpus size: the share is read on ``COMMON_WORD_SAMPLE`` pages in a fixed
+    pseudo-random order (every page when there are fewer), each probed through its own
+    chunks, so a word on a million chunks costs what a rare one does."""
+    if not words:
+        return set()
+    with _reading().cursor() as cursor:
+        cursor.execute(
+            f"""
+            WITH sample AS (
+                SELECT d.id FROM kb_document d
+                WHERE d.status = 'published' AND d.superseded_by_id IS NULL
+                  AND d.audience = ANY(%s::text[])
+                ORDER BY hashint8(d.id), d.id
+                LIMIT {COMMON_WORD_SAMPLE}
+            )
+            SELECT w.word FROM unnest(%s::text[]) AS w (word)
+            WHERE numnode(plainto_tsquery('english', w.word)) > 0
+              AND 2 * (
+                  SELECT count(*) FROM sample s
+                  WHERE EXISTS (
+                      SELECT 1 FROM kb_chunk c
+                      WHERE c.document_id = s.id
+                        AND c.embedding_model_id = {int(embedding_model.pk)}
+                        AND c.tsv @@ plainto_tsquery('english', w.word)
+                  )
+              ) > (SELECT count(*) FROM sample)
+            """,
+            [list(audiences), list(words)],
+        )
+        return {row[0] for row in cursor.fetchall()}
+
+
 def _reading() -> BaseDatabaseWrapper:
     """The connection retrieval reads from: a replica when one serves these reads
     (``config.db_router``), else the primary."""

@@ -21,7 +21,13 @@ from kb.errors import one_line
 from kb.models import EmbeddingModel
 from kb.selectors import PUBLIC_AUDIENCES
 from search.fusion import FusionWeights
-from search.hybrid import HybridRows, chunks_still_visible, hybrid_search, unknown_names
+from search.hybrid import (
+    HybridRows,
+    chunks_still_visible,
+    common_words,
+    hybrid_search,
+    unknown_names,
+)
 from search.keywords import KeywordQuery, keyword_query, proper_names
 from search.rerankers import get_reranker
 from search.rerankers.base import Reranker, RerankError
@@ -167,6 +173,21 @@ def _unknown_names(
         return []
     finally:
         timings["names"] = (time.perf_counter() - stage_started) * 1000
+
+
+def words_common_to_most_pages(*, words: Sequence[str], audiences: Sequence[str]) -> set[str]:
+    """Which of ``words`` more than half the pages the asker may see mention (see
+    ``search.hybrid.common_words``): a hint for the no-answer decision, so an error here only
+    loses the hint."""
+    embedding_model = EmbeddingModel.objects.active().first()
+    if embedding_model is None or not words:
+        return set()
+    try:
+        with transaction.atomic(using=read_alias()):
+            return common_words(words=words, embedding_model=embedding_model, audiences=audiences)
+    except DatabaseError as exc:
+        log.warning("common_words_failed", error=one_line(exc))
+        return set()
 
 
 def _run_hybrid(

@@ -202,7 +202,9 @@ class AnswerRun:
                 yield from self._finish_from_cache(cached)
                 return
             result = self._retrieve(generator)
-            decision = no_answer_decide(query=self.message.retrieval_query, result=result)
+            decision = no_answer_decide(
+                query=self.message.retrieval_query, result=result, audiences=self.audiences
+            )
             self.snapshot.no_answer = decision.as_json()
             if decision.refuse:
                 yield from self._finish_not_in_docs(reason=decision.reason or "")
