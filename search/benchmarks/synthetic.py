@@ -106,14 +106,15 @@ def documents_insert(cursor: CursorWrapper, seeds: list[SeedChunk], count: int) 
         INSERT INTO kb_document (path, title, category, audience, status, updated_on, body,
                                  content_hash, created_at, modified_at, origin, sync_folder,
                                  synced_file_hash, synced_row_hash, synced_status,
-                                 synced_superseded_by)
+                                 synced_superseded_by, aliases, metadata)
         SELECT format('bench/%%s/page-%%s.md', category[1 + g %% cardinality(category)], g),
                title[1 + g %% cardinality(title)] || ' (' || g || ')',
                category[1 + g %% cardinality(category)],
                CASE WHEN g %% 20 IN (3, 13) THEN 'internal' ELSE 'public' END,
                CASE WHEN g %% 20 = 7 THEN 'retired' ELSE 'published' END,
                DATE '2025-01-01' + g %% 365, 'Synthetic page ' || g,
-               encode(sha256(g::text::bytea), 'hex'), now(), now(), 'import', '', '', '', '', ''
+               encode(sha256(g::text::bytea), 'hex'), now(), now(), 'import', '', '', '', '', '',
+               '{}'::text[], '{}'::jsonb
         FROM generate_series(0, %s - 1) AS g,
              (SELECT %s::text[] AS title, %s::text[] AS category) AS names
         ORDER BY g
