@@ -37,9 +37,9 @@ def pages_copy(*, embedding_model: EmbeddingModel, copy_number: int, seed: int =
             INSERT INTO kb_document (path, title, category, audience, status, superseded_by_id,
                 updated_on, review_by, body, content_hash, created_at, modified_at, origin,
                 sync_folder, synced_file_hash, synced_row_hash, synced_status,
-                synced_superseded_by)
+                synced_superseded_by, aliases, metadata)
             SELECT %s || path, title, category, audience, status, NULL, updated_on, review_by,
-                body, content_hash, now(), now(), 'admin', '', '', '', '', ''
+                body, content_hash, now(), now(), 'admin', '', '', '', '', '', '{}', metadata
             FROM kb_document WHERE path NOT LIKE 'copy%%' AND superseded_by_id IS NULL
             """,
             [prefix],
