@@ -76,6 +76,26 @@ def markup_warnings(text: str, *, first_line: int = 1) -> list[str]:
     return scanner.warnings
 
 
+def markup_left(text: str) -> list[str]:
+    """The lines of `text` that still hold site-generator markup (`markup.LEFTOVER_MARKS`)
+    outside code: empty for a heading path or embedded text the markup rules fully cleaned.
+
+    A check of the chunker's output, not a step of it. Each line is read as written, since a
+    mark there is what a reader and the model get; only which lines are code comes from
+    `scan_lines`, so code is told apart exactly as the chunker tells it. Inline code is left out.
+    """
+    found: list[str] = []
+    for line in scan_lines(text):
+        if line.fence is not FenceRole.NONE:
+            continue
+        end = text.find("\n", line.start)
+        written = text[line.start : end if end >= 0 else len(text)]
+        outside_code = _CODE_SPAN.sub("", written)
+        if any(mark in outside_code for mark in markup.LEFTOVER_MARKS):
+            found.append(written.strip())
+    return found
+
+
 class _Scanner:
     def __init__(self) -> None:
         self.warnings: list[str] = []

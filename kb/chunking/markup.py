@@ -47,6 +47,10 @@ PROSE_DIRECTIVES = frozenset(
 )  # fmt: skip
 HIDDEN_DIRECTIVES = frozenset({"toctree", "contents", "include", "literalinclude"})
 INCLUDES = frozenset({"include", "literalinclude", "readfile", "partial", "include-markdown"})
+# What markup looks like wherever it is left outside code: heading attributes, shortcodes, Liquid
+# tags, colon fences, admonitions and MyST directive fences (a code-block directive is code).
+# `lines.markup_left` looks for these in what the chunker produced.
+LEFTOVER_MARKS = ("{#", "{{<", "{{%", "{%", ":::", "!!!", "```{")
 
 
 @dataclass(frozen=True)

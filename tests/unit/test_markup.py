@@ -7,8 +7,8 @@ still point at the original body.
 
 from __future__ import annotations
 
-from kb.chunking import ChunkDraft, ChunkLimits, chunk_markdown
-from kb.chunking.lines import markup_warnings, scan_lines
+from kb.chunking import ChunkDraft, ChunkLimits, chunk_markdown, embedding_text
+from kb.chunking.lines import markup_left, markup_warnings, scan_lines
 from kb.chunking.structure import split_sections
 
 LIMITS = ChunkLimits(target_tokens=200, max_tokens=300, overlap_tokens=0, min_section_tokens=0)
@@ -330,3 +330,48 @@ def test_a_shortcode_tag_written_over_several_lines_is_dropped_whole() -> None:
     body = '{{< asciinema\n  cast="demo.cast"\n  loop=true >}}\nAfter the demo.\n'
 
     assert visible(body) == "\n\n\nAfter the demo.\n"
+
+
+# --- the check: markup left in what the chunker produced ----------------------------------------
+
+
+def test_markup_left_names_each_line_that_still_holds_markup() -> None:
+    text = (
+        "## Install {#install}\n\nPlain prose.\n\n{{< hint info >}}\nSee {{% notice %}}.\n"
+        ":::tip\n!!! note\n{% raw %}\n```{note}\nBoxed.\n```\n"
+    )
+
+    assert markup_left(text) == [
+        "## Install {#install}",
+        "{{< hint info >}}",
+        "See {{% notice %}}.",
+        ":::tip",
+        "!!! note",
+        "{% raw %}",
+        "```{note}",
+    ]
+
+
+def test_markup_left_leaves_out_code_blocks_and_inline_code() -> None:
+    text = (
+        "Write `{{< hint >}}` or ``:::tip`` to open a box.\n\n"
+        "```markdown\n!!! note\n## Title {#id}\n```\n\n"
+        "~~~\n{{< hint >}}\n~~~\n\n```{code-block} python\nprint('{{< hint >}}')\n```\n"
+    )
+
+    assert markup_left(text) == []
+
+
+def test_markup_left_finds_the_fixtures_markup_before_chunking_and_none_after() -> None:
+    # given: every fixture above, in its tool's syntax
+    fixtures = (PANDOC_HEADINGS, HUGO_HINT, MKDOCS, DOCUSAURUS, MYST)
+
+    for body in fixtures:
+        # when
+        drafts = chunk(body)
+
+        # then: the check sees the markup the chunker removed, so it can fail
+        assert markup_left(body), body
+        for draft in drafts:
+            assert markup_left(draft.heading_path) == []
+            assert markup_left(embedding_text("Guide", draft.heading_path, draft.text)) == []
