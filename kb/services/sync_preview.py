@@ -1,11 +1,11 @@
 """What `kb_sync --dry-run` reports: what each file of a folder would become, nothing written.
 
 For the person bringing a documentation folder written for a site generator: each page's title,
-status, audience and sections as they would load, what its markup lost, and which files would be
-refused and why, before anything reaches the index. It parses and chunks exactly as a sync does
-(same parser, same chunker, same model window) but never embeds and never touches the database.
-It also says where site-generator markup would be left in a heading path or an embedded text
-(`markup_left`): the check the README runs on public documentation folders.
+status, audience, earlier addresses and sections as they would load, what its markup lost, and
+which files would be refused and why, before anything reaches the index. It parses and chunks
+exactly as a sync does (same parser, same chunker, same model window) but never embeds and never
+touches the database. It also says where site-generator markup would be left in a heading path
+or an embedded text (`markup_left`): the check the README runs on public documentation folders.
 """
 
 from __future__ import annotations

@@ -55,6 +55,31 @@ def test_dry_run_prints_what_each_file_would_become_and_writes_nothing(
     assert counting_embedder.embedded_texts == []
 
 
+def test_dry_run_lists_each_files_earlier_addresses(
+    hugo_folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # given: Hugo aliases (absolute, and relative to the page's folder) and Jekyll redirect_from
+    (hugo_folder / "admin" / "tls.md").write_text(
+        '+++\ntitle = "TLS"\naliases = ["/old/certificates/", "certs"]\n+++\nText.\n'
+    )
+    (hugo_folder / "install.md").write_text(
+        "---\ntitle: Install\nredirect_from: /2019/05/setup.html\n---\nText.\n"
+    )
+
+    # when
+    call_command("kb_sync", str(hugo_folder), "--dry-run")
+
+    # then: as the /docs/ addresses that will redirect; a page without any lists none
+    out = capsys.readouterr().out
+    assert (
+        "admin/tls.md: 'TLS' published, public, 1 chunk(s)\n"
+        "  aliases: /docs/old/certificates, /docs/admin/certs\n"
+    ) in out
+    assert "  aliases: /docs/2019/05/setup.html\n" in out
+    assert out.count("aliases:") == 2
+    assert Document.objects.count() == 0
+
+
 def test_dry_run_names_a_rejected_file_and_fails(
     hugo_folder: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

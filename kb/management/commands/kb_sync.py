@@ -46,8 +46,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "--dry-run",
             action="store_true",
-            help="print what each file would become (title, status, audience, sections, "
-            "warnings) without writing or embedding anything",
+            help="print what each file would become (title, status, audience, aliases, "
+            "sections, warnings) without writing or embedding anything",
         )
         parser.add_argument(
             "--fail-on-markup",
@@ -126,6 +126,9 @@ class Command(BaseCommand):
                 f"{document.path}: {document.title!r} {document.status}, {document.audience}, "
                 f"{file.chunks} chunk(s)"
             )
+            if document.aliases:  # Hugo `aliases`, Jekyll `redirect_from`: they will redirect
+                addresses = ", ".join(f"/docs/{alias}" for alias in document.aliases)
+                self.stdout.write(f"  aliases: {addresses}")
             for section in file.sections:
                 self.stdout.write(f"  section: {section or '(before the first heading)'}")
             if file.problem:
