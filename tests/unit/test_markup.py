@@ -235,6 +235,98 @@ def test_a_myst_code_block_directive_is_still_code() -> None:
     assert drafts[0].text == "```{code-block} python\nprint('hi')\n```"
 
 
+# --- MDX (Docusaurus): imports and components ---------------------------------------------------
+
+DOCUSAURUS_MDX = """\
+---
+title: Rotating keys
+---
+import { Explainer as Aside } from '../components/Explainer';
+import VideoEmbed from "video-embed";
+import RotationNote from './_rotation-note.mdx'
+
+## Why rotate
+
+<RotationNote />
+
+<Aside title="In depth: what a leaked key allows">
+
+A leaked key reads every **invoice**.
+
+</Aside>
+
+<VideoEmbed
+  id="rotate-keys"
+  title="Rotating a key"
+/>
+
+```jsx
+import { Explainer } from '../components/Explainer'
+
+<Explainer title="Example">Text</Explainer>
+```
+
+Keys expire after <Aside>90 days</Aside>. Replace <Token> with the new key.
+"""
+
+
+def test_mdx_imports_and_the_imported_components_tags_are_not_text() -> None:
+    body = DOCUSAURUS_MDX.split("---\n", 2)[2]
+
+    drafts = chunk(body)
+
+    assert [draft.text for draft in drafts] == [
+        "In depth: what a leaked key allows\n\nA leaked key reads every **invoice**.\n\n"
+        "```jsx\nimport { Explainer } from '../components/Explainer'\n\n"
+        '<Explainer title="Example">Text</Explainer>\n```\n\n'
+        "Keys expire after 90 days. Replace <Token> with the new key."
+    ]
+    assert [draft.heading_path for draft in drafts] == ["Why rotate"]
+
+
+def test_docusaurus_tabs_are_their_labels_and_their_code_stays_code() -> None:
+    body = (
+        "import Tabs from '@theme/Tabs';\nimport TabItem from '@theme/TabItem';\n\n"
+        '<Tabs groupId="os">\n  <TabItem value="linux" label="Linux">\n\n'
+        "```sh\nsystemctl restart agent\n```\n\n  </TabItem>\n"
+        '  <TabItem value="mac" label="macOS" default>\n\nUse the menu bar.\n\n'
+        "  </TabItem>\n</Tabs>\n"
+    )
+
+    assert [draft.text for draft in chunk(body)] == [
+        "Linux\n\n```sh\nsystemctl restart agent\n```\n\nmacOS\n\nUse the menu bar."
+    ]
+
+
+def test_a_go_import_in_a_hugo_highlight_shortcode_stays() -> None:
+    # the shortcode's content is read as prose; an import with no `from` and no file is not MDX
+    body = '{{< highlight go >}}\npackage main\n\nimport "fmt"\n{{< /highlight >}}\n'
+
+    assert visible(body) == '\npackage main\n\nimport "fmt"\n\n'
+
+
+def test_an_imported_mdx_file_is_reported_as_not_included() -> None:
+    body = DOCUSAURUS_MDX.split("---\n", 2)[2]
+
+    assert markup_warnings(body, first_line=4) == [
+        "line 6: import RotationNote from './_rotation-note.mdx' not resolved "
+        "(its text is not included)"
+    ]
+
+
+def test_markup_left_names_an_mdx_import_or_component_left_in_the_text() -> None:
+    assert markup_left(DOCUSAURUS_MDX) == [
+        "import { Explainer as Aside } from '../components/Explainer';",
+        'import VideoEmbed from "video-embed";',
+        "import RotationNote from './_rotation-note.mdx'",
+        "<RotationNote />",
+        '<Aside title="In depth: what a leaked key allows">',
+        "</Aside>",
+        "<VideoEmbed",
+        "Keys expire after <Aside>90 days</Aside>. Replace <Token> with the new key.",
+    ]
+
+
 # --- HTML comments -----------------------------------------------------------------------------
 
 
