@@ -32,7 +32,7 @@ MAX_DOCUMENT_BYTES = 1_000_000
 
 AUDIENCES = ("public", "internal")
 STATUSES = ("draft", "published", "retired")
-MARKDOWN_SUFFIXES = (".md", ".markdown")
+MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")  # .mdx: Docusaurus pages, MDX like its .md
 
 _FRONT_MATTER_OPEN = re.compile(r"---[ \t]*")
 _FRONT_MATTER_CLOSE = re.compile(r"(?:---|\.\.\.)[ \t]*")
@@ -253,7 +253,7 @@ def _path_problem(path: str) -> str | None:
     if "" in segments or "." in segments:
         return "empty or '.' segments are not allowed"
     if not path.lower().endswith(MARKDOWN_SUFFIXES):
-        return "only .md and .markdown files are documents"
+        return "only .md, .markdown and .mdx files are documents"
     return None
 
 

@@ -80,6 +80,20 @@ def test_dry_run_lists_each_files_earlier_addresses(
     assert Document.objects.count() == 0
 
 
+def test_dry_run_loads_docusaurus_mdx_pages_like_markdown(
+    hugo_folder: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (hugo_folder / "keys.mdx").write_text(
+        "---\ntitle: Keys\n---\nimport Tabs from '@theme/Tabs';\n\n## Rotating\n\nRotate.\n"
+    )
+
+    call_command("kb_sync", str(hugo_folder), "--dry-run")
+
+    out = capsys.readouterr().out
+    assert "keys.mdx: 'Keys' published, public, 1 chunk(s)\n  section: Rotating\n" in out
+    assert "3 file(s) would load, 0 rejected" in out
+
+
 def test_dry_run_names_a_rejected_file_and_fails(
     hugo_folder: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

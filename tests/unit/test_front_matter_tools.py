@@ -182,6 +182,15 @@ def test_docusaurus_last_update_mapping_gives_the_updated_date() -> None:
     assert document.unknown_keys == ()
 
 
+def test_a_docusaurus_mdx_page_is_a_document() -> None:
+    document = parse(
+        "---\nsidebar_label: Thunks\n---\nimport Tabs from '@theme/Tabs';\n\nWrite a thunk.\n",
+        path="usage/writing-thunks.mdx",
+    )
+
+    assert (document.path, document.title) == ("usage/writing-thunks.mdx", "Writing thunks")
+
+
 def test_our_updated_key_wins_over_the_tools_dates() -> None:
     document = parse("---\nupdated: 2026-02-01\ndate: 2020-01-01\nlastmod: 2021-01-01\n---\n")
 

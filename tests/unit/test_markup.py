@@ -392,6 +392,14 @@ def test_a_page_address_is_relative_to_the_linking_page() -> None:
     )
 
 
+def test_a_link_to_an_mdx_file_points_at_its_docs_page() -> None:
+    from kb.rendering import document_link
+
+    assert document_link(href="./writing-thunks.mdx#usage", document_path="usage/index.md") == (
+        "/docs/usage/writing-thunks.mdx#usage"
+    )
+
+
 def test_a_link_that_leaves_the_corpus_is_left_alone() -> None:
     from kb.rendering import document_link
 
