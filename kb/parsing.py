@@ -171,7 +171,11 @@ def page_aliases(*, path: str, metadata: Mapping[str, Any]) -> tuple[tuple[str, 
             written = value.strip().split("#")[0].split("?")[0]
             joined = written if written.startswith("/") else posixpath.join(folder, written)
             alias = alias_path(joined)
-            if not alias or alias.startswith("..") or alias == path:
+            if not alias:  # `/`, `/docs/`: the index lists every page, it cannot redirect to one
+                warnings.append(
+                    f"front matter: '{key}' entry {value!r} is the /docs/ index itself, ignored"
+                )
+            elif alias.startswith("..") or alias == path:
                 warnings.append(f"front matter: '{key}' entry {value!r} is not a path, ignored")
             elif alias not in aliases:
                 aliases.append(alias)

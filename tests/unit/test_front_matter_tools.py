@@ -337,6 +337,16 @@ def test_an_alias_that_is_not_a_path_is_left_out_with_a_warning() -> None:
     assert all("is not a path, ignored" in warning for warning in document.warnings)
 
 
+def test_an_alias_of_the_docs_index_itself_is_left_out_saying_so() -> None:
+    # hugoDocs' about/_index.md lists `/docs/`: here that is the index of every page, not one
+    document = parse("---\ntitle: About\naliases: [/about-us/, /docs/]\n---\n")
+
+    assert document.aliases == ("about-us",)
+    assert document.warnings == (
+        "front matter: 'aliases' entry '/docs/' is the /docs/ index itself, ignored",
+    )
+
+
 def test_docusaurus_and_mkdocs_keys_are_kept_as_written() -> None:
     document = parse(
         "---\nslug: /install-guide\nsidebar_position: 3\ntags: [setup, agent]\n"
