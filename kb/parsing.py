@@ -32,7 +32,7 @@ MAX_DOCUMENT_BYTES = 1_000_000
 
 AUDIENCES = ("public", "internal")
 STATUSES = ("draft", "published", "retired")
-MARKDOWN_SUFFIXES = (".md", ".markdown")
+MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")  # .mdx: Docusaurus pages, MDX like its .md
 
 _FRONT_MATTER_OPEN = re.compile(r"---[ \t]*")
 _FRONT_MATTER_CLOSE = re.compile(r"(?:---|\.\.\.)[ \t]*")
@@ -171,7 +171,11 @@ def page_aliases(*, path: str, metadata: Mapping[str, Any]) -> tuple[tuple[str, 
             written = value.strip().split("#")[0].split("?")[0]
             joined = written if written.startswith("/") else posixpath.join(folder, written)
             alias = alias_path(joined)
-            if not alias or alias.startswith("..") or alias == path:
+            if not alias:  # `/`, `/docs/`: the index lists every page, it cannot redirect to one
+                warnings.append(
+                    f"front matter: '{key}' entry {value!r} is the /docs/ index itself, ignored"
+                )
+            elif alias.startswith("..") or alias == path:
                 warnings.append(f"front matter: '{key}' entry {value!r} is not a path, ignored")
             elif alias not in aliases:
                 aliases.append(alias)
@@ -253,7 +257,7 @@ def _path_problem(path: str) -> str | None:
     if "" in segments or "." in segments:
         return "empty or '.' segments are not allowed"
     if not path.lower().endswith(MARKDOWN_SUFFIXES):
-        return "only .md and .markdown files are documents"
+        return "only .md, .markdown and .mdx files are documents"
     return None
 
 

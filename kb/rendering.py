@@ -29,6 +29,7 @@ from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 
 from kb.chunking.lines import SourceLine, scan_lines
+from kb.parsing import MARKDOWN_SUFFIXES
 
 _markdown = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
 
@@ -336,7 +337,6 @@ def _anchor_headings(tokens: list[Token], lines: list[SourceLine]) -> list[Headi
     return headings
 
 
-_PAGE_SUFFIXES = (".md", ".markdown")
 _INDEX_PAGES = ("_index.md", "index.md", "README.md")
 
 
@@ -358,7 +358,7 @@ def document_link(
         return href
     folder = posixpath.dirname(document_path)
     candidates: list[str] = []
-    if target.lower().endswith(_PAGE_SUFFIXES):
+    if target.lower().endswith(MARKDOWN_SUFFIXES):
         if not target.startswith("/"):
             candidates.append(posixpath.join(folder, target))  # Hugo's relref: page, then root
         candidates += _from_root(target.lstrip("/"))

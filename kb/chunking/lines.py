@@ -76,6 +76,28 @@ def markup_warnings(text: str, *, first_line: int = 1) -> list[str]:
     return scanner.warnings
 
 
+def markup_left(text: str) -> list[str]:
+    """The lines of `text` that still hold site-generator markup (`markup.LEFTOVER_MARKS`)
+    outside code: empty for a heading path or embedded text the markup rules fully cleaned.
+
+    A check of the chunker's output, not a step of it. Each line is read as written, since a
+    mark there is what a reader and the model get; only which lines are code comes from
+    `scan_lines`, so code is told apart exactly as the chunker tells it. Inline code is left out.
+    """
+    found: list[str] = []
+    for line in scan_lines(text):
+        if line.fence is not FenceRole.NONE:
+            continue
+        end = text.find("\n", line.start)
+        written = text[line.start : end if end >= 0 else len(text)]
+        outside_code = _CODE_SPAN.sub("", written)
+        if any(mark in outside_code for mark in markup.LEFTOVER_MARKS) or (
+            markup.LEFTOVER_MDX.search(outside_code)
+        ):
+            found.append(written.strip())
+    return found
+
+
 class _Scanner:
     def __init__(self) -> None:
         self.warnings: list[str] = []
@@ -84,7 +106,8 @@ class _Scanner:
         self._directive_options = False  # the `:class: x` lines that open a directive
         self._admonitions: list[int] = []  # content indent of each open MkDocs admonition
         self._in_comment = False
-        self._shortcode_close = ""  # `>}}` while inside a shortcode tag written over lines
+        self._components: frozenset[str] = frozenset()  # names the page's MDX imports bind
+        self._tag_close = ""  # `>}}` or `>` inside a shortcode or component tag of several lines
 
     def scan(self, text: str, *, first_line: int = 1) -> list[SourceLine]:
         lines: list[SourceLine] = []
@@ -106,12 +129,13 @@ class _Scanner:
     def _line(self, raw: str, position: int, number: int) -> SourceLine:
         dedent = self._admonition_dedent(raw)
         raw, base = raw[dedent:], position + dedent
-        if self._shortcode_close:
-            close = raw.find(self._shortcode_close)
+        if self._tag_close:
+            close = raw.find(self._tag_close)
             if close < 0:
                 return SourceLine(position, "", (), FenceRole.NONE)
-            self._shortcode_close = ""
-            visible, runs, self._in_comment = _strip_comments(raw, close + 3, base)
+            close += len(self._tag_close)
+            self._tag_close = ""
+            visible, runs, self._in_comment = _strip_comments(raw, close, base)
             return self._unwrap(SourceLine(position, visible, runs, FenceRole.NONE), number)
         if self._in_comment:
             close = raw.find("-->")
@@ -182,6 +206,13 @@ class _Scanner:
         return found if found is not None else len(raw) - len(raw.lstrip(" \t"))
 
     def _unwrap(self, line: SourceLine, number: int) -> SourceLine:
+        imported = markup.mdx_import(line.text)
+        if imported is not None:
+            cut, names = imported
+            self._components |= names
+            if cut.warning:
+                self.warnings.append(f"line {number}: {cut.warning}")
+            return _cut(line, cut.drop)
         marker = markup.block_marker(line.text)
         if marker is not None:
             cut, content_indent = marker
@@ -191,16 +222,21 @@ class _Scanner:
                 self.warnings.append(f"line {number}: {cut.warning}")
             return _cut(line, cut.drop)
         code_spans = [match.span() for match in _CODE_SPAN.finditer(line.text)]
-        cut = markup.inline_markup(line.text, code_spans=code_spans)
+        cut = markup.inline_markup(line.text, code_spans=code_spans, components=self._components)
         if cut.warning:
             self.warnings.append(f"line {number}: {cut.warning}")
         if cut.drop:
             line = _cut(line, cut.drop, anchor=cut.anchor)
+        opening = markup.COMPONENT_OPENER.fullmatch(line.text)
+        if opening is not None and opening.group(1) in self._components:
+            # `<VideoEmbed` with its attributes on the lines below: the tag runs to its `>`
+            self._tag_close = ">"
+            return _cut(line, ((0, len(line.text)),))
         opener = _unclosed_shortcode(line.text)
         if opener is None:
             return line
         # `{{< asciinema` with its arguments on the lines below: the tag runs to its `>}}`
-        self._shortcode_close = "%}}" if line.text[opener + 2] == "%" else ">}}"
+        self._tag_close = "%}}" if line.text[opener + 2] == "%" else ">}}"
         return _cut(line, ((opener, len(line.text)),))
 
 

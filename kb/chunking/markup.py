@@ -1,9 +1,10 @@
 """The static-site tools' markup that is not text: what each line of it leaves for a reader.
 
-Hugo shortcodes, MkDocs and Docusaurus admonitions, MyST directives, Liquid tags and heading
-attributes are instructions to a site generator. Left in, they reach the heading paths, the
-embedded text and the keyword index (`Text {#text} > Links {#links}`). Each rule here says which
-part of a line is markup; `scan_lines` keeps the rest, so offsets into the body still hold.
+Hugo shortcodes, MkDocs and Docusaurus admonitions, MyST directives, Liquid tags, MDX imports
+and component tags and heading attributes are instructions to a site generator. Left in, they
+reach the heading paths, the embedded text and the keyword index (`Text {#text} > Links
+{#links}`). Each rule here says which part of a line is markup; `scan_lines` keeps the rest, so
+offsets into the body still hold.
 Includes cannot be resolved (the file they name is not a document), so they are reported.
 """
 
@@ -26,6 +27,25 @@ ADMONITION = re.compile(
 )
 # `:::tip Title`, `:::note[Title]`, `::::`, `:::{note}` (Docusaurus, MyST colon fences)
 COLON_FENCE = re.compile(r"[ \t]*:{3,}[ \t]*(?:\{[\w-]+\}|[\w-]+)?(?:\[(.*)\])?[ \t]*(.*?)[ \t]*")
+# MDX (Docusaurus): an ESM import, `import Tabs from '@theme/Tabs';`, `import X from './_x.mdx'`
+MDX_IMPORT = re.compile(
+    r"import[ \t]+(?:([\w$*{}, \t]+?)[ \t]+from[ \t]*)?(['\"])([^'\"]+)\2[ \t]*;?[ \t]*"
+)
+_MDX_PARTIAL = re.compile(r"\.mdx?$", re.IGNORECASE)
+_FILE_SUFFIX = re.compile(r"\.\w+$")
+_IMPORT_BINDING = re.compile(r"(?:[\w$]+[ \t]+as[ \t]+)?([\w$]+)")
+# A JSX tag of a component the page imported, `<Tabs>`, `</TabItem>`, `<Explainer title="Why" />`.
+# Only imported names: elsewhere `<Token>` is as likely a placeholder a reader must see.
+_JSX_ATTRIBUTE = r"""[ \t]+[\w:.-]+(?:[ \t]*=[ \t]*(?:"[^"]*"|'[^']*'|\{[^{}]*\}))?"""
+_COMPONENT = r"([A-Z][\w$]*)(?:\.[\w$]+)*"
+COMPONENT_TAG = re.compile(rf"<(/?){_COMPONENT}((?:{_JSX_ATTRIBUTE})*)[ \t]*/?>")
+# A tag whose attributes go on over the next lines: `<VideoEmbed` then `  id="x"` then `/>`
+COMPONENT_OPENER = re.compile(rf"[ \t]*<{_COMPONENT}(?:{_JSX_ATTRIBUTE})*[ \t]*")
+# What a box or tab says of itself: Docusaurus `<TabItem label="Linux">`, `<Details title="Why">`
+_TITLE_ATTRIBUTE = re.compile(
+    r"""[ \t](?:title|label)[ \t]*=[ \t]*"""
+    r"""(?:"([^"]*)"|'([^']*)'|\{[ \t]*`([^`]*)`[ \t]*\}|\{[ \t]*"([^"]*)"[ \t]*\})"""
+)
 # `--8<-- "snippets/x.md"` (pymdownx.snippets)
 SNIPPET = re.compile(r"[ \t]*-{1,2}8<-{1,2}[ \t]*(.*?)[ \t]*")
 # `{#install .wide}`, `{: #id}`, `{data-x=1}` at the end of a line (Pandoc, Hugo, kramdown)
@@ -47,6 +67,15 @@ PROSE_DIRECTIVES = frozenset(
 )  # fmt: skip
 HIDDEN_DIRECTIVES = frozenset({"toctree", "contents", "include", "literalinclude"})
 INCLUDES = frozenset({"include", "literalinclude", "readfile", "partial", "include-markdown"})
+# What markup looks like wherever it is left outside code: heading attributes, shortcodes, Liquid
+# tags, colon fences, admonitions and MyST directive fences (a code-block directive is code),
+# and MDX imports and component tags. `lines.markup_left` looks for these in what the chunker
+# produced; they are looser than the rules above, so that they catch what a rule misses.
+LEFTOVER_MARKS = ("{#", "{{<", "{{%", "{%", ":::", "!!!", "```{")
+LEFTOVER_MDX = re.compile(
+    r"^[ \t]*import[ \t](?:.*[ \t]from[ \t]*['\"]|[ \t]*['\"][^'\"]*\.\w+['\"])"  # an import
+    r"|</?[A-Z]\w*(?:[\s./>]|$)"  # a component's tag, imported or not (`<Token>` is named too)
+)
 
 
 @dataclass(frozen=True)
@@ -58,11 +87,14 @@ class Cut:
     warning: str = ""
 
 
-def inline_markup(text: str, *, code_spans: list[tuple[int, int]]) -> Cut:
-    """Shortcodes, Liquid tags and trailing attributes on a line outside code.
+def inline_markup(
+    text: str, *, code_spans: list[tuple[int, int]], components: frozenset[str] = frozenset()
+) -> Cut:
+    """Shortcodes, Liquid tags, component tags and trailing attributes on a line outside code.
 
     A link shortcode keeps its target (`{{< relref "x.md" >}}` reads `x.md`) so the link around
-    it still points somewhere; every other tag is dropped and its inner text stays.
+    it still points somewhere; every other tag is dropped and its inner text stays, as are the
+    tags of `components`, the names the page imported (a tag alone on its line keeps its title).
     """
     drop: list[tuple[int, int]] = []
     warnings: list[str] = []
@@ -91,6 +123,20 @@ def inline_markup(text: str, *, code_spans: list[tuple[int, int]]) -> Cut:
             continue
         if match.group(1) in INCLUDES:
             warnings.append(f"{match.group()} not resolved (its text is not included)")
+        drop.append(match.span())
+    taken = list(drop)
+    for match in COMPONENT_TAG.finditer(text):
+        if match.group(2) not in components or in_code(match.start()):
+            continue
+        if any(a < match.end() and match.start() < b for a, b in taken):
+            continue
+        title = _TITLE_ATTRIBUTE.search(match.group(3)) if not match.group(1) else None
+        if title is not None and not (text[: match.start()] + text[match.end() :]).strip():
+            # a box's title, alone on its line like an admonition's: it is what the box says
+            group = next(number for number in (1, 2, 3, 4) if title.group(number) is not None)
+            start, end = match.start(3) + title.start(group), match.start(3) + title.end(group)
+            drop += [(0, start), (end, len(text))]
+            continue
         drop.append(match.span())
     anchor = ""
     attributes = ATTRIBUTES.search(text)
@@ -122,6 +168,20 @@ def block_marker(text: str) -> tuple[Cut, int | None] | None:
         )
         return Cut(((0, len(text)),), warning=warning), None
     return None
+
+
+def mdx_import(text: str) -> tuple[Cut, frozenset[str]] | None:
+    """An MDX import line, which is not text, and the names it binds (`X`, `{ A as B }`,
+    `* as NS`), or None. Importing an `.md`/`.mdx` file includes it: reported, like includes."""
+    # An import is one short line; the length cap keeps a runaway line from costing quadratic time
+    found = MDX_IMPORT.fullmatch(text) if len(text) <= 500 and text.startswith("import") else None
+    if found is None or (found.group(1) is None and not _FILE_SUFFIX.search(found.group(3))):
+        return None  # `import "fmt"` is Go; MDX imports bind a name or load a file (`x.css`)
+    names = frozenset(_IMPORT_BINDING.findall(found.group(1) or ""))
+    warning = ""
+    if _MDX_PARTIAL.search(found.group(3)):
+        warning = f"{text.strip()} not resolved (its text is not included)"
+    return Cut(((0, len(text)),), warning=warning), names
 
 
 def _keep_only(text: str, span: tuple[int, int]) -> Cut:

@@ -1,9 +1,11 @@
 """What `kb_sync --dry-run` reports: what each file of a folder would become, nothing written.
 
 For the person bringing a documentation folder written for a site generator: each page's title,
-status, audience and sections as they would load, what its markup lost, and which files would be
-refused and why, before anything reaches the index. It parses and chunks exactly as a sync does
-(same parser, same chunker, same model window) but never embeds and never touches the database.
+status, audience, earlier addresses and sections as they would load, what its markup lost, and
+which files would be refused and why, before anything reaches the index. It parses and chunks
+exactly as a sync does (same parser, same chunker, same model window) but never embeds and never
+touches the database. It also says where site-generator markup would be left in a heading path
+or an embedded text (`markup_left`): the check the README runs on public documentation folders.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kb.chunking import ChunkingError
+from kb.chunking.lines import markup_left
 from kb.embedders import Embedder
 from kb.parsing import ParsedDocument
 from kb.services.chunks import document_chunk
@@ -25,6 +28,9 @@ class FilePreview:
     sections: tuple[str, ...]  # each chunk's heading path, in order, without repeats
     chunks: int
     problem: str = ""  # why the file could not be chunked, if it could not
+    heading_paths_with_markup: int = 0  # chunks whose heading path holds markup outside code
+    texts_with_markup: int = 0  # chunks whose embedded text does
+    markup_lines: tuple[str, ...] = ()  # the distinct lines holding it, in order
 
 
 @dataclass
@@ -33,10 +39,19 @@ class CorpusPreview:
     rejected: list[str] = field(default_factory=list)  # "path:line: message", as a sync says
     warnings: list[str] = field(default_factory=list)  # the sync's warnings, unknown keys once
 
+    @property
+    def heading_paths_with_markup(self) -> int:
+        return sum(file.heading_paths_with_markup for file in self.files)
+
+    @property
+    def texts_with_markup(self) -> int:
+        return sum(file.texts_with_markup for file in self.files)
+
     def summary(self) -> str:
         return (
             f"dry run: {len(self.files)} file(s) would load, {len(self.rejected)} rejected, "
-            f"{len(self.warnings)} warning(s); nothing was written"
+            f"{len(self.warnings)} warning(s), markup left in {self.heading_paths_with_markup} "
+            f"heading path(s) and {self.texts_with_markup} embedded text(s); nothing was written"
         )
 
 
@@ -55,5 +70,16 @@ def corpus_preview(*, directory: Path, embedder: Embedder) -> CorpusPreview:
             preview.files.append(FilePreview(document, (), 0, problem=str(exc)))
             continue
         paths = dict.fromkeys(draft.heading_path for draft in drafts.drafts)
-        preview.files.append(FilePreview(document, tuple(paths), len(drafts.drafts)))
+        in_paths = [markup_left(draft.heading_path) for draft in drafts.drafts]
+        in_texts = [markup_left(text) for text in drafts.embedding_texts()]
+        preview.files.append(
+            FilePreview(
+                document,
+                tuple(paths),
+                len(drafts.drafts),
+                heading_paths_with_markup=sum(1 for lines in in_paths if lines),
+                texts_with_markup=sum(1 for lines in in_texts if lines),
+                markup_lines=tuple(dict.fromkeys(line for lines in in_texts for line in lines)),
+            )
+        )
     return preview

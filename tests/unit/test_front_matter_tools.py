@@ -182,6 +182,15 @@ def test_docusaurus_last_update_mapping_gives_the_updated_date() -> None:
     assert document.unknown_keys == ()
 
 
+def test_a_docusaurus_mdx_page_is_a_document() -> None:
+    document = parse(
+        "---\nsidebar_label: Thunks\n---\nimport Tabs from '@theme/Tabs';\n\nWrite a thunk.\n",
+        path="usage/writing-thunks.mdx",
+    )
+
+    assert (document.path, document.title) == ("usage/writing-thunks.mdx", "Writing thunks")
+
+
 def test_our_updated_key_wins_over_the_tools_dates() -> None:
     document = parse("---\nupdated: 2026-02-01\ndate: 2020-01-01\nlastmod: 2021-01-01\n---\n")
 
@@ -326,6 +335,16 @@ def test_an_alias_that_is_not_a_path_is_left_out_with_a_warning() -> None:
     assert document.aliases == ("ok",)
     assert len(document.warnings) == 2
     assert all("is not a path, ignored" in warning for warning in document.warnings)
+
+
+def test_an_alias_of_the_docs_index_itself_is_left_out_saying_so() -> None:
+    # hugoDocs' about/_index.md lists `/docs/`: here that is the index of every page, not one
+    document = parse("---\ntitle: About\naliases: [/about-us/, /docs/]\n---\n")
+
+    assert document.aliases == ("about-us",)
+    assert document.warnings == (
+        "front matter: 'aliases' entry '/docs/' is the /docs/ index itself, ignored",
+    )
 
 
 def test_docusaurus_and_mkdocs_keys_are_kept_as_written() -> None:

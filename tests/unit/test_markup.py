@@ -7,8 +7,8 @@ still point at the original body.
 
 from __future__ import annotations
 
-from kb.chunking import ChunkDraft, ChunkLimits, chunk_markdown
-from kb.chunking.lines import markup_warnings, scan_lines
+from kb.chunking import ChunkDraft, ChunkLimits, chunk_markdown, embedding_text
+from kb.chunking.lines import markup_left, markup_warnings, scan_lines
 from kb.chunking.structure import split_sections
 
 LIMITS = ChunkLimits(target_tokens=200, max_tokens=300, overlap_tokens=0, min_section_tokens=0)
@@ -235,6 +235,98 @@ def test_a_myst_code_block_directive_is_still_code() -> None:
     assert drafts[0].text == "```{code-block} python\nprint('hi')\n```"
 
 
+# --- MDX (Docusaurus): imports and components ---------------------------------------------------
+
+DOCUSAURUS_MDX = """\
+---
+title: Rotating keys
+---
+import { Explainer as Aside } from '../components/Explainer';
+import VideoEmbed from "video-embed";
+import RotationNote from './_rotation-note.mdx'
+
+## Why rotate
+
+<RotationNote />
+
+<Aside title="In depth: what a leaked key allows">
+
+A leaked key reads every **invoice**.
+
+</Aside>
+
+<VideoEmbed
+  id="rotate-keys"
+  title="Rotating a key"
+/>
+
+```jsx
+import { Explainer } from '../components/Explainer'
+
+<Explainer title="Example">Text</Explainer>
+```
+
+Keys expire after <Aside>90 days</Aside>. Replace <Token> with the new key.
+"""
+
+
+def test_mdx_imports_and_the_imported_components_tags_are_not_text() -> None:
+    body = DOCUSAURUS_MDX.split("---\n", 2)[2]
+
+    drafts = chunk(body)
+
+    assert [draft.text for draft in drafts] == [
+        "In depth: what a leaked key allows\n\nA leaked key reads every **invoice**.\n\n"
+        "```jsx\nimport { Explainer } from '../components/Explainer'\n\n"
+        '<Explainer title="Example">Text</Explainer>\n```\n\n'
+        "Keys expire after 90 days. Replace <Token> with the new key."
+    ]
+    assert [draft.heading_path for draft in drafts] == ["Why rotate"]
+
+
+def test_docusaurus_tabs_are_their_labels_and_their_code_stays_code() -> None:
+    body = (
+        "import Tabs from '@theme/Tabs';\nimport TabItem from '@theme/TabItem';\n\n"
+        '<Tabs groupId="os">\n  <TabItem value="linux" label="Linux">\n\n'
+        "```sh\nsystemctl restart agent\n```\n\n  </TabItem>\n"
+        '  <TabItem value="mac" label="macOS" default>\n\nUse the menu bar.\n\n'
+        "  </TabItem>\n</Tabs>\n"
+    )
+
+    assert [draft.text for draft in chunk(body)] == [
+        "Linux\n\n```sh\nsystemctl restart agent\n```\n\nmacOS\n\nUse the menu bar."
+    ]
+
+
+def test_a_go_import_in_a_hugo_highlight_shortcode_stays() -> None:
+    # the shortcode's content is read as prose; an import with no `from` and no file is not MDX
+    body = '{{< highlight go >}}\npackage main\n\nimport "fmt"\n{{< /highlight >}}\n'
+
+    assert visible(body) == '\npackage main\n\nimport "fmt"\n\n'
+
+
+def test_an_imported_mdx_file_is_reported_as_not_included() -> None:
+    body = DOCUSAURUS_MDX.split("---\n", 2)[2]
+
+    assert markup_warnings(body, first_line=4) == [
+        "line 6: import RotationNote from './_rotation-note.mdx' not resolved "
+        "(its text is not included)"
+    ]
+
+
+def test_markup_left_names_an_mdx_import_or_component_left_in_the_text() -> None:
+    assert markup_left(DOCUSAURUS_MDX) == [
+        "import { Explainer as Aside } from '../components/Explainer';",
+        'import VideoEmbed from "video-embed";',
+        "import RotationNote from './_rotation-note.mdx'",
+        "<RotationNote />",
+        '<Aside title="In depth: what a leaked key allows">',
+        "</Aside>",
+        "<VideoEmbed",
+        "Keys expire after <Aside>90 days</Aside>. Replace <Token> with the new key.",
+    ]
+
+
 # --- HTML comments -----------------------------------------------------------------------------
 
 
@@ -300,6 +392,14 @@ def test_a_page_address_is_relative_to_the_linking_page() -> None:
     )
 
 
+def test_a_link_to_an_mdx_file_points_at_its_docs_page() -> None:
+    from kb.rendering import document_link
+
+    assert document_link(href="./writing-thunks.mdx#usage", document_path="usage/index.md") == (
+        "/docs/usage/writing-thunks.mdx#usage"
+    )
+
+
 def test_a_link_that_leaves_the_corpus_is_left_alone() -> None:
     from kb.rendering import document_link
 
@@ -330,3 +430,48 @@ def test_a_shortcode_tag_written_over_several_lines_is_dropped_whole() -> None:
     body = '{{< asciinema\n  cast="demo.cast"\n  loop=true >}}\nAfter the demo.\n'
 
     assert visible(body) == "\n\n\nAfter the demo.\n"
+
+
+# --- the check: markup left in what the chunker produced ----------------------------------------
+
+
+def test_markup_left_names_each_line_that_still_holds_markup() -> None:
+    text = (
+        "## Install {#install}\n\nPlain prose.\n\n{{< hint info >}}\nSee {{% notice %}}.\n"
+        ":::tip\n!!! note\n{% raw %}\n```{note}\nBoxed.\n```\n"
+    )
+
+    assert markup_left(text) == [
+        "## Install {#install}",
+        "{{< hint info >}}",
+        "See {{% notice %}}.",
+        ":::tip",
+        "!!! note",
+        "{% raw %}",
+        "```{note}",
+    ]
+
+
+def test_markup_left_leaves_out_code_blocks_and_inline_code() -> None:
+    text = (
+        "Write `{{< hint >}}` or ``:::tip`` to open a box.\n\n"
+        "```markdown\n!!! note\n## Title {#id}\n```\n\n"
+        "~~~\n{{< hint >}}\n~~~\n\n```{code-block} python\nprint('{{< hint >}}')\n```\n"
+    )
+
+    assert markup_left(text) == []
+
+
+def test_markup_left_finds_the_fixtures_markup_before_chunking_and_none_after() -> None:
+    # given: every fixture above, in its tool's syntax
+    fixtures = (PANDOC_HEADINGS, HUGO_HINT, MKDOCS, DOCUSAURUS, MYST)
+
+    for body in fixtures:
+        # when
+        drafts = chunk(body)
+
+        # then: the check sees the markup the chunker removed, so it can fail
+        assert markup_left(body), body
+        for draft in drafts:
+            assert markup_left(draft.heading_path) == []
+            assert markup_left(embedding_text("Guide", draft.heading_path, draft.text)) == []

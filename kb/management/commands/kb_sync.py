@@ -19,6 +19,8 @@ from kb.services.categories import (
 from kb.services.sync import SyncRefused, corpus_sync
 from kb.services.sync_preview import CorpusPreview, corpus_preview
 
+MARKUP_LINES_SHOWN = 5  # per file: enough to see what a rule misses without a wall of text
+
 
 class Command(BaseCommand):
     help = (
@@ -44,8 +46,14 @@ class Command(BaseCommand):
         parser.add_argument(
             "--dry-run",
             action="store_true",
-            help="print what each file would become (title, status, audience, sections, "
-            "warnings) without writing or embedding anything",
+            help="print what each file would become (title, status, audience, aliases, "
+            "sections, warnings) without writing or embedding anything",
+        )
+        parser.add_argument(
+            "--fail-on-markup",
+            action="store_true",
+            help="with --dry-run: fail if site-generator markup ({#id}, {{< >}}, :::, !!! ...) "
+            "would be left outside code in a heading path or an embedded text",
         )
         parser.add_argument(
             "--user",
@@ -54,8 +62,11 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: object, directory: Path, **options: object) -> None:
+        if options["fail_on_markup"] and not options["dry_run"]:
+            raise CommandError("--fail-on-markup goes with --dry-run (a sync never fails on it)")
         if options["dry_run"]:
-            self._print_preview(corpus_preview(directory=directory, embedder=active_embedder()))
+            preview = corpus_preview(directory=directory, embedder=active_embedder())
+            self._print_preview(preview, fail_on_markup=bool(options["fail_on_markup"]))
             return
         actor = self._actor(options["user"])
         try:
@@ -108,17 +119,26 @@ class Command(BaseCommand):
                 f"{len(report.failed)} file(s) skipped; their indexed copies were left as they were"
             )
 
-    def _print_preview(self, preview: CorpusPreview) -> None:
+    def _print_preview(self, preview: CorpusPreview, *, fail_on_markup: bool) -> None:
         for file in preview.files:
             document = file.document
             self.stdout.write(
                 f"{document.path}: {document.title!r} {document.status}, {document.audience}, "
                 f"{file.chunks} chunk(s)"
             )
+            if document.aliases:  # Hugo `aliases`, Jekyll `redirect_from`: they will redirect
+                addresses = ", ".join(f"/docs/{alias}" for alias in document.aliases)
+                self.stdout.write(f"  aliases: {addresses}")
             for section in file.sections:
                 self.stdout.write(f"  section: {section or '(before the first heading)'}")
             if file.problem:
                 self.stdout.write(f"  cannot be chunked: {file.problem}")
+            for line in file.markup_lines[:MARKUP_LINES_SHOWN]:
+                self.stdout.write(f"  markup left: {line[:120]!r}")
+            if len(file.markup_lines) > MARKUP_LINES_SHOWN:
+                self.stdout.write(
+                    f"  markup left: {len(file.markup_lines) - MARKUP_LINES_SHOWN} more line(s)"
+                )
         for warning in preview.warnings:
             self.stdout.write(f"warning: {warning}")
         for rejected in preview.rejected:
@@ -126,6 +146,11 @@ class Command(BaseCommand):
         self.stdout.write(preview.summary())
         if preview.rejected:
             raise CommandError(f"{len(preview.rejected)} file(s) would be rejected")
+        if fail_on_markup and preview.texts_with_markup:
+            raise CommandError(
+                f"markup left in {preview.heading_paths_with_markup} heading path(s) and "
+                f"{preview.texts_with_markup} embedded text(s): see 'markup left' above"
+            )
 
     def _actor(self, username: object) -> Actor:
         if username is None:
