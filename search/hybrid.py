@@ -43,6 +43,14 @@ BM25_B = 0.75
 # chunks 500 took hybrid SQL from p50 32 / p95 55 ms to 24 / 33 ms.
 KEYWORD_CANDIDATE_BUDGET = 500
 KEYWORD_CANDIDATE_CAP = 500
+# What the GIN index may read to find those candidates: the posting lists of the selected terms
+# (in "pairs" mode, of the three it intersects). The LIMIT above bounds the rows scored, not the
+# bitmap built first: at 1M chunks "customers pay invoices" read 208k matches (42 ms) to keep an
+# arbitrary 500 of them. Past this many postings the terms are so common that the leg selects no
+# candidates of its own (the vector leg's are still scored by BM25). At 0.2 us per posting it
+# bounds that scan near 10 ms; a corpus under ~16k chunks never reaches it (three terms cannot
+# hold more postings than three times the chunks), so every eval set ranks as it did.
+KEYWORD_SELECTION_POSTINGS = 50_000
 # psycopg prepares a statement once it has run this many times on a connection; no statement
 # does, so only a cursor that asks for preparation (``_PreparedCursor``) gets it.
 PREPARE_ONLY_WHEN_ASKED = 2**31 - 1
@@ -70,6 +78,7 @@ class TermWeights:
     lexemes: tuple[str, ...]
     idfs: tuple[float, ...]
     selecting: tuple[str, ...]  # the lexemes whose matches are the keyword leg's candidates
+    # (none when even the rarest are too common to look up: see KEYWORD_SELECTION_POSTINGS)
     average_length: float
     pairs: bool = False  # candidates must hold two of ``selecting`` (all its terms are common)
     question_idf: float = 0.0  # of every lexeme of the question, those no chunk holds included
@@ -120,6 +129,9 @@ def term_weights(*, embedding_model: EmbeddingModel, keywords: KeywordQuery) -> 
     pairs = holding > KEYWORD_CANDIDATE_BUDGET and len(rarest_first) > 1
     if pairs:
         selecting = [row[0] for row in rarest_first[:3]]
+        holding = sum(row[1] for row in rarest_first[:3])
+    if holding > KEYWORD_SELECTION_POSTINGS:
+        selecting, pairs = [], False
     return TermWeights(
         lexemes=tuple(row[0] for row in rows),
         idfs=idfs,
@@ -284,6 +296,7 @@ def hybrid_search(
         assert terms is not None and keywords is not None
         phrases = keywords.identifier_phrases
         bonus = weights.identifier_bonus * max(terms.idfs)
+        selected = f"{visible} AND c.tsv @@ %s::tsquery" if terms.selecting else "false"
         ctes.append(
             f"""keyword_params AS (
                 SELECT %s::tsquery[] AS queries, %s::float8[] AS idfs,
@@ -294,7 +307,7 @@ def hybrid_search(
             keyword_matches AS MATERIALIZED (
                 SELECT c.id, {_keyword_features_sql("c", terms)}
                 FROM kb_chunk c JOIN kb_document d ON d.id = c.document_id, keyword_params kp
-                WHERE {visible} AND c.tsv @@ %s::tsquery
+                WHERE {selected}
                 LIMIT {KEYWORD_CANDIDATE_CAP}
             ),
             keyword_hits AS (
@@ -311,8 +324,9 @@ def hybrid_search(
             )"""
         )
         params += [[tsquery_text([lexeme]) for lexeme in terms.lexemes], list(terms.idfs)]
-        params += [terms.average_length, *phrases, bonus, list(audiences)]
-        params += [_candidate_tsquery(terms)]
+        params += [terms.average_length, *phrases, bonus]
+        if terms.selecting:
+            params += [list(audiences), _candidate_tsquery(terms)]
         # A vector-leg candidate the keyword leg did not rank is scored by BM25 too (0 when
         # it holds no term); OFFSET 0 keeps the frequencies computed once per row.
         keyword_score = f"coalesce(k.score, {_bm25_sql('f', terms)})"

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+import search.hybrid
 from kb.actors import SYSTEM
 from kb.models import Document
 from kb.selectors import ALL_AUDIENCES
@@ -100,6 +101,24 @@ def test_every_candidate_is_scored_by_both_legs(help_center: Path) -> None:
     assert all(hit.similarity is not None for hit in result.hits)
     unmatched = [hit for hit in result.hits if hit.keyword_rank is None]
     assert unmatched and all(hit.keyword_score == 0 for hit in unmatched)
+
+
+def test_terms_too_common_to_look_up_leave_bm25_to_score_the_vector_candidates(
+    help_center: Path, monkeypatch
+) -> None:
+    # given the same question with every term under the postings bound, then over it
+    question = "refund for annual plan"
+    looked_up = retrieve(question=question, rerank=False, limit=20)
+    monkeypatch.setattr(search.hybrid, "KEYWORD_SELECTION_POSTINGS", 1)
+    too_common = retrieve(question=question, rerank=False, limit=20)
+
+    # then over it the keyword leg ranks no candidates of its own, yet BM25 still scores the
+    # vector leg's, and the refund page (the one holding the words) keeps its score
+    assert looked_up.keyword_candidates > 0 and too_common.keyword_candidates == 0
+    assert too_common.vector_candidates == looked_up.vector_candidates
+    scored = {hit.path: hit.keyword_score for hit in too_common.hits}
+    assert scored["policies/refunds.md"] > 0
+    assert all(hit.keyword_rank is None for hit in too_common.hits)
 
 
 @pytest.mark.parametrize(
