@@ -17,8 +17,9 @@ from kb.models import Document
 from kb.selectors import ALL_AUDIENCES, PUBLIC_AUDIENCES
 from kb.services import document_retire, embedding_model_add
 from kb.services.sync import corpus_sync
-from search.results import Hit, RetrievalResult
+from search.results import RetrievalResult
 from search.services import words_common_to_most_pages
+from tests.support.retrieval import one_hit_result
 
 pytestmark = pytest.mark.django_db
 
@@ -81,29 +82,13 @@ def test_the_share_is_read_on_a_bounded_sample_of_pages(help_center, monkeypatch
 
 
 def _result(text: str, similarity: float) -> RetrievalResult:
-    hit = Hit(
-        chunk_id=1,
-        document_id=1,
+    return one_hit_result(
         path="roles.md",
         title="Team roles",
         heading_path="Team roles",
         text=text,
-        char_start=0,
-        char_end=len(text),
-        updated_on=None,
-        vector_rank=1,
-        keyword_rank=1,
-        fused_score=1.0,
         similarity=similarity,
-    )
-    return RetrievalResult(
-        question="",
-        hits=[hit],
-        candidates=1,
-        vector_candidates=1,
-        keyword_candidates=1,
         embedding_model="test/hashing-64",
-        reranker="none",
     )
 
 

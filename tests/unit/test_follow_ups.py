@@ -4,35 +4,19 @@ evidence (retrieval's confidence alone vs joined) decides."""
 from __future__ import annotations
 
 from assistant.follow_ups import follow_up_search
-from search.results import Hit, RetrievalResult
+from search.results import RetrievalResult
+from tests.support.retrieval import one_hit_result
 
 ANCHOR = "How do webhook retries work?"
 
 
 def _result(question: str, similarity: float | None) -> RetrievalResult:
-    hit = Hit(
-        chunk_id=1,
-        document_id=1,
+    return one_hit_result(
+        question=question,
         path="webhooks/retries.md",
         title="Webhook retries",
-        heading_path="",
         text="…",
-        char_start=0,
-        char_end=1,
-        updated_on=None,
-        vector_rank=1 if similarity is not None else None,
-        keyword_rank=1,
-        fused_score=1.0,
         similarity=similarity,
-    )
-    return RetrievalResult(
-        question=question,
-        hits=[hit],
-        candidates=1,
-        vector_candidates=1,
-        keyword_candidates=1,
-        embedding_model="test",
-        reranker="none",
     )
 
 
