@@ -52,7 +52,10 @@ KEPT_KEYS = ("slug", "aliases", "weight", "sidebar_position", "tags", "redirect_
 _ALIAS_KEYS = ("aliases", "redirect_from")
 _REMOTE = re.compile(r"[a-z][a-z0-9+.-]*:|//", re.IGNORECASE)
 _KNOWN_KEYS = frozenset((*_OWN_KEYS, *_MAPPED_KEYS, *KEPT_KEYS))
-_PAGE_BADGES = ("new", "deprecated")
+# `status` values that label a published page rather than decide who sees it: MkDocs Material's
+# badges, and the stage of a feature as documentation sites mark it (Fly.io's guides say
+# `status: beta`). None is a near miss of draft / published / retired.
+_PAGE_BADGES = ("new", "deprecated", "alpha", "beta", "stable", "experimental", "preview")
 # Our own `updated` wins; then the most specific "last changed" each tool has, then `date`.
 _UPDATED_KEYS = ("updated", "last_update", "lastmod", "date")
 
@@ -209,9 +212,10 @@ def parse_warnings(documents: Iterable[ParsedDocument]) -> list[str]:
 def _status(reader: _FieldReader) -> str:
     """`status`, or draft for a page the tools would not publish (`draft: true`).
 
-    MkDocs Material's own `status: new` and `status: deprecated` label a published page (a
-    badge); any other value that is not ours is still refused, since a typo of `retired` must
-    not publish a page as current."""
+    MkDocs Material's own `status: new` and `status: deprecated`, and a feature's stage
+    (`alpha`, `beta`, `stable`, `experimental`, `preview`), label a published page (a badge);
+    any other value that is not ours is still refused, since a typo of `retired` must not
+    publish a page as current."""
     draft = reader.flag("draft")
     badge = reader.text("status")
     if badge is not None and badge.lower() in _PAGE_BADGES:

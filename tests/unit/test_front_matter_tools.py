@@ -296,6 +296,16 @@ def test_mkdocs_material_status_badges_label_a_published_page() -> None:
     assert (document.status, document.metadata) == ("published", {"status": "deprecated"})
 
 
+@pytest.mark.parametrize("label", ["alpha", "beta", "Beta", "stable", "experimental", "preview"])
+def test_a_maturity_label_in_status_is_a_badge_on_a_published_page(label: str) -> None:
+    # as documentation sites mark a feature's stage (status: beta on a guide); a draft stays one
+    document = parse(f"---\nstatus: {label}\n---\n")
+    draft = parse(f"---\nstatus: {label}\ndraft: true\n---\n")
+
+    assert (document.status, document.metadata) == ("published", {"status": label})
+    assert draft.status == "draft"
+
+
 def test_a_status_that_is_neither_ours_nor_a_badge_is_still_refused() -> None:
     assert "'status' must be one of" in parse_error("---\nstatus: retierd\n---\n").message
 
