@@ -128,9 +128,14 @@ def _burst_of_visitors(demo: Demo, *, visitors: int) -> int:
 
     def sample() -> None:
         nonlocal peak
-        while not stop.is_set():
-            peak = max(peak, _connections_to_this_database())
-            time.sleep(0.05)
+        try:
+            while not stop.is_set():
+                peak = max(peak, _connections_to_this_database())
+                time.sleep(0.05)
+        finally:
+            # This thread's own connection: left open, it kept the test database from being
+            # dropped at the end of the run ("is being accessed by other users").
+            connection.close()
 
     def visitor() -> None:
         for _ in range(3):
