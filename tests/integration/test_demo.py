@@ -10,7 +10,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -46,14 +45,22 @@ class Demo:
         return self.log_path.read_text(errors="replace")
 
     def wait_for(self, pattern: re.Pattern[str], *, seconds: float) -> re.Match[str]:
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
+        found: list[re.Match[str]] = []
+
+        def logged() -> bool:
             assert self.process.poll() is None, f"the demo exited:\n{self.log()[-3000:]}"
-            found = pattern.search(self.log())
-            if found:
-                return found
-            time.sleep(0.2)
-        pytest.fail(f"no {pattern.pattern!r} in the demo's log:\n{self.log()[-3000:]}")
+            match = pattern.search(self.log())
+            if match:
+                found.append(match)
+            return match is not None
+
+        until(
+            logged,
+            seconds=seconds,
+            why=lambda: f"no {pattern.pattern!r} in the demo's log:\n{self.log()[-3000:]}",
+            interval=0.2,
+        )
+        return found[0]
 
     def get(self, path: str) -> int:
         with urllib.request.urlopen(self.url + path, timeout=30) as response:
@@ -129,9 +136,9 @@ def _burst_of_visitors(demo: Demo, *, visitors: int) -> int:
     def sample() -> None:
         nonlocal peak
         try:
-            while not stop.is_set():
+            # A sample every 50 ms until the burst is over (the wait ends as soon as it is).
+            while not stop.wait(0.05):
                 peak = max(peak, _connections_to_this_database())
-                time.sleep(0.05)
         finally:
             # This thread's own connection: left open, it kept the test database from being
             # dropped at the end of the run ("is being accessed by other users").
