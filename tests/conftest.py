@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ import pytest
 from django.apps import apps
 from django.conf import settings
 from django.contrib.auth.models import Group, Permission, User
+from django.core.cache import cache
 from django.db.models import Q
 from django.db.models.signals import post_migrate
 from django.test import Client
@@ -190,6 +191,15 @@ def counting_embedder(local_embedder: Embedder) -> CountingEmbedder:
 @pytest.fixture
 def help_center(tmp_path: Path, cached_embedder: CachedEmbedder) -> Path:
     return index_help_center(tmp_path / "docs", embedder=cached_embedder)
+
+
+@pytest.fixture
+def empty_cache() -> Iterator[None]:
+    """The shared Redis cache empty before and after the test: no cached answer, rate count or
+    circuit state of another test is read (``pytest.mark.usefixtures("empty_cache")``)."""
+    cache.clear()
+    yield
+    cache.clear()
 
 
 # --- Named users ----------------------------------------------------------------------------------

@@ -8,7 +8,6 @@ import itertools
 from pathlib import Path
 
 import pytest
-from django.core.cache import cache
 from django.utils import timezone
 
 from assistant.generators import GenerationError
@@ -43,14 +42,7 @@ from tests.support.chat import (
     write_help_center,
 )
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def empty_cache():
-    cache.clear()
-    yield
-    cache.clear()
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("empty_cache")]
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ import re
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-from django.core.cache import cache
 from django.test import Client
 
 from assistant.models import Conversation, Message, SuggestedQuestion
@@ -18,14 +17,7 @@ from kb.models import Document
 from kb.selectors import PUBLIC_AUDIENCES
 from tests.support.chat import REFUND_QUESTION
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def empty_cache():
-    cache.clear()
-    yield
-    cache.clear()
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("empty_cache")]
 
 
 def _asked(

@@ -11,7 +11,6 @@ import pytest
 import structlog
 from django.contrib.auth.models import Permission, User
 from django.contrib.sessions.models import Session
-from django.core.cache import cache
 from django.test import Client
 
 from assistant.models import Feedback, Message
@@ -26,17 +25,10 @@ from tests.support.chat import (
 )
 from tests.support.polling import until
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("empty_cache")]
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 SSE_EVENT = re.compile(r"event: (?P<name>\w+)\n(?P<data>(?:data: .*\n)+)\n")
-
-
-@pytest.fixture(autouse=True)
-def empty_cache():
-    cache.clear()
-    yield
-    cache.clear()
 
 
 def _ask_without_js(client: Client, question: str):

@@ -14,14 +14,13 @@ from contextlib import contextmanager
 
 import pytest
 from django.contrib.auth.models import User
-from django.core.cache import cache
 from django.db import connection
 from django.test import Client
 
 from assistant.models import Message
 from kb.models import Document
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("empty_cache")]
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 UNAVAILABLE = "temporarily unavailable"
@@ -38,13 +37,6 @@ def database_down() -> Iterator[None]:
     finally:
         connection.close()
         settings_dict["PORT"] = saved
-
-
-@pytest.fixture(autouse=True)
-def empty_cache() -> Iterator[None]:
-    cache.clear()
-    yield
-    cache.clear()
 
 
 def _assert_unavailable(response) -> None:

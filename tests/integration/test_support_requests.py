@@ -5,23 +5,15 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.auth.models import User
-from django.core.cache import cache
 from django.test import Client
 
 from assistant.models import Message, SupportRequest
 from tests.support.chat import REFUND_QUESTION
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("empty_cache")]
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 GOOD = {"email": "ana@example.com", "message": "My refund has not arrived after two weeks."}
-
-
-@pytest.fixture(autouse=True)
-def empty_cache():
-    cache.clear()
-    yield
-    cache.clear()
 
 
 def test_the_form_page_works_without_javascript_and_confirms_after_sending() -> None:
