@@ -503,9 +503,10 @@ def common_words(
     which page answers (past half, Robertson and Sparck Jones's inverse document frequency
     is no longer positive). A page counts once however many of its chunks hold the word.
 
-    Bounded at any corpus size: the share is read on ``COMMON_WORD_SAMPLE`` pages in a fixed
-    pseudo-random order (every page when there are fewer), each probed through its own
-    chunks, so a word on a million chunks costs what a rare one does."""
+    The share is read on ``COMMON_WORD_SAMPLE`` pages in a fixed pseudo-random order (every
+    page when there are fewer), each probed through its own chunks, so a word on a million
+    chunks costs what a rare one does. Choosing the sample orders the visible pages' ids once:
+    13 ms for 100k pages, measured on a table of ids alone."""
     if not words:
         return set()
     with _reading().cursor() as cursor:
