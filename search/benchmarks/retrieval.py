@@ -48,7 +48,7 @@ from search.benchmarks.synthetic import (
     synthetic_vectors,
     vectors_copy,
 )
-from search.hybrid import hybrid_search
+from search.hybrid import hybrid_search, term_weights
 from search.keywords import keyword_query
 from search.services import PUBLIC_AUDIENCES, retrieve
 
@@ -487,7 +487,11 @@ def _plans_explain(
         plan = explain_as_run(sql, params, options="ANALYZE, BUFFERS")
         match = re.search(r"Execution Time: ([\d.]+) ms", plan)
         plans.append((float(match.group(1)) if match else 0.0, question, plan))
-        if "c.tsv @@ %s::tsquery" in sql:
+        keywords = keyword_query(question)
+        if (
+            not keywords.is_empty
+            and term_weights(embedding_model=model, keywords=keywords).selecting
+        ):
             selecting.append(plan)
     plans.sort()
     shown = [
