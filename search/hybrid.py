@@ -346,18 +346,35 @@ def hybrid_search(
         if use_vector
         else "NULL::float8"
     )
+    pool = "pool AS (SELECT id FROM vector_leg UNION SELECT id FROM keyword_leg)"
+    if use_vector and use_keyword:
+        # Each candidate page's centroid against the question (FusionWeights.page_topic): the
+        # mean of the page's chunk vectors, read through kb_chunk_model_document.
+        pool += f""",
+            page_topic AS (
+                SELECT c.document_id,
+                       1 - (avg(c.embedding::vector({dims})) <=> %s::vector({dims})) AS topic
+                FROM kb_chunk c
+                WHERE c.embedding_model_id = {int(embedding_model.pk)} AND c.document_id IN
+                    (SELECT pc.document_id FROM pool p JOIN kb_chunk pc ON pc.id = p.id)
+                GROUP BY c.document_id
+            )"""
+        params.append(vector_text)
+        topic, topic_from = "t.topic", " LEFT JOIN page_topic t ON t.document_id = c.document_id"
+    else:
+        topic, topic_from = "NULL::float8", ""
     sql = f"""
         WITH {", ".join(ctes)},
-        pool AS (SELECT id FROM vector_leg UNION SELECT id FROM keyword_leg)
+        {pool}
         SELECT c.id, c.document_id, d.path, d.title, c.heading_path, c.text, c.char_start,
                c.char_end, d.updated_on, v.rank, k.rank, {similarity}, {keyword_score},
                (SELECT count(*) FROM vector_leg), (SELECT count(*) FROM keyword_leg),
-               (SELECT max(matched_idf) FROM keyword_leg)
+               (SELECT max(matched_idf) FROM keyword_leg), {topic}
         FROM pool p
         JOIN kb_chunk c ON c.id = p.id
         JOIN kb_document d ON d.id = c.document_id
         LEFT JOIN vector_leg v ON v.id = p.id
-        LEFT JOIN keyword_leg k ON k.id = p.id{keyword_from}
+        LEFT JOIN keyword_leg k ON k.id = p.id{topic_from}{keyword_from}
     """
     if use_vector:
         params.append(vector_text)
@@ -376,6 +393,9 @@ def hybrid_search(
         vector_ranked=[row[9] is not None for row in rows],
         keyword_ranked=[row[10] is not None for row in rows],
         keyword_weight=keyword_weight,
+        pages=[row[1] for row in rows],
+        page_topics=[row[16] for row in rows],
+        page_topic_weight=weights.page_topic,
     )
     candidates = [
         Hit(
@@ -393,6 +413,7 @@ def hybrid_search(
             similarity=None if row[11] is None else float(row[11]),
             keyword_score=None if row[12] is None else float(row[12]),
             fused_score=score,
+            page_topic=None if row[16] is None else float(row[16]),
         )
         for row, score in zip(rows, fused, strict=True)
     ]

@@ -38,6 +38,7 @@ class Hit:
     similarity: float | None  # cosine similarity to the question (None without a vector leg)
     keyword_score: float | None = None  # BM25 against the question (None without a keyword leg)
     rerank_score: float | None = None  # set when a reranker ordered the candidates
+    page_topic: float | None = None  # the page's centroid cosine (FusionWeights.page_topic)
 
     @property
     def section(self) -> str:
@@ -59,6 +60,7 @@ class Hit:
             "similarity": self.similarity,
             "keyword_score": self.keyword_score,
             "rerank_score": self.rerank_score,
+            "page_topic": self.page_topic,
         }
 
 

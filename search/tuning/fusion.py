@@ -15,10 +15,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from search.evaluation import EvalCase, ndcg_at, ranked_documents, recall_at, reciprocal_rank
-from search.fusion import fuse
+from search.fusion import FusionWeights, fuse
 from search.results import RetrievalResult
 
 WEIGHT_GRID = tuple(round(step * 0.05, 2) for step in range(21))
+TOPIC_GRID = tuple(round(step * 0.1, 1) for step in range(26))  # FusionWeights.page_topic
+SHIPPED = FusionWeights()
 
 
 @dataclass(frozen=True)
@@ -29,6 +31,7 @@ class DumpedCandidate:
     keyword_score: float
     vector_ranked: bool
     keyword_ranked: bool
+    page_topic: float | None = None  # the page's centroid cosine (dumps before it have none)
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,7 @@ def dumped_case(case: EvalCase, result: RetrievalResult, *, identifier: bool) ->
                 keyword_score=hit.keyword_score or 0.0,
                 vector_ranked=hit.vector_rank is not None,
                 keyword_ranked=hit.keyword_rank is not None,
+                page_topic=hit.page_topic,
             )
             for hit in result.hits
         ),
@@ -85,23 +89,32 @@ def dump_load(path: Path) -> tuple[str, list[DumpedCase]]:
 Ranker = Callable[[DumpedCase], list[str]]
 
 
-def z_ranker(*, plain: float, identifier: float) -> Ranker:
-    """The product's fusion (``search.fusion.fuse``) at the given keyword weights."""
+def z_ranker(*, plain: float, identifier: float, page_topic: float = SHIPPED.page_topic) -> Ranker:
+    """The product's fusion (``search.fusion.fuse``) at the given keyword weights (and, unless
+    told otherwise, the shipped page-topic weight)."""
 
     def rank(case: DumpedCase) -> list[str]:
         weight = identifier if case.identifier else plain
-        candidates = case.candidates
-        scores = fuse(
-            similarities=[c.similarity for c in candidates],
-            keyword_scores=[c.keyword_score for c in candidates],
-            vector_ranked=[c.vector_ranked for c in candidates],
-            keyword_ranked=[c.keyword_ranked for c in candidates],
-            keyword_weight=weight,
-        )
-        order = sorted(range(len(candidates)), key=lambda i: -scores[i])
-        return ranked_documents(candidates[i].path for i in order)
+        return fused_order(case, keyword_weight=weight, page_topic=page_topic)
 
     return rank
+
+
+def fused_order(case: DumpedCase, *, keyword_weight: float, page_topic: float) -> list[str]:
+    """The case's pages in the order ``fuse`` gives them at these weights."""
+    candidates = case.candidates
+    scores = fuse(
+        similarities=[c.similarity for c in candidates],
+        keyword_scores=[c.keyword_score for c in candidates],
+        vector_ranked=[c.vector_ranked for c in candidates],
+        keyword_ranked=[c.keyword_ranked for c in candidates],
+        keyword_weight=keyword_weight,
+        pages=[c.path for c in candidates],
+        page_topics=[c.page_topic for c in candidates],
+        page_topic_weight=page_topic,
+    )
+    order = sorted(range(len(candidates)), key=lambda i: -scores[i])
+    return ranked_documents(candidates[i].path for i in order)
 
 
 def rrf_ranker(*, keyword_weight: float, k: int = 60) -> Ranker:
@@ -280,3 +293,47 @@ def best_policy(tables: Sequence[Sequence[tuple[DumpedCase, list[float]]]]) -> P
 def _best_weight(totals: Sequence[float]) -> int:
     """The index of the best total in WEIGHT_GRID; on a tie, the lower weight."""
     return max(range(len(WEIGHT_GRID)), key=lambda i: (totals[i], -i))
+
+
+@dataclass(frozen=True)
+class TopicFold:
+    held_out: str
+    page_topic: float
+    ndcg: float  # the held-out set at that weight
+    without: float  # the held-out set with no page topic
+
+
+def shipped_ndcg(cases: Sequence[DumpedCase], *, page_topic: float) -> float:
+    """nDCG@10 under the shipped keyword-weight policy (``FusionWeights.keyword_weight``'s
+    buckets) at page-topic weight ``page_topic``."""
+    policy = Policy(
+        plain=SHIPPED.keyword_plain,
+        identifier=SHIPPED.keyword_identifier,
+        quoted=SHIPPED.keyword_quoted,
+        coverage=SHIPPED.quoted_coverage,
+    )
+    answerable = [case for case in cases if case.relevant]
+    values = [
+        ndcg_at(
+            fused_order(case, keyword_weight=policy.weight(case), page_topic=page_topic),
+            case.relevant,
+        )
+        for case in answerable
+    ]
+    return sum(values) / max(len(values), 1)
+
+
+def page_topic_folds(sets: dict[str, list[DumpedCase]]) -> tuple[list[TopicFold], float]:
+    """Leave-one-set-out over ``TOPIC_GRID`` with the shipped keyword weights: each set gets
+    the weight best on the others (mean nDCG@10; ties: the smaller). Also returns the weight
+    best on every set."""
+    grid = {name: [shipped_ndcg(c, page_topic=t) for t in TOPIC_GRID] for name, c in sets.items()}
+
+    def best(names: Sequence[str]) -> int:
+        return max(range(len(TOPIC_GRID)), key=lambda i: (mean(grid[n][i] for n in names), -i))
+
+    folds = []
+    for held_out in sets:
+        i = best([name for name in sets if name != held_out] or [held_out])
+        folds.append(TopicFold(held_out, TOPIC_GRID[i], grid[held_out][i], grid[held_out][0]))
+    return folds, TOPIC_GRID[best(list(sets))]

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import search.hybrid
 from kb.actors import SYSTEM
-from kb.models import Document
+from kb.models import Chunk, Document
 from kb.selectors import ALL_AUDIENCES
 from kb.services.sync import corpus_sync
 from search.fusion import FusionWeights, fuse
@@ -142,7 +143,7 @@ def test_the_unprepared_statement_finds_exactly_what_the_prepared_one_does(
 
 def test_fusion_is_the_weighted_sum_of_z_scores(help_center: Path) -> None:
     keyword_only = FusionWeights(keyword_plain=1.0, keyword_quoted=1.0)
-    vector_only = FusionWeights(keyword_plain=0.0, keyword_quoted=0.0)
+    vector_only = FusionWeights(keyword_plain=0.0, keyword_quoted=0.0, page_topic=0.0)
     question = "can I get money back on an annual plan"
 
     by_keyword = retrieve(question=question, rerank=False, limit=20, weights=keyword_only)
@@ -171,8 +172,69 @@ def test_fuse_standardises_each_leg_by_its_own_hits() -> None:
     assert fused == pytest.approx([0.5 * 1.2247 - 1.5, -0.5, 0.5 * -1.2247 + 0.5], abs=1e-3)
 
 
+def test_fuse_adds_each_pages_topic_to_its_best_candidate_at_the_vector_share() -> None:
+    # given page "b" closer to the question as a whole than page "a", whose two candidates
+    # must not make its topic count twice; "a"'s first candidate is its best by both legs
+    alike = dict(
+        similarities=[0.6, 0.5, 0.5],
+        keyword_scores=[2.5, 2.0, 2.0],
+        vector_ranked=[True, True, True],
+        keyword_ranked=[True, True, True],
+        keyword_weight=0.25,
+        pages=["a", "a", "b"],
+        page_topics=[0.2, 0.2, 0.6],
+    )
+    plain = fuse(**alike, page_topic_weight=0.0)
+
+    fused = fuse(**alike, page_topic_weight=2.0)
+
+    # then the topics' z-scores over the two pages are -1 and +1 (not over three candidates),
+    # added at 2.0 times the vector share 0.75 to each page's best candidate; "a"'s other
+    # candidate keeps its score
+    assert [f - p for f, p in zip(fused, plain, strict=True)] == pytest.approx([-1.5, 0.0, 1.5])
+    # and with one leg the order stays that leg's own
+    one_leg = {**alike, "keyword_scores": [None] * 3}
+    assert fuse(**one_leg, page_topic_weight=2.0) == fuse(**one_leg, page_topic_weight=0.0)
+
+
+def test_page_topic_is_the_cosine_of_the_pages_mean_chunk_vector(
+    tmp_path: Path, local_embedder
+) -> None:
+    # given pages of several chunks each
+    root = tmp_path / "docs"
+    for name, topic in (("refunds", "refund"), ("exports", "export"), ("webhooks", "webhook")):
+        sections = "".join(
+            f"## {topic.title()} rule {n}\n\n"
+            + f"The {topic} rule number {n} says what happens to each {topic} request. " * 30
+            + "\n\n"
+            for n in range(1, 4)
+        )
+        _write(root, f"{name}.md", f"# {name.title()}\n\n{sections}")
+    corpus_sync(directory=root, embedder=local_embedder, actor=SYSTEM)
+    question = "what happens to my refund request"
+
+    result = retrieve(question=question, rerank=False, limit=20)
+
+    # then each hit's page topic is the cosine of its page's mean chunk vector and the question
+    query = local_embedder.embed_query(question)
+    for hit in result.hits:
+        vectors = np.array(
+            [list(c.embedding) for c in Chunk.objects.filter(document_id=hit.document_id)]
+        )
+        assert len(vectors) > 1
+        centroid = vectors.mean(axis=0)
+        expected = float(centroid @ query / np.linalg.norm(centroid) / np.linalg.norm(query))
+        assert hit.page_topic == pytest.approx(expected, abs=1e-5)
+    assert {hit.path for hit in result.hits} == {"refunds.md", "exports.md", "webhooks.md"}
+    # and without the keyword leg there is no fusion, so no page topic either
+    vector_only = retrieve(question=question, rerank=False, limit=20, legs=("vector",))
+    assert vector_only.hits and all(hit.page_topic is None for hit in vector_only.hits)
+
+
 def test_pasted_identifier_gets_the_identifier_weight(help_center: Path) -> None:
-    weights = FusionWeights(keyword_plain=0.0, keyword_identifier=1.0, quoted_coverage=1.01)
+    weights = FusionWeights(
+        keyword_plain=0.0, keyword_identifier=1.0, quoted_coverage=1.01, page_topic=0.0
+    )
 
     plain = retrieve(question="refund for annual plan", rerank=False, weights=weights, limit=20)
     pasted = retrieve(question="what does E4012 mean", rerank=False, weights=weights, limit=20)
@@ -187,7 +249,7 @@ def test_pasted_identifier_gets_the_identifier_weight(help_center: Path) -> None
 
 
 def test_a_question_quoting_a_page_gets_the_quoted_weight(help_center: Path) -> None:
-    weights = FusionWeights(keyword_plain=0.0, keyword_quoted=1.0)
+    weights = FusionWeights(keyword_plain=0.0, keyword_quoted=1.0, page_topic=0.0)
 
     quoting = retrieve(
         question="prorated refund within 60 days of payment", weights=weights, limit=20

@@ -25,6 +25,7 @@ from search.tuning.fusion import (
     metrics,
     ndcg_table,
     oracle_ndcg,
+    page_topic_folds,
     policy_ndcg,
     rrf_ranker,
     z_ranker,
@@ -113,6 +114,17 @@ class Command(BaseCommand):
                 f"quoted {policy.quoted:.2f} at coverage >= {policy.coverage:.2f}  "
                 f"nDCG@10 {policy_ndcg(tables[held_out], policy):.3f}"
             )
+        write(
+            "\npage-topic weight, leave-one-set-out with the shipped keyword weights "
+            "(nDCG@10 held out, without the page topic in brackets):"
+        )
+        folds, topic = page_topic_folds(sets)
+        for topic_fold in folds:
+            write(
+                f"  {topic_fold.held_out:<14} page topic {topic_fold.page_topic:.1f}  "
+                f"nDCG@10 {topic_fold.ndcg:.3f} ({topic_fold.without:.3f})"
+            )
+        write(f"  best on every set: {topic:.1f}")
         shipped = best_policy(list(tables.values()))
         write(f"\nfitted on every set: {shipped}")
         for name, table in tables.items():
