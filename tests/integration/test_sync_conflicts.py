@@ -195,6 +195,42 @@ def test_overwrite_takes_the_file_but_never_unretires_what_the_file_did_not_chan
     assert (after.indexed, after.updated, after.conflicts) == ([], [], [])
 
 
+def test_a_successor_changes_through_a_sync_only_where_the_file_changed_it(
+    corpus: Path, cached_embedder: CachedEmbedder, steward: User
+) -> None:
+    # given a synced folder and a page a steward retired in favour of another since
+    corpus_sync(directory=corpus, embedder=cached_embedder, actor=SYSTEM)
+    document_retire(
+        document=_doc("policies/refunds-2023.md"),
+        actor=steward,
+        successor=_doc("webhooks/retries.md"),
+    )
+
+    # when its file's text changes (naming no successor, as before) and the file is taken
+    _append(corpus, "policies/refunds-2023.md", "Edited in the file.")
+    report = corpus_sync(directory=corpus, embedder=cached_embedder, actor=SYSTEM, overwrite=True)
+
+    # then the file's text is applied, and the steward's successor and status are kept
+    assert [c.path for c in report.overwritten] == ["policies/refunds-2023.md"]
+    refunds_2023 = _doc("policies/refunds-2023.md")
+    assert "Edited in the file." in refunds_2023.body
+    assert refunds_2023.status == Document.Status.RETIRED
+    assert refunds_2023.superseded_by is not None
+    assert refunds_2023.superseded_by.path == "webhooks/retries.md"
+
+    # and when the file itself names another successor, that is applied
+    page = corpus / "policies/refunds-2023.md"
+    page.write_text(
+        page.read_text().replace("---\n", "---\nsuperseded_by: policies/cancellation.md\n", 1)
+    )
+    again = corpus_sync(directory=corpus, embedder=cached_embedder, actor=SYSTEM)
+    assert again.conflicts == []
+    refunds_2023 = _doc("policies/refunds-2023.md")
+    assert refunds_2023.superseded_by is not None
+    assert refunds_2023.superseded_by.path == "policies/cancellation.md"
+    assert refunds_2023.status == Document.Status.RETIRED
+
+
 def test_prune_leaves_admin_and_import_created_documents(
     corpus: Path, tmp_path: Path, cached_embedder: CachedEmbedder, writer: User
 ) -> None:
