@@ -320,3 +320,91 @@ def test_a_folder_inside_the_project_is_recorded_relative_to_it(tmp_path: Path) 
     assert folder_key(settings.BASE_DIR / "corpus" / ".." / "corpus") == "corpus"
     # a folder elsewhere can only be named by its absolute path
     assert folder_key(tmp_path) == str(tmp_path.resolve())
+
+
+def test_a_page_renamed_in_admin_is_kept_and_not_synced_back_under_its_old_path(
+    corpus: Path, cached_embedder: CachedEmbedder, writer: User
+) -> None:
+    # given a synced folder and a page a writer then moved to another path in admin
+    corpus_sync(directory=corpus, embedder=cached_embedder, actor=SYSTEM)
+    moved = _doc("billing/currencies.md")
+    moved.path = "billing/presentment-currencies.md"
+    document_save(document=moved, actor=writer)
+
+    # when the folder is synced again, unchanged
+    report = corpus_sync(directory=corpus, embedder=cached_embedder, actor=SYSTEM)
+
+    # then the moved page is neither pruned nor copied back to its old path: it is a conflict
+    paths = set(Document.objects.values_list("path", flat=True))
+    assert "billing/presentment-currencies.md" in paths
+    assert "billing/currencies.md" not in paths
+    assert report.removed == [] and report.indexed == []
+    assert [(c.path, c.changed_by) for c in report.conflicts] == [
+        ("billing/currencies.md", "writer")
+    ]
+    assert "billing/presentment-currencies.md" in report.conflicts[0].reason
+
+    # and --overwrite takes the file's version: the page moves back to its file's path
+    again = corpus_sync(directory=corpus, embedder=cached_embedder, actor=SYSTEM, overwrite=True)
+    assert [c.path for c in again.overwritten] == ["billing/currencies.md"]
+    assert _doc("billing/currencies.md").pk == moved.pk
+    assert not Document.objects.filter(path="billing/presentment-currencies.md").exists()
+    after = corpus_sync(directory=corpus, embedder=cached_embedder, actor=SYSTEM)
+    assert (after.conflicts, after.removed, after.indexed, after.updated) == ([], [], [], [])
+
+
+def test_a_page_deleted_in_admin_is_not_synced_back(
+    corpus: Path, cached_embedder: CachedEmbedder, steward: User
+) -> None:
+    # given a synced folder and a page a steward then deleted in admin
+    corpus_sync(directory=corpus, embedder=cached_embedder, actor=SYSTEM)
+    deleted = _doc("webhooks/retries.md")
+    deleted._history_user = steward  # as the admin's delete view records it
+    deleted.delete()
+
+    # when the folder is synced again, then the page stays deleted and that is reported
+    report = corpus_sync(directory=corpus, embedder=cached_embedder, actor=SYSTEM)
+    assert not Document.objects.filter(path="webhooks/retries.md").exists()
+    assert [(c.path, c.changed_by) for c in report.conflicts] == [
+        ("webhooks/retries.md", "steward")
+    ]
+
+    # and --overwrite brings it back from its file
+    again = corpus_sync(directory=corpus, embedder=cached_embedder, actor=SYSTEM, overwrite=True)
+    assert [c.path for c in again.overwritten] == ["webhooks/retries.md"]
+    assert Document.objects.filter(path="webhooks/retries.md").exists()
+
+
+def test_a_page_pruned_with_its_file_comes_back_with_the_file(
+    corpus: Path, cached_embedder: CachedEmbedder
+) -> None:
+    # given a synced folder whose file was deleted, and the sync that removed its page
+    corpus_sync(directory=corpus, embedder=cached_embedder, actor=SYSTEM)
+    page = corpus / "webhooks/retries.md"
+    text = page.read_text()
+    page.unlink()
+    assert corpus_sync(directory=corpus, embedder=cached_embedder, actor=SYSTEM).removed == [
+        "webhooks/retries.md"
+    ]
+
+    # when the file is put back, then its page is synced again: no person deleted it
+    page.write_text(text)
+    report = corpus_sync(directory=corpus, embedder=cached_embedder, actor=SYSTEM)
+    assert (report.indexed, report.conflicts) == (["webhooks/retries.md"], [])
+
+
+def test_a_page_moved_in_admin_is_kept_when_its_file_is_deleted_too(
+    corpus: Path, cached_embedder: CachedEmbedder, writer: User
+) -> None:
+    # given a synced page a writer moved in admin, and its file since deleted
+    corpus_sync(directory=corpus, embedder=cached_embedder, actor=SYSTEM)
+    moved = _doc("billing/currencies.md")
+    moved.path = "billing/presentment-currencies.md"
+    document_save(document=moved, actor=writer)
+    (corpus / "billing/currencies.md").unlink()
+
+    # when the folder is synced, then the moved page is kept: it was changed since
+    report = corpus_sync(directory=corpus, embedder=cached_embedder, actor=SYSTEM)
+    assert report.removed == []
+    assert [c.path for c in report.conflicts] == ["billing/presentment-currencies.md"]
+    assert Document.objects.filter(pk=moved.pk).exists()
