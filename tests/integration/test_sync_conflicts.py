@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 from django.contrib.auth.models import User
+from django.core.management import call_command
 from django.core.management.base import OutputWrapper
 
 from config.management.commands.demo import demo_corpus_sync
@@ -181,8 +182,12 @@ def test_overwrite_takes_the_file_but_never_unretires_what_the_file_did_not_chan
     # when it is run with --overwrite, the files' texts replace the database copies, and the
     # report says whose changes it replaced
     report = corpus_sync(directory=corpus, embedder=cached_embedder, actor=SYSTEM, overwrite=True)
-    replaced = {c.path: c.changed_by for c in report.overwritten}
-    assert replaced == {"billing/currencies.md": "writer", "policies/cancellation.md": "steward"}
+    replaced = {c.path: (c.changed_by, c.replaced) for c in report.overwritten}
+    assert replaced == {
+        "billing/currencies.md": ("writer", ("body",)),
+        # the retirement is kept (see below): only the text is replaced
+        "policies/cancellation.md": ("steward", ("body",)),
+    }
     currencies = _doc("billing/currencies.md").body
     assert "Edited in the file." in currencies and "Edited in admin." not in currencies
     # but the file did not change the retired page's status, so it stays retired
@@ -193,6 +198,28 @@ def test_overwrite_takes_the_file_but_never_unretires_what_the_file_did_not_chan
     # and the next sync finds nothing to do
     after = corpus_sync(directory=corpus, embedder=cached_embedder, actor=SYSTEM)
     assert (after.indexed, after.updated, after.conflicts) == ([], [], [])
+
+
+def test_kb_sync_overwrite_says_whose_change_it_replaced_and_what(
+    corpus: Path, writer: User, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # given the demo's folder, a page a writer then gave a category in admin, its file changed
+    _demo_sync(corpus)
+    currencies = _doc("billing/currencies.md")
+    currencies.category = "pricing"
+    document_save(document=currencies, actor=writer)
+    _append(corpus, "billing/currencies.md", "Edited in the file.")
+    capsys.readouterr()
+
+    # when the folder is synced with --overwrite
+    call_command("kb_sync", str(corpus), "--overwrite", "--no-progress")
+
+    # then the file's version is taken, and the command names whose change it replaced and what
+    err = capsys.readouterr().err
+    (line,) = [line for line in err.splitlines() if line.startswith("overwritten")]
+    assert line.startswith("overwritten with the file: billing/currencies.md: ")
+    assert "last changed by writer on " in line and line.endswith("replaced its body, category")
+    assert _doc("billing/currencies.md").category == ""
 
 
 def test_a_successor_changes_through_a_sync_only_where_the_file_changed_it(

@@ -167,12 +167,14 @@ def folder_plan(
             if not overwrite:
                 report.conflicts.append(gone.conflict)
                 continue
-            report.overwritten.append(gone.conflict)
             if gone.moved is None:
+                report.overwritten.append(replace(gone.conflict, replaced=("deletion",)))
                 plan.append(document)
             else:
                 existing[document.path] = gone.moved
-                plan.append(_lifecycle(document, gone.moved))
+                taken = _lifecycle(document, gone.moved)
+                report.overwritten.append(_replacing(gone.conflict, gone.moved, taken))
+                plan.append(taken)
             continue
         if current is None:
             plan.append(document)
@@ -205,8 +207,9 @@ def folder_plan(
                 current, f"changed in the database since the last sync from {folder}"
             )
         if overwrite:
-            report.overwritten.append(conflict)
-            plan.append(_lifecycle(document, current))
+            taken = _lifecycle(document, current)
+            report.overwritten.append(_replacing(conflict, current, taken))
+            plan.append(taken)
         else:
             report.conflicts.append(conflict)
     return plan
@@ -286,6 +289,21 @@ def _lifecycle(document: ParsedDocument, row: Document) -> ParsedDocument:
     else:
         successor = _successor_path(row)
     return replace(document, status=status, superseded_by=successor)
+
+
+def _replacing(conflict: SyncConflict, row: Document, document: ParsedDocument) -> SyncConflict:
+    """``conflict`` naming what of ``row`` writing ``document`` over it replaces."""
+    replaced = [name for name in ("path", "title") if getattr(row, name) != getattr(document, name)]
+    if row.content_hash != content_hash_of(title=row.title, body=document.body):
+        replaced.append("body")
+    for name in ("category", "audience", "status", "review_by"):
+        if getattr(row, name) != getattr(document, name):
+            replaced.append(name)
+    if document.updated_on is not None and row.updated_on != document.updated_on:
+        replaced.append("updated_on")
+    if _successor_path(row) != document.superseded_by:
+        replaced.append("superseded_by")
+    return replace(conflict, replaced=tuple(replaced))
 
 
 def _not_from_folder(row: Document, folder: str) -> str:
