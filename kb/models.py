@@ -201,10 +201,12 @@ class Document(models.Model):
             super().save(*args, **kwargs)
 
     def row_hash(self) -> str:
-        """Hash of everything a person can change on the row (text, metadata, lifecycle): equal
-        to ``synced_row_hash`` while no one has changed it since the last sync. Read from a row
-        as saved: ``content_hash`` stands for the title and body, so the body may be deferred."""
+        """Hash of everything a person can change on the row (path, text, metadata, lifecycle):
+        equal to ``synced_row_hash`` while no one has changed it since the last sync. Read from a
+        row as saved: ``content_hash`` stands for the title and body, so the body may be deferred.
+        (Migration 0010 holds a copy of this: a change here needs a migration like it.)"""
         fields = (
+            self.path,
             self.content_hash,
             self.category,
             self.audience,

@@ -14,9 +14,9 @@ from django.utils import timezone
 
 from assistant.attention import thumbed_down_pages, uncited_pages
 from assistant.models import Conversation, Feedback, Message
-from kb.attention.contradictions import contradictions_compute
+from kb.attention.contradictions import contradictions_compute, similar_passage_pairs
 from kb.attention.documents import index_failures, reviews_due
-from kb.models import Document, DocumentIndexState, EmbeddingModel
+from kb.models import Chunk, Document, DocumentIndexState, EmbeddingModel
 from kb.services import embedding_model_register
 from tests.conftest import CachedEmbedder, corpus_pages_indexed
 
@@ -190,6 +190,25 @@ def test_the_2023_refund_page_contradicts_the_current_refund_policy(
     assert [s.text for s in monthly.first_segments if s.marked] == ["14 days", "14 days"]
     assert [s.text for s in monthly.second_segments if s.marked] == ["30 days", "30 days"]
     assert "".join(s.text for s in monthly.first_segments) == monthly.first.text
+
+
+def test_passages_about_the_same_thing_that_state_no_differing_values_are_not_listed(
+    sample_policies: EmbeddingModel,
+) -> None:
+    # given the two refund pages' introductions: about the same thing, stating no values
+    intros = {"Refund Policy (2023)", "Refund Policy"}
+    chunks = dict(Chunk.objects.filter(heading_path__in=intros).values_list("id", "heading_path"))
+    similar = {
+        frozenset((chunks.get(a), chunks.get(b)))
+        for a, b, _ in similar_passage_pairs(embedding_model=sample_policies)
+    }
+    assert frozenset(intros) in similar
+
+    # when the contradictions are computed, then that pair is not one
+    found = contradictions_compute(embedding_model=sample_policies)
+    listed = {frozenset((row.first.heading_path, row.second.heading_path)) for row in found}
+    assert frozenset(intros) not in listed
+    assert all(row.disagreements for row in found)
 
 
 def test_unrelated_and_retired_pages_are_never_in_a_contradiction(

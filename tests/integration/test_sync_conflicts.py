@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 from django.contrib.auth.models import User
+from django.core.management import call_command
 from django.core.management.base import OutputWrapper
 
 from config.management.commands.demo import demo_corpus_sync
@@ -181,8 +182,12 @@ def test_overwrite_takes_the_file_but_never_unretires_what_the_file_did_not_chan
     # when it is run with --overwrite, the files' texts replace the database copies, and the
     # report says whose changes it replaced
     report = corpus_sync(directory=corpus, embedder=cached_embedder, actor=SYSTEM, overwrite=True)
-    replaced = {c.path: c.changed_by for c in report.overwritten}
-    assert replaced == {"billing/currencies.md": "writer", "policies/cancellation.md": "steward"}
+    replaced = {c.path: (c.changed_by, c.replaced) for c in report.overwritten}
+    assert replaced == {
+        "billing/currencies.md": ("writer", ("body",)),
+        # the retirement is kept (see below): only the text is replaced
+        "policies/cancellation.md": ("steward", ("body",)),
+    }
     currencies = _doc("billing/currencies.md").body
     assert "Edited in the file." in currencies and "Edited in admin." not in currencies
     # but the file did not change the retired page's status, so it stays retired
@@ -193,6 +198,64 @@ def test_overwrite_takes_the_file_but_never_unretires_what_the_file_did_not_chan
     # and the next sync finds nothing to do
     after = corpus_sync(directory=corpus, embedder=cached_embedder, actor=SYSTEM)
     assert (after.indexed, after.updated, after.conflicts) == ([], [], [])
+
+
+def test_kb_sync_overwrite_says_whose_change_it_replaced_and_what(
+    corpus: Path, writer: User, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # given the demo's folder, a page a writer then gave a category in admin, its file changed
+    _demo_sync(corpus)
+    currencies = _doc("billing/currencies.md")
+    currencies.category = "pricing"
+    document_save(document=currencies, actor=writer)
+    _append(corpus, "billing/currencies.md", "Edited in the file.")
+    capsys.readouterr()
+
+    # when the folder is synced with --overwrite
+    call_command("kb_sync", str(corpus), "--overwrite", "--no-progress")
+
+    # then the file's version is taken, and the command names whose change it replaced and what
+    err = capsys.readouterr().err
+    (line,) = [line for line in err.splitlines() if line.startswith("overwritten")]
+    assert line.startswith("overwritten with the file: billing/currencies.md: ")
+    assert "last changed by writer on " in line and line.endswith("replaced its body, category")
+    assert _doc("billing/currencies.md").category == ""
+
+
+def test_a_successor_changes_through_a_sync_only_where_the_file_changed_it(
+    corpus: Path, cached_embedder: CachedEmbedder, steward: User
+) -> None:
+    # given a synced folder and a page a steward retired in favour of another since
+    corpus_sync(directory=corpus, embedder=cached_embedder, actor=SYSTEM)
+    document_retire(
+        document=_doc("policies/refunds-2023.md"),
+        actor=steward,
+        successor=_doc("webhooks/retries.md"),
+    )
+
+    # when its file's text changes (naming no successor, as before) and the file is taken
+    _append(corpus, "policies/refunds-2023.md", "Edited in the file.")
+    report = corpus_sync(directory=corpus, embedder=cached_embedder, actor=SYSTEM, overwrite=True)
+
+    # then the file's text is applied, and the steward's successor and status are kept
+    assert [c.path for c in report.overwritten] == ["policies/refunds-2023.md"]
+    refunds_2023 = _doc("policies/refunds-2023.md")
+    assert "Edited in the file." in refunds_2023.body
+    assert refunds_2023.status == Document.Status.RETIRED
+    assert refunds_2023.superseded_by is not None
+    assert refunds_2023.superseded_by.path == "webhooks/retries.md"
+
+    # and when the file itself names another successor, that is applied
+    page = corpus / "policies/refunds-2023.md"
+    page.write_text(
+        page.read_text().replace("---\n", "---\nsuperseded_by: policies/cancellation.md\n", 1)
+    )
+    again = corpus_sync(directory=corpus, embedder=cached_embedder, actor=SYSTEM)
+    assert again.conflicts == []
+    refunds_2023 = _doc("policies/refunds-2023.md")
+    assert refunds_2023.superseded_by is not None
+    assert refunds_2023.superseded_by.path == "policies/cancellation.md"
+    assert refunds_2023.status == Document.Status.RETIRED
 
 
 def test_prune_leaves_admin_and_import_created_documents(
@@ -284,3 +347,91 @@ def test_a_folder_inside_the_project_is_recorded_relative_to_it(tmp_path: Path) 
     assert folder_key(settings.BASE_DIR / "corpus" / ".." / "corpus") == "corpus"
     # a folder elsewhere can only be named by its absolute path
     assert folder_key(tmp_path) == str(tmp_path.resolve())
+
+
+def test_a_page_renamed_in_admin_is_kept_and_not_synced_back_under_its_old_path(
+    corpus: Path, cached_embedder: CachedEmbedder, writer: User
+) -> None:
+    # given a synced folder and a page a writer then moved to another path in admin
+    corpus_sync(directory=corpus, embedder=cached_embedder, actor=SYSTEM)
+    moved = _doc("billing/currencies.md")
+    moved.path = "billing/presentment-currencies.md"
+    document_save(document=moved, actor=writer)
+
+    # when the folder is synced again, unchanged
+    report = corpus_sync(directory=corpus, embedder=cached_embedder, actor=SYSTEM)
+
+    # then the moved page is neither pruned nor copied back to its old path: it is a conflict
+    paths = set(Document.objects.values_list("path", flat=True))
+    assert "billing/presentment-currencies.md" in paths
+    assert "billing/currencies.md" not in paths
+    assert report.removed == [] and report.indexed == []
+    assert [(c.path, c.changed_by) for c in report.conflicts] == [
+        ("billing/currencies.md", "writer")
+    ]
+    assert "billing/presentment-currencies.md" in report.conflicts[0].reason
+
+    # and --overwrite takes the file's version: the page moves back to its file's path
+    again = corpus_sync(directory=corpus, embedder=cached_embedder, actor=SYSTEM, overwrite=True)
+    assert [c.path for c in again.overwritten] == ["billing/currencies.md"]
+    assert _doc("billing/currencies.md").pk == moved.pk
+    assert not Document.objects.filter(path="billing/presentment-currencies.md").exists()
+    after = corpus_sync(directory=corpus, embedder=cached_embedder, actor=SYSTEM)
+    assert (after.conflicts, after.removed, after.indexed, after.updated) == ([], [], [], [])
+
+
+def test_a_page_deleted_in_admin_is_not_synced_back(
+    corpus: Path, cached_embedder: CachedEmbedder, steward: User
+) -> None:
+    # given a synced folder and a page a steward then deleted in admin
+    corpus_sync(directory=corpus, embedder=cached_embedder, actor=SYSTEM)
+    deleted = _doc("webhooks/retries.md")
+    deleted._history_user = steward  # as the admin's delete view records it
+    deleted.delete()
+
+    # when the folder is synced again, then the page stays deleted and that is reported
+    report = corpus_sync(directory=corpus, embedder=cached_embedder, actor=SYSTEM)
+    assert not Document.objects.filter(path="webhooks/retries.md").exists()
+    assert [(c.path, c.changed_by) for c in report.conflicts] == [
+        ("webhooks/retries.md", "steward")
+    ]
+
+    # and --overwrite brings it back from its file
+    again = corpus_sync(directory=corpus, embedder=cached_embedder, actor=SYSTEM, overwrite=True)
+    assert [c.path for c in again.overwritten] == ["webhooks/retries.md"]
+    assert Document.objects.filter(path="webhooks/retries.md").exists()
+
+
+def test_a_page_pruned_with_its_file_comes_back_with_the_file(
+    corpus: Path, cached_embedder: CachedEmbedder
+) -> None:
+    # given a synced folder whose file was deleted, and the sync that removed its page
+    corpus_sync(directory=corpus, embedder=cached_embedder, actor=SYSTEM)
+    page = corpus / "webhooks/retries.md"
+    text = page.read_text()
+    page.unlink()
+    assert corpus_sync(directory=corpus, embedder=cached_embedder, actor=SYSTEM).removed == [
+        "webhooks/retries.md"
+    ]
+
+    # when the file is put back, then its page is synced again: no person deleted it
+    page.write_text(text)
+    report = corpus_sync(directory=corpus, embedder=cached_embedder, actor=SYSTEM)
+    assert (report.indexed, report.conflicts) == (["webhooks/retries.md"], [])
+
+
+def test_a_page_moved_in_admin_is_kept_when_its_file_is_deleted_too(
+    corpus: Path, cached_embedder: CachedEmbedder, writer: User
+) -> None:
+    # given a synced page a writer moved in admin, and its file since deleted
+    corpus_sync(directory=corpus, embedder=cached_embedder, actor=SYSTEM)
+    moved = _doc("billing/currencies.md")
+    moved.path = "billing/presentment-currencies.md"
+    document_save(document=moved, actor=writer)
+    (corpus / "billing/currencies.md").unlink()
+
+    # when the folder is synced, then the moved page is kept: it was changed since
+    report = corpus_sync(directory=corpus, embedder=cached_embedder, actor=SYSTEM)
+    assert report.removed == []
+    assert [c.path for c in report.conflicts] == ["billing/presentment-currencies.md"]
+    assert Document.objects.filter(pk=moved.pk).exists()

@@ -42,8 +42,10 @@ from kb.services.sync.provenance import (
     document_save_with_provenance,
     folder_plan,
     from_folder,
+    pages_missing,
     provenance_refresh,
     prunable,
+    prune_change_reason,
     row_mark_synced,
 )
 from kb.services.sync.report import SyncFailure, SyncRefused, SyncReport
@@ -177,11 +179,21 @@ def _documents_import(
     current_ids = set(
         DocumentIndexState.objects.current_in(embedding_model).values_list("document_id", flat=True)
     )
+    missing = (
+        pages_missing(
+            paths={d.path for d in parsed if d.path not in existing},
+            existing=existing,
+            folder=folder,
+        )
+        if folder is not None
+        else {}
+    )
     if folder is not None:
         parsed = folder_plan(
             parsed=parsed,
             existing=existing,
             files=files,
+            missing=missing,
             folder=folder,
             overwrite=overwrite,
             current_ids=current_ids,
@@ -256,13 +268,16 @@ def _documents_import(
                 report.created.append(document.path)
     _link_successors(parsed, report, actor, synced=folder is not None)
     removed = (
-        prunable(existing=existing, present=present, folder=folder, report=report)
+        prunable(existing=existing, present=present, folder=folder, missing=missing, report=report)
         if folder is not None
         else []
     )
-    if removed:
+    if removed and folder is not None:
         with transaction.atomic():
-            Document.objects.filter(path__in=removed).delete()
+            for row in Document.objects.filter(path__in=removed):
+                # The history tells this removal from a person's: the file may come back.
+                row._change_reason = prune_change_reason(folder)  # type: ignore[attr-defined]
+                row.delete()
         report.removed = removed
 
     report.seconds = time.perf_counter() - started

@@ -7,13 +7,16 @@ sync from that folder a document is changed only if its file changed since (anot
 and its row did not (the same row hash); otherwise it is reported as a conflict, naming who
 changed it last and when, and left alone, unless the run was asked to ``overwrite``. Even then,
 status and successor come from the file only where the file itself changed them since the last
-sync, so a sync never un-retires or retires a page a steward decided on.
+sync, so a sync never un-retires or retires a page a steward decided on. A page someone moved
+to another path or deleted since a sync from the folder wrote it is a conflict too: its file is
+not synced back (with ``overwrite``: it is, to its own path).
 """
 
 from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, replace
+from typing import Any
 
 from django.db import transaction
 
@@ -54,6 +57,25 @@ def synced_file_of(document: ParsedDocument, raw: bytes) -> SyncedFile:
     )
 
 
+@dataclass(frozen=True)
+class MissingPage:
+    """A file whose page a sync from this folder wrote at the file's path and someone has since
+    moved (``moved``: the row, now at another path) or deleted (``moved`` is None)."""
+
+    conflict: SyncConflict
+    moved: Document | None
+
+
+def sync_change_reason(folder: str) -> str:
+    """What the history says of a folder sync's write, instead of a user."""
+    return f"folder sync from {folder}"[:100]
+
+
+def prune_change_reason(folder: str) -> str:
+    """What the history says of a page a folder sync removed because its file was gone."""
+    return f"file gone from {folder}"[:100]
+
+
 def document_save_with_provenance(
     *, row: Document, actor: Actor, provenance: Provenance | None, updated_on_given: bool
 ) -> None:
@@ -63,7 +85,7 @@ def document_save_with_provenance(
         if provenance is not None and provenance.file is not None:
             _provenance_set(row, provenance.folder, provenance.file)
             # What the history says instead of a user: the sync acts as the system.
-            row._change_reason = f"folder sync from {provenance.folder}"[:100]  # type: ignore[attr-defined]
+            row._change_reason = sync_change_reason(provenance.folder)  # type: ignore[attr-defined]
         elif provenance is not None and row.pk is None:
             row.origin = provenance.origin
         document_save(document=row, actor=actor, updated_on_given=updated_on_given)
@@ -86,11 +108,47 @@ def from_folder(row: Document, folder: str) -> bool:
     return row.origin == Document.Origin.FOLDER and row.sync_folder == folder
 
 
+def pages_missing(
+    *, paths: set[str], existing: dict[str, Document], folder: str
+) -> dict[str, MissingPage]:
+    """Of ``paths`` (files with no page at their path), those whose page a sync from ``folder``
+    wrote and a person then moved or deleted, read from the history: one query, plus two per
+    page no longer in the database."""
+    if not paths:
+        return {}
+    by_id = {row.pk: row for row in existing.values()}
+    latest_at_path = (
+        Document.history.filter(path__in=paths)
+        .order_by("path", "-history_date", "-history_id")
+        .distinct("path")
+    )
+    missing = {}
+    for record in latest_at_path:
+        row = by_id.get(record.id)
+        if row is not None:
+            if from_folder(row, folder):
+                reason = f"moved in the database to {row.path} since the last sync from {folder}"
+                missing[record.path] = MissingPage(_conflict(row, reason, path=record.path), row)
+            continue
+        history = Document.history.filter(id=record.id)
+        if not history.filter(history_change_reason=sync_change_reason(folder)).exists():
+            continue  # never synced from this folder: the file is a new page
+        deletion = history.filter(history_type="-").select_related("history_user").first()
+        if deletion is None or _pruned(deletion, folder):
+            continue  # removed by a sync because its file was gone: the file is back
+        reason = f"deleted in the database since the last sync from {folder}"
+        missing[record.path] = MissingPage(
+            SyncConflict(record.path, reason, _changed_by(deletion), deletion.history_date), None
+        )
+    return missing
+
+
 def folder_plan(
     *,
     parsed: list[ParsedDocument],
     existing: dict[str, Document],
     files: dict[str, SyncedFile],
+    missing: dict[str, MissingPage],
     folder: str,
     overwrite: bool,
     current_ids: set[int],
@@ -98,11 +156,26 @@ def folder_plan(
 ) -> list[ParsedDocument]:
     """The documents a sync from ``folder`` may write, each with the status and successor it may
     set. Every other file is counted unchanged, or reported as a conflict and left alone (with
-    ``overwrite``: reported as overwritten and written)."""
+    ``overwrite``: reported as overwritten and written). A moved page that is overwritten moves
+    back: it is then in ``existing`` at its file's path too."""
     plan: list[ParsedDocument] = []
     for document in parsed:
         current = existing.get(document.path)
         file = files[document.path]
+        if current is None and document.path in missing:
+            gone = missing[document.path]
+            if not overwrite:
+                report.conflicts.append(gone.conflict)
+                continue
+            if gone.moved is None:
+                report.overwritten.append(replace(gone.conflict, replaced=("deletion",)))
+                plan.append(document)
+            else:
+                existing[document.path] = gone.moved
+                taken = _lifecycle(document, gone.moved)
+                report.overwritten.append(_replacing(gone.conflict, gone.moved, taken))
+                plan.append(taken)
+            continue
         if current is None:
             plan.append(document)
             continue
@@ -134,21 +207,29 @@ def folder_plan(
                 current, f"changed in the database since the last sync from {folder}"
             )
         if overwrite:
-            report.overwritten.append(conflict)
-            plan.append(_lifecycle(document, current))
+            taken = _lifecycle(document, current)
+            report.overwritten.append(_replacing(conflict, current, taken))
+            plan.append(taken)
         else:
             report.conflicts.append(conflict)
     return plan
 
 
 def prunable(
-    *, existing: dict[str, Document], present: set[str], folder: str, report: SyncReport
+    *,
+    existing: dict[str, Document],
+    present: set[str],
+    folder: str,
+    missing: dict[str, MissingPage],
+    report: SyncReport,
 ) -> list[str]:
     """Documents whose file is gone from ``folder`` and that no one changed since the sync wrote
-    them; one edited since is kept and reported. Documents of other origins are never pruned."""
+    them; one edited since is kept and reported (a moved one was reported by its file).
+    Documents of other origins are never pruned."""
+    moved = {gone.moved.pk for gone in missing.values() if gone.moved is not None}
     removed = []
     for path, row in sorted(existing.items()):
-        if path in present or not from_folder(row, folder):
+        if path in present or not from_folder(row, folder) or row.pk in moved:
             continue
         if row_untouched(row):
             removed.append(path)
@@ -210,6 +291,21 @@ def _lifecycle(document: ParsedDocument, row: Document) -> ParsedDocument:
     return replace(document, status=status, superseded_by=successor)
 
 
+def _replacing(conflict: SyncConflict, row: Document, document: ParsedDocument) -> SyncConflict:
+    """``conflict`` naming what of ``row`` writing ``document`` over it replaces."""
+    replaced = [name for name in ("path", "title") if getattr(row, name) != getattr(document, name)]
+    if row.content_hash != content_hash_of(title=row.title, body=document.body):
+        replaced.append("body")
+    for name in ("category", "audience", "status", "review_by"):
+        if getattr(row, name) != getattr(document, name):
+            replaced.append(name)
+    if document.updated_on is not None and row.updated_on != document.updated_on:
+        replaced.append("updated_on")
+    if _successor_path(row) != document.superseded_by:
+        replaced.append("superseded_by")
+    return replace(conflict, replaced=tuple(replaced))
+
+
 def _not_from_folder(row: Document, folder: str) -> str:
     if row.origin == Document.Origin.FOLDER:
         return f"synced from {row.sync_folder}, not from {folder}, and differs from the file"
@@ -219,8 +315,9 @@ def _not_from_folder(row: Document, folder: str) -> str:
     return f"{origin}, not from {folder}, and differs from the file"
 
 
-def _conflict(row: Document, reason: str) -> SyncConflict:
-    """``row``'s conflict, naming the last change in its history: who, or what, and when."""
+def _conflict(row: Document, reason: str, *, path: str | None = None) -> SyncConflict:
+    """``row``'s conflict (reported at ``path``, its own by default), naming the last change in
+    its history: who, or what, and when."""
     record = (
         Document.history.filter(id=row.pk)
         .select_related("history_user")
@@ -228,7 +325,22 @@ def _conflict(row: Document, reason: str) -> SyncConflict:
         .first()
     )
     if record is None:
-        return SyncConflict(row.path, reason, "unknown", row.modified_at)
+        return SyncConflict(path or row.path, reason, "unknown", row.modified_at)
+    return SyncConflict(path or row.path, reason, _changed_by(record), record.history_date)
+
+
+def _pruned(deletion: Any, folder: str) -> bool:
+    """Whether a deletion in the history is a sync's pruning: said so, or (from before the
+    reason was recorded) made by no user for no stated reason."""
+    reason = deletion.history_change_reason
+    if reason is None and deletion.history_user_id is None:
+        return True
+    return bool(reason == prune_change_reason(folder))
+
+
+def _changed_by(record: Any) -> str:
+    """Who made a history record (simple_history's, untyped): a username, or what it says
+    instead."""
     user = record.history_user
     changed_by = user.get_username() if user is not None else record.history_change_reason
-    return SyncConflict(row.path, reason, changed_by or "unknown", record.history_date)
+    return str(changed_by or "unknown")

@@ -26,10 +26,13 @@ class SyncConflict:
     reason: str  # e.g. "edited since the last sync from corpus"
     changed_by: str  # a username, or what the history says instead
     changed_at: datetime.datetime | None
+    # With --overwrite: what of the database copy the file's version replaced ("body", "status").
+    replaced: tuple[str, ...] = ()
 
     def message(self) -> str:
         when = f" on {self.changed_at:%Y-%m-%d %H:%M}" if self.changed_at else ""
-        return f"{self.path}: {self.reason} (last changed by {self.changed_by}{when})"
+        replaced = f"; replaced its {', '.join(self.replaced)}" if self.replaced else ""
+        return f"{self.path}: {self.reason} (last changed by {self.changed_by}{when}){replaced}"
 
 
 @dataclass

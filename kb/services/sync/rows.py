@@ -9,6 +9,7 @@ from kb.parsing import ParsedDocument
 # metadata-only update (no re-embedding). ``metadata`` and ``aliases`` are not in
 # ``Document.row_hash``: nobody edits them in admin, so they cannot conflict with an edit.
 METADATA_FIELDS = (
+    "path",  # the row's own, but for a page moved in admin whose file's version is taken
     "title",
     "category",
     "audience",
