@@ -22,6 +22,7 @@ from kb.models import Document
 from kb.services import document_retire, document_save
 from kb.services.sync import corpus_sync, documents_import
 from kb.services.sync.importing import folder_key
+from kb.services.sync.provenance import pages_missing
 from tests.conftest import CORPUS_DIR, CachedEmbedder
 
 pytestmark = pytest.mark.django_db
@@ -418,6 +419,35 @@ def test_a_page_pruned_with_its_file_comes_back_with_the_file(
     page.write_text(text)
     report = corpus_sync(directory=corpus, embedder=cached_embedder, actor=SYSTEM)
     assert (report.indexed, report.conflicts) == (["webhooks/retries.md"], [])
+
+
+def test_the_history_of_gone_pages_is_read_in_three_queries_however_many_are_gone(
+    corpus: Path, cached_embedder: CachedEmbedder, steward: User, django_assert_num_queries
+) -> None:
+    # given every synced page gone: two deleted by a steward, the others by a sync's pruning
+    corpus_sync(directory=corpus, embedder=cached_embedder, actor=SYSTEM)
+    for path in PAGES[:2]:
+        deleted = _doc(path)
+        deleted._history_user = steward
+        deleted.delete()
+    texts = {path: (corpus / path).read_text() for path in PAGES[2:]}
+    for path in texts:
+        (corpus / path).unlink()
+    corpus_sync(directory=corpus, embedder=cached_embedder, actor=SYSTEM)
+    assert not Document.objects.exists()
+
+    # when the files come back, the pages' history is read in three queries, not two per page
+    for path, text in texts.items():
+        (corpus / path).write_text(text)
+    with django_assert_num_queries(3):
+        missing = pages_missing(paths=set(PAGES), existing={}, folder=folder_key(corpus))
+
+    # and only the steward's deletions are conflicts; the pruned pages come back
+    assert sorted(missing) == sorted(PAGES[:2])
+    assert all(m.conflict.changed_by == "steward" and m.moved is None for m in missing.values())
+    report = corpus_sync(directory=corpus, embedder=cached_embedder, actor=SYSTEM)
+    assert sorted(report.indexed) == sorted(PAGES[2:])
+    assert sorted(c.path for c in report.conflicts) == sorted(PAGES[:2])
 
 
 def test_a_page_moved_in_admin_is_kept_when_its_file_is_deleted_too(

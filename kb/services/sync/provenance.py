@@ -112,16 +112,29 @@ def pages_missing(
     *, paths: set[str], existing: dict[str, Document], folder: str
 ) -> dict[str, MissingPage]:
     """Of ``paths`` (files with no page at their path), those whose page a sync from ``folder``
-    wrote and a person then moved or deleted, read from the history: one query, plus two per
-    page no longer in the database."""
+    wrote and a person then moved or deleted, read from the history in at most three queries,
+    however many pages are gone (a first sync after emptying the index asks for every file)."""
     if not paths:
         return {}
     by_id = {row.pk: row for row in existing.values()}
-    latest_at_path = (
+    latest_at_path = list(
         Document.history.filter(path__in=paths)
         .order_by("path", "-history_date", "-history_id")
         .distinct("path")
     )
+    gone = {record.id for record in latest_at_path if record.id not in by_id}
+    synced = set(
+        Document.history.filter(id__in=gone, history_change_reason=sync_change_reason(folder))
+        .values_list("id", flat=True)
+        .distinct()
+    )
+    latest_deletion = {
+        record.id: record
+        for record in Document.history.filter(id__in=synced, history_type="-")
+        .select_related("history_user")
+        .order_by("id", "-history_date", "-history_id")
+        .distinct("id")
+    }
     missing = {}
     for record in latest_at_path:
         row = by_id.get(record.id)
@@ -130,10 +143,9 @@ def pages_missing(
                 reason = f"moved in the database to {row.path} since the last sync from {folder}"
                 missing[record.path] = MissingPage(_conflict(row, reason, path=record.path), row)
             continue
-        history = Document.history.filter(id=record.id)
-        if not history.filter(history_change_reason=sync_change_reason(folder)).exists():
+        if record.id not in synced:
             continue  # never synced from this folder: the file is a new page
-        deletion = history.filter(history_type="-").select_related("history_user").first()
+        deletion = latest_deletion.get(record.id)
         if deletion is None or _pruned(deletion, folder):
             continue  # removed by a sync because its file was gone: the file is back
         reason = f"deleted in the database since the last sync from {folder}"
