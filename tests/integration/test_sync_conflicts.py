@@ -62,6 +62,13 @@ def _edit(path: str, *, actor: User, text: str) -> None:
     document_save(document=document, actor=actor)
 
 
+def _move_in_admin(path: str, to: str, *, actor: User) -> Document:
+    moved = _doc(path)
+    moved.path = to
+    document_save(document=moved, actor=actor)
+    return moved
+
+
 def _import(path: str, *, actor: User, embedder: Embedder) -> None:
     """An upload in admin: saved here, indexed in the background."""
     report = documents_import(
@@ -355,9 +362,9 @@ def test_a_page_renamed_in_admin_is_kept_and_not_synced_back_under_its_old_path(
 ) -> None:
     # given a synced folder and a page a writer then moved to another path in admin
     corpus_sync(directory=corpus, embedder=cached_embedder, actor=SYSTEM)
-    moved = _doc("billing/currencies.md")
-    moved.path = "billing/presentment-currencies.md"
-    document_save(document=moved, actor=writer)
+    moved = _move_in_admin(
+        "billing/currencies.md", "billing/presentment-currencies.md", actor=writer
+    )
 
     # when the folder is synced again, unchanged
     report = corpus_sync(directory=corpus, embedder=cached_embedder, actor=SYSTEM)
@@ -455,9 +462,9 @@ def test_a_page_moved_in_admin_is_kept_when_its_file_is_deleted_too(
 ) -> None:
     # given a synced page a writer moved in admin, and its file since deleted
     corpus_sync(directory=corpus, embedder=cached_embedder, actor=SYSTEM)
-    moved = _doc("billing/currencies.md")
-    moved.path = "billing/presentment-currencies.md"
-    document_save(document=moved, actor=writer)
+    moved = _move_in_admin(
+        "billing/currencies.md", "billing/presentment-currencies.md", actor=writer
+    )
     (corpus / "billing/currencies.md").unlink()
 
     # when the folder is synced, then the moved page is kept: it was changed since
