@@ -349,7 +349,8 @@ def hybrid_search(
     pool = "pool AS (SELECT id FROM vector_leg UNION SELECT id FROM keyword_leg)"
     if use_vector and use_keyword:
         # Each candidate page's centroid against the question (FusionWeights.page_topic): the
-        # mean of the page's chunk vectors, read through kb_chunk_model_document.
+        # mean of all the page's chunk vectors, read through the index on kb_chunk.document_id
+        # (at 100k chunks, ~800 vectors for 80 candidate pages: ~6 ms of a 16 ms EXPLAIN ANALYZE).
         pool += f""",
             page_topic AS (
                 SELECT c.document_id,
