@@ -347,7 +347,7 @@ def hybrid_search(
         else "NULL::float8"
     )
     pool = "pool AS (SELECT id FROM vector_leg UNION SELECT id FROM keyword_leg)"
-    if use_vector and use_keyword:
+    if use_vector and use_keyword and weights.page_topic:
         # Each candidate page's centroid against the question (FusionWeights.page_topic): the
         # mean of all the page's chunk vectors, read through the index on kb_chunk.document_id
         # (at 100k chunks, ~800 vectors for 80 candidate pages: ~6 ms of a 16 ms EXPLAIN ANALYZE).

@@ -312,15 +312,11 @@ def shipped_ndcg(cases: Sequence[DumpedCase], *, page_topic: float) -> float:
         quoted=SHIPPED.keyword_quoted,
         coverage=SHIPPED.quoted_coverage,
     )
-    answerable = [case for case in cases if case.relevant]
-    values = [
-        ndcg_at(
-            fused_order(case, keyword_weight=policy.weight(case), page_topic=page_topic),
-            case.relevant,
-        )
-        for case in answerable
-    ]
-    return sum(values) / max(len(values), 1)
+
+    def rank(case: DumpedCase) -> list[str]:
+        return fused_order(case, keyword_weight=policy.weight(case), page_topic=page_topic)
+
+    return metrics(cases, rank)["ndcg@10"]
 
 
 def page_topic_folds(sets: dict[str, list[DumpedCase]]) -> tuple[list[TopicFold], float]:

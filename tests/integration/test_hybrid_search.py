@@ -229,6 +229,9 @@ def test_page_topic_is_the_cosine_of_the_pages_mean_chunk_vector(
     # and without the keyword leg there is no fusion, so no page topic either
     vector_only = retrieve(question=question, rerank=False, limit=20, legs=("vector",))
     assert vector_only.hits and all(hit.page_topic is None for hit in vector_only.hits)
+    # and with the page topic switched off the statement does not compute it
+    off = retrieve(question=question, rerank=False, limit=20, weights=FusionWeights(page_topic=0))
+    assert off.hits and all(hit.page_topic is None for hit in off.hits)
 
 
 def test_pasted_identifier_gets_the_identifier_weight(help_center: Path) -> None:
