@@ -172,6 +172,29 @@ def test_fuse_standardises_each_leg_by_its_own_hits() -> None:
     assert fused == pytest.approx([0.5 * 1.2247 - 1.5, -0.5, 0.5 * -1.2247 + 0.5], abs=1e-3)
 
 
+def test_a_keyword_only_candidate_scores_as_the_vector_legs_last_not_by_its_cosine() -> None:
+    # given the vector leg's own list (0.9, 0.7, 0.5) and two candidates only the keyword leg
+    # ranked, one far below that list's last similarity and one just below it
+    fused = fuse(
+        similarities=[0.9, 0.7, 0.5, -0.3, 0.45],
+        keyword_scores=[0.0, 0.0, 0.0, 6.0, 6.0],
+        vector_ranked=[True, True, True, False, False],
+        keyword_ranked=[False, False, False, True, True],
+        keyword_weight=0.5,
+    )
+
+    # then both score on the vector side as the list's last (z -1.2247), not by their own
+    # cosines (z -6.12 and -1.53): the same words, the same fused score (keyword z 0 for both;
+    # the keyword list's spread is 0, counted as 1), ahead of the vector leg's last candidate,
+    # which holds none of the words
+    assert fused[3] == pytest.approx(fused[4])
+    assert fused[3] == pytest.approx(0.5 * -1.2247 + 0.5 * 0.0, abs=1e-3)
+    assert fused[3] > fused[2]
+    # and the keyword side keeps a BM25 of 0 as it is: the vector leg's own candidates,
+    # holding none of the words, score below the keyword leg's own list
+    assert fused[2] == pytest.approx(0.5 * -1.2247 + 0.5 * -6.0, abs=1e-3)
+
+
 def test_fuse_adds_each_pages_topic_to_its_best_candidate_at_the_vector_share() -> None:
     # given page "b" closer to the question as a whole than page "a", whose two candidates
     # must not make its topic count twice; "a"'s first candidate is its best by both legs
