@@ -1,0 +1,50 @@
+"""The hand-written external eval sets (paraphrased questions over Argo CD, Hugo and Fly.io
+pages): each loads, has unique ids and both kinds, and, where the set's pages are staged
+(``eval_sets stage NAME``), names only pages that exist."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from search.evaluation import cases_load
+from tests.conftest import CORPUS_DIR
+
+REPOSITORY = CORPUS_DIR.parent
+SETS = {  # cases file -> the staged set its paths are relative to
+    CORPUS_DIR / "eval-large-docs.jsonl": "argo-cd",
+    CORPUS_DIR / "eval-sets" / "hugo-paraphrases.jsonl": "hugo",
+    CORPUS_DIR / "eval-sets" / "fly-paraphrases.jsonl": "fly",
+}
+
+
+@pytest.mark.parametrize("path", list(SETS), ids=lambda p: p.name)
+def test_a_hand_written_set_loads_with_unique_ids_and_both_kinds(path: Path) -> None:
+    cases = cases_load(path)
+    raw = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+    assert len({case.id for case in cases}) == len(cases) == len(raw)
+    assert all("id" in line for line in raw)  # no case is named by its line number alone
+    answerable = [case for case in cases if case.answerable]
+    assert len(answerable) >= 60
+    assert len(cases) - len(answerable) >= 8
+    # an unanswerable case says so by its kind, and an answerable one is never that kind
+    assert all((case.kind == "unanswerable") == (not case.answerable) for case in cases)
+    # the questions spread over the docs: no page answers more than a tenth of them
+    first_pages = [case.relevant[0] for case in answerable]
+    assert max(first_pages.count(page) for page in first_pages) <= len(answerable) // 10
+
+
+@pytest.mark.parametrize("path", list(SETS), ids=lambda p: p.name)
+def test_every_labelled_page_is_a_staged_page(path: Path) -> None:
+    folder = REPOSITORY / ".data" / "eval-sources" / SETS[path]
+    if not folder.is_dir():
+        pytest.skip(f"stage it first: manage.py eval_sets stage {SETS[path]}")
+
+    missing = {
+        page for case in cases_load(path) for page in case.relevant if not (folder / page).is_file()
+    }
+
+    assert missing == set()
