@@ -51,6 +51,14 @@ KEYWORD_CANDIDATE_CAP = 500
 # bounds that scan near 10 ms; a corpus under ~16k chunks never reaches it (three terms cannot
 # hold more postings than three times the chunks), so every eval set ranks as it did.
 KEYWORD_SELECTION_POSTINGS = 50_000
+# Each leg lists its ``leg_depth`` (40) best chunks and, beside them, the best chunk of each of
+# its LEG_PAGES best pages, so its list spans 10 pages when the corpus has them: a long page
+# (an upgrade note, a command reference) otherwise filled a leg alone (Argo CD: all 40 nearest
+# chunks from one page) and the page ranking was 5 pages deep. The vector leg reads
+# LEG_READ_FACTOR times its depth from the HNSW index to find those pages; 80 stays under
+# ``hnsw.ef_search`` (100), one pass of the graph.
+LEG_PAGES = 10
+LEG_READ_FACTOR = 2
 # psycopg prepares a statement once it has run this many times on a connection; no statement
 # does, so only a cursor that asks for preparation (``_PreparedCursor``) gets it.
 PREPARE_ONLY_WHEN_ASKED = 2**31 - 1
@@ -228,6 +236,26 @@ def _keyword_features_sql(chunk: str, terms: TermWeights) -> str:
     )
 
 
+def _page_spread_sql(source: str, order: str, depth: int, *extra: str) -> str:
+    """A leg's list from ``source`` (rows of ``id``, ``document_id``, its score columns): the
+    ``depth`` best chunks, and the best chunk of each of the LEG_PAGES best pages that those
+    leave out, so the list spans LEG_PAGES pages whenever ``source`` holds them."""
+    column = order.split()[0]
+    columns = ", ".join((column, *extra))
+    return f"""
+        SELECT id, {columns} FROM (
+            SELECT id, {columns}, position, CASE WHEN nth = 1 THEN
+                       row_number() OVER (PARTITION BY nth = 1 ORDER BY {order}, id) END AS page
+            FROM (
+                SELECT id, {columns},
+                       row_number() OVER (ORDER BY {order}, id) AS position,
+                       row_number() OVER (PARTITION BY document_id ORDER BY {order}, id) AS nth
+                FROM {source}
+            ) ordered
+        ) ranked
+        WHERE position <= {int(depth)} OR page <= {LEG_PAGES}"""
+
+
 def visible_chunks_sql(embedding_model: EmbeddingModel) -> str:
     """The condition on ``c`` (kb_chunk) joined to ``d`` (its document) for chunks the asker may
     see, of one model; its one parameter is the audiences array. Retired and superseded pages
@@ -277,13 +305,15 @@ def hybrid_search(
 
     if use_vector:
         ctes.append(
-            f"""vector_hits AS (
-                SELECT c.id, c.embedding::vector({dims}) <=> %s::vector({dims}) AS distance
+            f"""vector_nearest AS (
+                SELECT c.id, c.document_id,
+                       c.embedding::vector({dims}) <=> %s::vector({dims}) AS distance
                 FROM kb_chunk c JOIN kb_document d ON d.id = c.document_id
                 WHERE {visible}
                 ORDER BY c.embedding::vector({dims}) <=> %s::vector({dims})
-                LIMIT {int(leg_depth)}
+                LIMIT {int(leg_depth) * LEG_READ_FACTOR}
             ),
+            vector_hits AS ({_page_spread_sql("vector_nearest", "distance", leg_depth)}),
             vector_leg AS (
                 SELECT id, row_number() OVER (ORDER BY distance, id) AS rank FROM vector_hits
             )"""
@@ -305,17 +335,18 @@ def hybrid_search(
                        %s::float8 AS bonus
             ),
             keyword_matches AS MATERIALIZED (
-                SELECT c.id, {_keyword_features_sql("c", terms)}
+                SELECT c.id, c.document_id, {_keyword_features_sql("c", terms)}
                 FROM kb_chunk c JOIN kb_document d ON d.id = c.document_id, keyword_params kp
                 WHERE {selected}
                 LIMIT {KEYWORD_CANDIDATE_CAP}
             ),
-            keyword_hits AS (
-                SELECT m.id, {_bm25_sql("m", terms)} AS score,
+            keyword_scored AS (
+                SELECT m.id, m.document_id, {_bm25_sql("m", terms)} AS score,
                        {_matched_idf_sql("m", terms)} AS matched_idf
                 FROM keyword_matches m, keyword_params kp
-                ORDER BY score DESC, m.id
-                LIMIT {int(leg_depth)}
+            ),
+            keyword_hits AS (
+                {_page_spread_sql("keyword_scored", "score DESC", leg_depth, "matched_idf")}
             ),
             keyword_leg AS (
                 SELECT id, score, matched_idf,

@@ -257,6 +257,41 @@ def test_page_topic_is_the_cosine_of_the_pages_mean_chunk_vector(
     assert off.hits and all(hit.page_topic is None for hit in off.hits)
 
 
+def test_each_leg_spans_ten_pages_even_when_one_long_page_holds_its_best_chunks(
+    tmp_path: Path, local_embedder
+) -> None:
+    # given one page of 44 sections that all restate the question, more than a leg's 40
+    # places, and 12 short pages that each answer part of it in fewer of its words
+    root = tmp_path / "docs"
+    steps = "".join(
+        f"## Step {n}\n\nStep {n} of moving a refund request to the new refund service.\n\n"
+        for n in range(1, 45)
+    )
+    _write(root, "upgrading.md", f"# Upgrading the refund service\n\n{steps}")
+    topics = ("annual plans", "monthly plans", "taxes", "chargebacks", "coupons", "trials")
+    topics += ("seats", "invoices", "currencies", "bank transfers", "gift cards", "credits")
+    for n, topic in enumerate(topics, start=1):
+        _write(
+            root,
+            f"refunds/{n:02d}.md",
+            f"# Refunds for {topic}\n\nHow a refund request for {topic} is handled.\n",
+        )
+    corpus_sync(directory=root, embedder=local_embedder, actor=SYSTEM)
+    question = "moving a refund request to the new refund service"
+
+    result = retrieve(question=question, rerank=False, limit=100, candidates=100)
+
+    # then the long page holds each leg's first places, and each leg also lists the best
+    # chunk of its 10 best pages, so both legs and the page ranking span 10 pages or more
+    assert result.hits[0].path == "upgrading.md"
+    by_vector = {hit.path for hit in result.hits if hit.vector_rank is not None}
+    by_keyword = {hit.path for hit in result.hits if hit.keyword_rank is not None}
+    assert len(by_vector) >= 10 and len(by_keyword) >= 10
+    long_page = [hit for hit in result.hits if hit.path == "upgrading.md"]
+    assert sum(hit.vector_rank is not None for hit in long_page) >= 30
+    assert len({hit.path for hit in result.hits}) >= 10
+
+
 def test_pasted_identifier_gets_the_identifier_weight(help_center: Path) -> None:
     weights = FusionWeights(
         keyword_plain=0.0, keyword_identifier=1.0, quoted_coverage=1.01, page_topic=0.0
