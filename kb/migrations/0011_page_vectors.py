@@ -13,16 +13,29 @@ PAGE_VECTOR_TRIGGERS = """
 CREATE FUNCTION kb_page_vectors_refresh(documents bigint[], models bigint[]) RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
-    DELETE FROM kb_page_vector v
-    USING unnest(documents, models) AS p(document_id, embedding_model_id)
-    WHERE v.document_id = p.document_id AND v.embedding_model_id = p.embedding_model_id;
+    -- One index lookup per touched page (LATERAL on kb_chunk_model_document), never a scan of
+    -- the table: a save costs time in proportion to its own page.
+    WITH touched AS (
+        SELECT DISTINCT document_id, embedding_model_id
+        FROM unnest(documents, models) AS p(document_id, embedding_model_id)
+    ),
+    fresh AS (
+        SELECT t.document_id, t.embedding_model_id, a.centroid, a.chunks
+        FROM touched t CROSS JOIN LATERAL (
+            SELECT avg(c.embedding) AS centroid, count(*) AS chunks FROM kb_chunk c
+            WHERE c.embedding_model_id = t.embedding_model_id AND c.document_id = t.document_id
+        ) a
+    ),
+    emptied AS (
+        DELETE FROM kb_page_vector v USING fresh f
+        WHERE f.chunks = 0 AND v.embedding_model_id = f.embedding_model_id
+              AND v.document_id = f.document_id
+    )
     INSERT INTO kb_page_vector (document_id, embedding_model_id, embedding, chunk_count)
-    SELECT c.document_id, c.embedding_model_id, avg(c.embedding), count(*)
-    FROM kb_chunk c
-    JOIN unnest(documents, models) AS p(document_id, embedding_model_id)
-        ON c.document_id = p.document_id AND c.embedding_model_id = p.embedding_model_id
-    GROUP BY c.document_id, c.embedding_model_id
-    ORDER BY c.document_id, c.embedding_model_id;
+    SELECT document_id, embedding_model_id, centroid, chunks FROM fresh WHERE chunks > 0
+    ORDER BY embedding_model_id, document_id
+    ON CONFLICT (embedding_model_id, document_id) DO UPDATE SET
+        embedding = EXCLUDED.embedding, chunk_count = EXCLUDED.chunk_count;
 END $$;
 
 CREATE FUNCTION kb_chunk_pages_added() RETURNS trigger LANGUAGE plpgsql AS $$
