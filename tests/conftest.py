@@ -160,6 +160,16 @@ class CachedEmbedder:
         return self._queries[text].copy()
 
 
+def pages_written_and_synced(folder: Path, pages: dict[str, str], embedder: Embedder) -> Path:
+    """Write ``pages`` (path -> Markdown) under ``folder`` and sync it; returns ``folder``."""
+    for relative, text in pages.items():
+        target = folder / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    corpus_sync(directory=folder, embedder=embedder, actor=SYSTEM)
+    return folder
+
+
 def corpus_pages_indexed(folder: Path, pages: Sequence[str], embedder: Embedder) -> None:
     """Copy these pages of the sample corpus into ``folder`` and sync it, every page indexed."""
     for relative in pages:

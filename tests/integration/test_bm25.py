@@ -15,6 +15,7 @@ from kb.services.sync import corpus_sync
 from search.fusion import FusionWeights
 from search.hybrid import BM25_B, BM25_K1, tsquery_text
 from search.services import retrieve
+from tests.conftest import pages_written_and_synced
 
 pytestmark = pytest.mark.django_db
 
@@ -34,13 +35,7 @@ PAGES = {
 
 @pytest.fixture
 def pages(tmp_path: Path, local_embedder) -> Path:
-    root = tmp_path / "docs"
-    for path, text in PAGES.items():
-        target = root / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text)
-    corpus_sync(directory=root, embedder=local_embedder, actor=SYSTEM)
-    return root
+    return pages_written_and_synced(tmp_path / "docs", PAGES, local_embedder)
 
 
 def _index_terms(heading: str, text: str) -> list[str]:

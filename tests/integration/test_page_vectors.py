@@ -12,6 +12,7 @@ from django.db import DatabaseError, connection, transaction
 from kb.actors import SYSTEM
 from kb.models import Chunk, Document, EmbeddingModel, PageVector
 from kb.services.sync import corpus_sync
+from tests.conftest import pages_written_and_synced
 
 pytestmark = pytest.mark.django_db
 
@@ -26,13 +27,7 @@ PAGES = {
 
 @pytest.fixture
 def pages(tmp_path: Path, local_embedder) -> Path:
-    root = tmp_path / "docs"
-    for path, text in PAGES.items():
-        target = root / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text)
-    corpus_sync(directory=root, embedder=local_embedder, actor=SYSTEM)
-    return root
+    return pages_written_and_synced(tmp_path / "docs", PAGES, local_embedder)
 
 
 def _page_vectors_match_a_recount() -> None:
