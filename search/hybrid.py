@@ -9,7 +9,9 @@ Both legs filter to published documents of the asker's audiences and to one embe
 inside the SQL, so nothing the asker may not see is ever fetched. The vector leg orders by
 ``embedding::vector(d) <=> query`` with ``embedding_model_id`` as a literal, the exact shape of
 that model's partial HNSW index; pgvector's iterative scan (set per connection, see
-``search.apps``) keeps scanning when the filters reject index candidates.
+``search.apps``) keeps scanning when the filters reject index candidates. Each leg lists its
+LEG_DEPTH best chunks and the best chunk of its LEG_PAGES best pages, so one long page cannot
+fill it alone.
 """
 
 from __future__ import annotations
@@ -51,12 +53,13 @@ KEYWORD_CANDIDATE_CAP = 500
 # bounds that scan near 10 ms; a corpus under ~16k chunks never reaches it (three terms cannot
 # hold more postings than three times the chunks), so every eval set ranks as it did.
 KEYWORD_SELECTION_POSTINGS = 50_000
-# Each leg lists its ``leg_depth`` (40) best chunks and, beside them, the best chunk of each of
+# Each leg lists its LEG_DEPTH best chunks and, beside them, the best chunk of each of
 # its LEG_PAGES best pages, so its list spans 10 pages when the corpus has them: a long page
 # (an upgrade note, a command reference) otherwise filled a leg alone (Argo CD: all 40 nearest
 # chunks from one page) and the page ranking was 5 pages deep. The vector leg reads
 # LEG_READ_FACTOR times its depth from the HNSW index to find those pages; 80 stays under
 # ``hnsw.ef_search`` (100), one pass of the graph.
+LEG_DEPTH = 40
 LEG_PAGES = 10
 LEG_READ_FACTOR = 2
 # psycopg prepares a statement once it has run this many times on a connection; no statement
@@ -236,12 +239,15 @@ def _keyword_features_sql(chunk: str, terms: TermWeights) -> str:
     )
 
 
-def _page_spread_sql(source: str, order: str, depth: int, *extra: str) -> str:
-    """A leg's list from ``source`` (rows of ``id``, ``document_id``, its score columns): the
-    ``depth`` best chunks, and the best chunk of each of the LEG_PAGES best pages that those
-    leave out, so the list spans LEG_PAGES pages whenever ``source`` holds them."""
-    column = order.split()[0]
-    columns = ", ".join((column, *extra))
+def _page_spread_sql(
+    source: str, score: str, *, best_first: str, depth: int, extra: tuple[str, ...] = ()
+) -> str:
+    """A leg's list from ``source`` (rows of ``id``, ``document_id``, ``score`` and ``extra``
+    columns; ``best_first`` is "ASC" for a distance, "DESC" for a score): the ``depth`` best
+    chunks, and the best chunk of each of the LEG_PAGES best pages that those leave out, so the
+    list spans LEG_PAGES pages whenever ``source`` holds them."""
+    columns = ", ".join((score, *extra))
+    order = f"{score} {best_first}"
     return f"""
         SELECT id, {columns} FROM (
             SELECT id, {columns}, position, CASE WHEN nth = 1 THEN
@@ -279,7 +285,7 @@ def hybrid_search(
     query_vector: Sequence[float] | None,
     keywords: KeywordQuery | None,
     audiences: Sequence[str],
-    leg_depth: int = 40,
+    leg_depth: int = LEG_DEPTH,
     limit: int = 20,
     weights: FusionWeights = FusionWeights(),
 ) -> HybridRows:
@@ -313,7 +319,9 @@ def hybrid_search(
                 ORDER BY c.embedding::vector({dims}) <=> %s::vector({dims})
                 LIMIT {int(leg_depth) * LEG_READ_FACTOR}
             ),
-            vector_hits AS ({_page_spread_sql("vector_nearest", "distance", leg_depth)}),
+            vector_hits AS (
+                {_page_spread_sql("vector_nearest", "distance", best_first="ASC", depth=leg_depth)}
+            ),
             vector_leg AS (
                 SELECT id, row_number() OVER (ORDER BY distance, id) AS rank FROM vector_hits
             )"""
@@ -346,7 +354,15 @@ def hybrid_search(
                 FROM keyword_matches m, keyword_params kp
             ),
             keyword_hits AS (
-                {_page_spread_sql("keyword_scored", "score DESC", leg_depth, "matched_idf")}
+                {
+                _page_spread_sql(
+                    "keyword_scored",
+                    "score",
+                    best_first="DESC",
+                    depth=leg_depth,
+                    extra=("matched_idf",),
+                )
+            }
             ),
             keyword_leg AS (
                 SELECT id, score, matched_idf,
@@ -449,11 +465,13 @@ def hybrid_search(
         )
         for row, score in zip(rows, fused, strict=True)
     ]
+    # Ties go to the better leg rank; a leg that did not rank a chunk puts it after every chunk
+    # it did (ranks run past leg_depth: the pages' best chunks follow the depth).
     candidates.sort(
         key=lambda c: (
             -c.fused_score,
-            c.vector_rank or leg_depth + 1,
-            c.keyword_rank or leg_depth + 1,
+            c.vector_rank or math.inf,
+            c.keyword_rank or math.inf,
             c.chunk_id,
         )
     )

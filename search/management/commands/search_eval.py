@@ -34,7 +34,7 @@ from search.evaluation import (
     threshold_for,
     threshold_sweep,
 )
-from search.hybrid import LEG_PAGES
+from search.hybrid import LEG_DEPTH, LEG_PAGES
 from search.results import RetrievalUnavailable
 from search.services import retrieve
 
@@ -54,9 +54,9 @@ ROWS = {
     "rerank": Row(legs=("vector", "keyword"), rerank=True),
 }
 # The whole candidate pool, so the page ranking has 10 distinct pages when the corpus has them:
-# each leg lists 40 chunks and the best chunk of its 10 best pages (search.hybrid.LEG_PAGES), and
-# a long page's 40 chunks could otherwise fill the first 50 places on their own.
-RETRIEVE_DEPTH = 2 * (40 + LEG_PAGES)
+# each leg lists LEG_DEPTH chunks and the best chunk of its LEG_PAGES best pages (search.hybrid),
+# and a long page's 40 chunks could otherwise fill the first 50 places on their own.
+RETRIEVE_DEPTH = 2 * (LEG_DEPTH + LEG_PAGES)
 VECTOR_CACHE = Path(settings.BASE_DIR) / ".data" / "eval-cache" / "vectors.sqlite3"
 _SHORT = {
     "recall@1": "R@1",
