@@ -94,6 +94,8 @@ def test_a_staged_folder_edited_afterwards_is_refused(pinned: EvalSource, tmp_pa
 def test_the_committed_sets_are_pinned() -> None:
     sources = sources_load()
 
-    assert set(sources) >= {"argo-cd", "hugo", "fly"}
+    assert set(sources) >= {"argo-cd", "hugo", "fly", "plausible"}
     for source in sources.values():
-        assert len(source.commit) == 40 and len(source.sha256) == 64 and source.pages >= 300
+        # a help center (Plausible: 132 pages) is smaller than a product manual; 100 pages
+        # still rules out a toy folder pinned by mistake
+        assert len(source.commit) == 40 and len(source.sha256) == 64 and source.pages >= 100

@@ -1,5 +1,5 @@
-"""The hand-written external eval sets (paraphrased questions over Argo CD, Hugo and Fly.io
-pages): each loads, has unique ids and both kinds, and, where the set's pages are staged
+"""The hand-written external eval sets (paraphrased questions over Argo CD, Hugo, Fly.io and
+Plausible pages): each loads, has unique ids and both kinds, and, where the set's pages are staged
 (``eval_sets stage NAME``), names only pages that exist."""
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ SETS = {  # cases file -> the staged set its paths are relative to
     CORPUS_DIR / "eval-large-docs.jsonl": "argo-cd",
     CORPUS_DIR / "eval-sets" / "hugo-paraphrases.jsonl": "hugo",
     CORPUS_DIR / "eval-sets" / "fly-paraphrases.jsonl": "fly",
+    CORPUS_DIR / "eval-sets" / "plausible-questions.jsonl": "plausible",
 }
 
 
