@@ -265,6 +265,39 @@ def document_version_diff(*, document_id: int, history_id: int) -> VersionDiff |
     )
 
 
+@dataclass(frozen=True)
+class EditConflict:
+    """A stale edit beside the page as saved since: what the editor would have changed."""
+
+    saved: Document  # the page as stored now, with the other person's save
+    field_changes: list[FieldChange]  # old: as saved, new: as in the stale form
+    body_lines: list[DiffLine]  # the body from the saved version to the form's
+
+
+def document_edit_conflict(*, saved: Document, edited: dict[str, Any]) -> EditConflict:
+    """Compare the page as saved with the values of an edit made on an older version of it
+    (a form's cleaned data, by field name), so the editor sees both and loses neither."""
+    field_changes = []
+    for name in _compared_fields():
+        if name not in edited:
+            continue
+        theirs, yours = getattr(saved, _attname(name)), edited[name]
+        if isinstance(yours, Document):  # a form gives the successor as a page
+            yours = yours.pk
+        if (theirs or None) != (yours or None):
+            field_changes.append(
+                FieldChange(
+                    label=_label(name),
+                    old=document_field_shown(name, theirs),
+                    new=document_field_shown(name, yours),
+                )
+            )
+    body = edited.get("body", saved.body)
+    return EditConflict(
+        saved=saved, field_changes=field_changes, body_lines=line_diff(saved.body, body)
+    )
+
+
 def line_diff(old: str, new: str, *, context: int = DIFF_CONTEXT_LINES) -> list[DiffLine]:
     """A unified diff of two texts by line, with line numbers, as data for a template (which
     escapes it: a body is Markdown typed by people and may hold any HTML)."""
