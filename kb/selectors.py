@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Any
 
-from django.db import connection, models
+from django.db import connection, connections, models, router
 from django.utils.text import capfirst
 
 from kb.actors import SYSTEM, Actor, actor_has_perm
@@ -378,3 +378,27 @@ def _document_named(document_id: Any) -> str:
         .first()
     )
     return f"{last_path} (deleted)" if last_path else f"(deleted document #{document_id})"
+
+
+def document_paths_present(paths: set[str]) -> set[str]:
+    """Which of ``paths`` are documents (any status: a link to a page a reader may not see still
+    names it, and the page answers 404 for them). One query, the array as one parameter, so a
+    page of 30,000 links asks once."""
+    if not paths:
+        return set()
+    with connections[router.db_for_read(Document)].cursor() as cursor:
+        cursor.execute(
+            "SELECT path FROM kb_document WHERE path = ANY(%(paths)s)", {"paths": list(paths)}
+        )
+        return {path for (path,) in cursor.fetchall()}
+
+
+def document_paths_version() -> str:
+    """Changes whenever a document is added, deleted or saved (a move included): what links
+    between pages resolve to is fixed while it stays the same. Deletions lower the count and
+    every save raises the latest ``modified_at``, so no sequence of changes returns to an
+    earlier value."""
+    with connections[router.db_for_read(Document)].cursor() as cursor:
+        cursor.execute("SELECT count(*), max(modified_at) FROM kb_document")
+        count, latest = cursor.fetchone()
+    return f"{count}:{latest.isoformat() if latest else ''}"
