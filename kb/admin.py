@@ -364,10 +364,19 @@ class DocumentAdmin(SimpleHistoryAdmin):
         try:
             return super().changeform_view(request, *args, **kwargs)
         except DocumentEditConflict as exc:
-            # Another save landed between the form's check and this one (the service re-checks
-            # under the row lock): nothing was written; the editor reopens the saved version.
-            self.message_user(request, str(exc), messages.ERROR)
-            return redirect(request.get_full_path())
+            return self._conflict_after_check(request, exc)
+
+    def history_form_view(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        try:
+            return super().history_form_view(request, *args, **kwargs)
+        except DocumentEditConflict as exc:
+            return self._conflict_after_check(request, exc)
+
+    def _conflict_after_check(self, request: HttpRequest, exc: DocumentEditConflict):
+        """Another save landed between the form's check and this one (the service re-checks
+        under the row lock): nothing was written; the editor reopens the saved version."""
+        self.message_user(request, str(exc), messages.ERROR)
+        return redirect(request.get_full_path())
 
     def get_deleted_objects(self, objs: Any, request: HttpRequest) -> tuple:
         """Deleting a page deletes its chunks: they are its index, not content of their own, so

@@ -110,3 +110,41 @@ def test_an_edit_on_the_current_version_saves(writer: User, page: Document) -> N
     assert response.status_code == 302
     page.refresh_from_db()
     assert page.title == "Parking and badges"
+
+
+def test_a_history_revert_opened_before_another_save_is_a_conflict(
+    writer: User, steward: User, page: Document
+) -> None:
+    # given a page with two versions, and a writer who opened the revert form of the first
+    page.title = "Parking (new)"
+    page.save()
+    first = page.history.order_by("history_date").first()
+    writer_client = signed_in(writer)
+    url = f"/admin/kb/document/{page.pk}/history/{first.history_id}/"
+    opened = writer_client.get(url)
+    base = opened.context["adminform"].form["base_row_hash"].value()
+
+    # when the steward adds a paragraph, then the writer reverts from the form they opened
+    stewards_form = _open_form(signed_in(steward), page)
+    stewards_form["body"] += f"\n{PARAGRAPH}\n"
+    _save(signed_in(steward), page, stewards_form)
+    response = writer_client.post(
+        url,
+        {
+            "base_row_hash": base,
+            "path": first.path,
+            "title": first.title,
+            "category": first.category,
+            "audience": first.audience,
+            "status": first.status,
+            "body": first.body,
+            "updated_on": "",
+            "review_by": "",
+        },
+    )
+
+    # then the revert is refused and the steward's paragraph is kept
+    assert response.status_code == 200
+    assert "was saved by steward after you opened it" in response.content.decode()
+    page.refresh_from_db()
+    assert PARAGRAPH in page.body
