@@ -8,7 +8,7 @@ from django.contrib import admin, messages
 from django.contrib.admin.widgets import AutocompleteSelect
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, OuterRef, QuerySet, Subquery
-from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, QueryDict
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -204,8 +204,10 @@ class DocumentForm(forms.ModelForm):
             )
         except DocumentEditConflict as exc:
             self.edit_conflict = document_edit_conflict(saved=exc.current, edited=cleaned)
-            self.data = self.data.copy()  # a request's QueryDict is immutable
-            self.data[self.add_prefix("base_row_hash")] = exc.current.row_hash()
+            data = QueryDict(mutable=True)  # a request's own is immutable
+            data.update(self.data)
+            data[self.add_prefix("base_row_hash")] = exc.current.row_hash()
+            self.data = data
             raise forms.ValidationError(str(exc), code="edit_conflict") from exc
         return cleaned
 
