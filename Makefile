@@ -60,6 +60,7 @@ bench: install
 	$(BENCH_ENV) $(PY) manage.py kb_workers_bench || rc=$$?; \
 	$(BENCH_ENV) $(PY) manage.py answer_bench || rc=$$?; \
 	$(BENCH_ENV) $(PY) manage.py attention_bench || rc=$$?; \
+	$(BENCH_ENV) $(PY) manage.py render_bench || rc=$$?; \
 	$(BENCH_ENV) $(PY) manage.py load_bench || rc=$$?; \
 	$(BENCH_ENV) $(PY) -m pytest -q -p no:cacheprovider --bench tests/bench || rc=$$?; \
 	$(BENCH_ENV) $(PY) manage.py embedded stop >/dev/null 2>&1 || true; exit $$rc

@@ -93,6 +93,7 @@ INSTALLED_APPS = [
     "django.contrib.postgres",
     "simple_history",
     "django_htmx",
+    "axes",  # admin sign-in throttling and lockout (AXES_* below)
     "config.apps.ConfigConfig",
     "kb",
     "search",
@@ -114,7 +115,27 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as django-axes asks: it answers a locked-out sign-in
 ]
+
+# --- Sign-in throttling (django-axes) ---------------------------------------------------------
+# Failed admin sign-ins are counted per account and, separately, per address (REMOTE_ADDR, as
+# the ask rate limit: a header a client sets is not an address); at AXES_FAILURE_LIMIT either
+# is locked out for AXES_COOLOFF_TIME, the right password included. Each failure and lockout is
+# logged (logger "axes") and recorded as an access attempt, which a policy steward can delete in
+# admin to unlock at once (permissions granted by kb migration 0012).
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", default=5, minimum=1)
+AXES_COOLOFF_TIME = env_int("AXES_COOLOFF_MINUTES", default=15, minimum=1) / 60  # hours
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_COOLOFF_MESSAGE = (
+    "Too many failed sign-ins for this account or from this address. Try again later, or ask "
+    "a policy steward to unlock it (admin, Axes, Access attempts)."
+)
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"

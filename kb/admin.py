@@ -8,7 +8,7 @@ from django.contrib import admin, messages
 from django.contrib.admin.widgets import AutocompleteSelect
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, OuterRef, QuerySet, Subquery
-from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, QueryDict
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -26,14 +26,22 @@ from kb.embedders import EmbeddingError, active_embedder, embedder_for
 from kb.models import Category, Chunk, Document, DocumentIndexState, EmbeddingModel
 from kb.parsing import MAX_DOCUMENT_BYTES, normalise_newlines
 from kb.rendering import markdown_to_html
-from kb.selectors import document_field_shown, document_folders
+from kb.selectors import (
+    EditConflict,
+    document_edit_conflict,
+    document_field_shown,
+    document_folders,
+)
 from kb.services import (
     DocumentActionError,
+    DocumentEditConflict,
     DocumentPermissionDenied,
     EmbeddingModelError,
     EmbeddingModelMismatch,
     chunk_limits_for,
     document_chunk,
+    document_delete,
+    document_edit_check,
     document_lifecycle_check,
     document_restore,
     document_retire,
@@ -126,9 +134,17 @@ class DocumentForm(forms.ModelForm):
 
     ``actor`` (set by ``DocumentAdmin.get_form``) is who submits it: a change to whether the page
     is current is checked by the same rule the save service applies, so it shows as a form error.
+
+    ``base_row_hash`` is the stored page's ``row_hash()`` when the form was opened: a save made
+    by someone else since is a conflict (``edit_conflict`` then holds both versions), never a
+    silent overwrite. The conflict moves the hash to the saved version, so saving again after
+    comparing them is a decision the editor makes knowing what the other save changed.
     """
 
     actor: Actor | None = None
+    edit_conflict: EditConflict | None = None
+
+    base_row_hash = forms.CharField(widget=forms.HiddenInput, required=False)
 
     body = forms.CharField(
         strip=False,
@@ -155,6 +171,10 @@ class DocumentForm(forms.ModelForm):
             _keep_stored_lifecycle(instance)
         kwargs["instance"] = instance
         super().__init__(*args, **kwargs)
+        if instance is not None and instance.pk is not None:
+            # The stored row, not ``instance``: in a history revert that is the old version.
+            stored = Document.objects.filter(pk=instance.pk).defer("body", "metadata").first()
+            self.fields["base_row_hash"].initial = stored.row_hash() if stored else ""
 
     def clean_body(self) -> str:
         return normalise_newlines(self.cleaned_data["body"])
@@ -178,6 +198,17 @@ class DocumentForm(forms.ModelForm):
             )
         except DocumentPermissionDenied as exc:
             raise forms.ValidationError(str(exc), code="permission_denied") from exc
+        try:
+            document_edit_check(
+                document=self.instance, expected_row_hash=cleaned.get("base_row_hash")
+            )
+        except DocumentEditConflict as exc:
+            self.edit_conflict = document_edit_conflict(saved=exc.current, edited=cleaned)
+            data = QueryDict(mutable=True)  # a request's own is immutable
+            data.update(self.data)
+            data[self.add_prefix("base_row_hash")] = exc.current.row_hash()
+            self.data = data
+            raise forms.ValidationError(str(exc), code="edit_conflict") from exc
         return cleaned
 
 
@@ -210,6 +241,10 @@ class DocumentHistoryContextHelper(HistoricalRecordContextHelper):
         return document_field_shown(change.field, value)
 
 
+# Rows that exist only as a function of a document and go when it goes.
+DERIVED_FROM_DOCUMENT = (Chunk, DocumentIndexState)
+
+
 @admin.register(Document)
 class DocumentAdmin(SimpleHistoryAdmin):
     form = DocumentForm
@@ -230,6 +265,7 @@ class DocumentAdmin(SimpleHistoryAdmin):
             None,
             {
                 "fields": (
+                    "base_row_hash",
                     ("path", "title"),
                     ("category", "audience", "status"),
                     "superseded_by",
@@ -320,7 +356,44 @@ class DocumentAdmin(SimpleHistoryAdmin):
         """The change form and history revert both save here, through the service."""
         # What SimpleHistoryAdmin.save_model records; simple_history has no types to declare it.
         obj._history_user = request.user  # type: ignore[attr-defined]
-        document_save(document=obj, actor=request.user)
+        document_save(
+            document=obj,
+            actor=request.user,
+            expected_row_hash=form.cleaned_data.get("base_row_hash") or None,
+        )
+
+    def changeform_view(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        try:
+            return super().changeform_view(request, *args, **kwargs)
+        except DocumentEditConflict as exc:
+            return self._conflict_after_check(request, exc)
+
+    def history_form_view(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        try:
+            return super().history_form_view(request, *args, **kwargs)
+        except DocumentEditConflict as exc:
+            return self._conflict_after_check(request, exc)
+
+    def _conflict_after_check(self, request: HttpRequest, exc: DocumentEditConflict):
+        """Another save landed between the form's check and this one (the service re-checks
+        under the row lock): nothing was written; the editor reopens the saved version."""
+        self.message_user(request, str(exc), messages.ERROR)
+        return redirect(request.get_full_path())
+
+    def get_deleted_objects(self, objs: Any, request: HttpRequest) -> tuple:
+        """Deleting a page deletes its chunks: they are its index, not content of their own, so
+        the page's delete permission covers them (Django would ask for ``delete_chunk`` too,
+        which no group has: a chunk deleted alone would leave its page half-indexed)."""
+        deleted, counts, perms_needed, protected = super().get_deleted_objects(objs, request)
+        derived = {model._meta.verbose_name for model in DERIVED_FROM_DOCUMENT}
+        return deleted, counts, set(perms_needed) - derived, protected
+
+    def delete_model(self, request: HttpRequest, obj: Document) -> None:
+        document_delete(document=obj, actor=request.user)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
+        for document in queryset:
+            document_delete(document=document, actor=request.user)
 
     class Media:
         js = ("kb/document_preview.js",)
@@ -382,6 +455,9 @@ class DocumentAdmin(SimpleHistoryAdmin):
 
     def render_change_form(self, request: HttpRequest, context: dict, *args: Any, **kwargs: Any):
         context["may_retire"] = self.has_retire_permission(request)
+        context["edit_conflict"] = getattr(
+            context.get("adminform") and context["adminform"].form, "edit_conflict", None
+        )
         return super().render_change_form(request, context, *args, **kwargs)
 
     def history_diff_view(

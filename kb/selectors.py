@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Any
 
-from django.db import connection, models
+from django.db import connection, connections, models, router
 from django.utils.text import capfirst
 
 from kb.actors import SYSTEM, Actor, actor_has_perm
@@ -265,6 +265,39 @@ def document_version_diff(*, document_id: int, history_id: int) -> VersionDiff |
     )
 
 
+@dataclass(frozen=True)
+class EditConflict:
+    """A stale edit beside the page as saved since: what the editor would have changed."""
+
+    saved: Document  # the page as stored now, with the other person's save
+    field_changes: list[FieldChange]  # old: as saved, new: as in the stale form
+    body_lines: list[DiffLine]  # the body from the saved version to the form's
+
+
+def document_edit_conflict(*, saved: Document, edited: dict[str, Any]) -> EditConflict:
+    """Compare the page as saved with the values of an edit made on an older version of it
+    (a form's cleaned data, by field name), so the editor sees both and loses neither."""
+    field_changes = []
+    for name in _compared_fields():
+        if name not in edited:
+            continue
+        theirs, yours = getattr(saved, _attname(name)), edited[name]
+        if isinstance(yours, Document):  # a form gives the successor as a page
+            yours = yours.pk
+        if (theirs or None) != (yours or None):
+            field_changes.append(
+                FieldChange(
+                    label=_label(name),
+                    old=document_field_shown(name, theirs),
+                    new=document_field_shown(name, yours),
+                )
+            )
+    body = edited.get("body", saved.body)
+    return EditConflict(
+        saved=saved, field_changes=field_changes, body_lines=line_diff(saved.body, body)
+    )
+
+
 def line_diff(old: str, new: str, *, context: int = DIFF_CONTEXT_LINES) -> list[DiffLine]:
     """A unified diff of two texts by line, with line numbers, as data for a template (which
     escapes it: a body is Markdown typed by people and may hold any HTML)."""
@@ -345,3 +378,27 @@ def _document_named(document_id: Any) -> str:
         .first()
     )
     return f"{last_path} (deleted)" if last_path else f"(deleted document #{document_id})"
+
+
+def document_paths_present(paths: set[str]) -> set[str]:
+    """Which of ``paths`` are documents (any status: a link to a page a reader may not see still
+    names it, and the page answers 404 for them). One query, the array as one parameter, so a
+    page of 30,000 links asks once."""
+    if not paths:
+        return set()
+    with connections[router.db_for_read(Document)].cursor() as cursor:
+        cursor.execute(
+            "SELECT path FROM kb_document WHERE path = ANY(%(paths)s)", {"paths": list(paths)}
+        )
+        return {path for (path,) in cursor.fetchall()}
+
+
+def document_paths_version() -> str:
+    """Changes whenever a document is added, deleted or saved (a move included): what links
+    between pages resolve to is fixed while it stays the same. Deletions lower the count and
+    every save raises the latest ``modified_at``, so no sequence of changes returns to an
+    earlier value."""
+    with connections[router.db_for_read(Document)].cursor() as cursor:
+        cursor.execute("SELECT count(*), max(modified_at) FROM kb_document")
+        count, latest = cursor.fetchone()
+    return f"{count}:{latest.isoformat() if latest else ''}"

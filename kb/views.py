@@ -20,7 +20,7 @@ from django.views.decorators.http import require_safe
 
 from config.db_router import replica_reads
 from kb.models import Document
-from kb.rendering import document_render
+from kb.pages import document_page_render
 from kb.selectors import (
     audiences_for,
     document_category_label,
@@ -94,13 +94,10 @@ def document_detail(request: HttpRequest, path: str) -> HttpResponse:
             "successor": successor,
         }
         return render(request, "kb/document_retired.html", context, status=410)
-    rendered = document_render(
-        body=document.body,
+    rendered = document_page_render(
+        document=document,
         cited_range=cited_range_from(request.GET, body_length=len(document.body)),
         quoted=quoted_spans_from(request.GET),
-        title=document.title,
-        path=document.path,
-        exists=_document_exists_lookup(),
     )
     context = {
         "document": document,
@@ -183,15 +180,3 @@ def _diff_url(document_id: int, version: Any) -> str | None:
     if version is None:
         return None
     return reverse("admin:kb_document_history_diff", args=[document_id, version.history_id])
-
-
-def _document_exists_lookup() -> Callable[[str], bool]:
-    """Whether a document has this path, for resolving links between pages (a folder address
-    could be `foo.md` or `foo/_index.md`): one indexed lookup per distinct candidate, so a page
-    costs as many queries as its links, whatever the size of the help center."""
-
-    @functools.cache
-    def exists(path: str) -> bool:
-        return Document.objects.filter(path=path).exists()
-
-    return exists

@@ -22,11 +22,15 @@ from kb.services.chunks import (
 from kb.services.documents import (
     RETIRE_PERMISSION,
     DocumentActionError,
+    DocumentEditConflict,
     DocumentPermissionDenied,
+    document_delete,
+    document_edit_check,
     document_lifecycle_check,
     document_restore,
     document_retire,
     document_save,
+    may_delete,
     may_retire,
 )
 from kb.services.embedding_models import (
@@ -67,6 +71,7 @@ __all__ = [
     "Coverage",
     "DocumentActionError",
     "DocumentChunks",
+    "DocumentEditConflict",
     "DocumentPermissionDenied",
     "EmbeddingModelError",
     "EmbeddingModelMismatch",
@@ -77,6 +82,8 @@ __all__ = [
     "chunks_replace",
     "chunks_write_if_current",
     "document_chunk",
+    "document_delete",
+    "document_edit_check",
     "document_index",
     "document_index_all_models",
     "document_index_request",
@@ -100,6 +107,7 @@ __all__ = [
     "index_request_only_for",
     "index_requests_in_bulk",
     "index_sweep",
+    "may_delete",
     "may_retire",
     "vectors_stored",
 ]

@@ -1,5 +1,5 @@
 """Writes to a document that change what customers are told: saving an edit, retiring (optionally
-naming a successor) and restoring.
+naming a successor), restoring and deleting.
 
 Whether a page is current is a steward's decision: moving a page to or from ``retired``, or
 changing its successor, needs ``kb.retire_document``. Every path that writes a document (the admin
@@ -24,6 +24,7 @@ from kb.models import Document, content_hash_of
 log = structlog.get_logger("groundwork.kb")
 
 RETIRE_PERMISSION = "kb.retire_document"
+DELETE_PERMISSION = "kb.delete_document"
 
 
 class DocumentActionError(ValueError):
@@ -32,6 +33,15 @@ class DocumentActionError(ValueError):
 
 class DocumentPermissionDenied(PermissionDenied):
     """The acting user may not make this change; the message says which change, for people."""
+
+
+class DocumentEditConflict(DocumentActionError):
+    """The edit was made on a version of the page that someone else has saved over since:
+    saving it would silently undo their save. ``current`` is the page as stored now."""
+
+    def __init__(self, message: str, *, current: Document) -> None:
+        super().__init__(message)
+        self.current = current
 
 
 def may_retire(*, actor: Actor) -> bool:
@@ -70,22 +80,33 @@ def document_lifecycle_check(
 
 
 @transaction.atomic
-def document_save(*, document: Document, actor: Actor, updated_on_given: bool = False) -> Document:
+def document_save(
+    *,
+    document: Document,
+    actor: Actor,
+    updated_on_given: bool = False,
+    expected_row_hash: str | None = None,
+) -> Document:
     """Save an edit made by ``actor``: the admin form, a history revert, an import.
 
     A new title or body moves ``updated_on`` to today unless the writer set it in the same save
     (a different date than stored, or ``updated_on_given``: a file that states ``updated:``):
     the answer step lets the newer of two pages win, so a stale date would let an old page win.
+
+    ``expected_row_hash`` is ``row_hash()`` of the page as the editor loaded it (the admin form
+    carries it): if the stored row has changed since, someone saved in between and this edit,
+    made on the older text, would undo theirs, so it raises ``DocumentEditConflict`` instead.
     """
     stored = None
     if document.pk is not None:
-        # Lock the row: a concurrent retire must not slip between the check and the save.
+        # Lock the row: a concurrent retire or edit must not slip between the check and the save.
         stored = (
             Document.objects.select_for_update()
             .filter(pk=document.pk)
             .values_list("content_hash", "updated_on")
             .first()
         )
+        document_edit_check(document=document, expected_row_hash=expected_row_hash)
     document_lifecycle_check(
         actor=actor,
         document=document,
@@ -100,6 +121,24 @@ def document_save(*, document: Document, actor: Actor, updated_on_given: bool = 
     _record_actor(document, actor)
     document.save()
     return document
+
+
+def document_edit_check(*, document: Document, expected_row_hash: str | None) -> None:
+    """Raise ``DocumentEditConflict`` if the stored page is no longer the version an edit was
+    made on (``expected_row_hash``, its ``row_hash()`` when the editor loaded it): saving the
+    edit would silently undo whatever was saved in between. No hash, no check (a new page)."""
+    if not expected_row_hash or document.pk is None:
+        return
+    current = Document.objects.filter(pk=document.pk).first()
+    if current is None or current.row_hash() == expected_row_hash:
+        return
+    last = current.history.select_related("history_user").first()
+    who = last.history_user.get_username() if last and last.history_user else "someone"
+    raise DocumentEditConflict(
+        f"{current.path} was saved by {who} after you opened it, so your changes are not "
+        "saved: compare the two versions below, keep what each needs, and save again.",
+        current=current,
+    )
 
 
 def _record_actor(document: Document, actor: Actor) -> None:
@@ -155,3 +194,20 @@ def document_restore(*, document: Document, actor: Actor) -> Document:
     document.save()
     log.info("document_restored", path=document.path, actor=actor_name(actor))
     return document
+
+
+def may_delete(*, actor: Actor) -> bool:
+    return actor_has_perm(actor, DELETE_PERMISSION)
+
+
+@transaction.atomic
+def document_delete(*, document: Document, actor: Actor) -> None:
+    """Delete a page with what is derived from it (its chunks and index state, by cascade):
+    deleting the page is the decision, the index follows it, so ``kb.delete_document`` is the
+    one permission it needs. The edit history stays, so a deleted page can be looked up."""
+    if not may_delete(actor=actor):
+        raise DocumentPermissionDenied(f"{document.path}: you may not delete it")
+    _record_actor(document, actor)
+    path = document.path
+    document.delete()
+    log.info("document_deleted", path=path, actor=actor_name(actor))

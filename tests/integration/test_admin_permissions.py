@@ -16,7 +16,7 @@ from django.test import Client, RequestFactory
 
 from kb.actors import SYSTEM
 from kb.admin import DocumentAdmin
-from kb.models import Document
+from kb.models import Chunk, Document
 from kb.services import embedding_model_register
 from kb.services import index_queue as indexing_services
 from kb.services.sync import corpus_sync
@@ -397,3 +397,55 @@ def test_steward_history_revert_may_restore_a_retired_page(
 
     assert response.status_code == 302
     assert _lifecycle(retired_page) == ("published", None)
+
+
+def test_steward_deletes_a_document_and_its_chunks_from_the_delete_page(
+    steward: User, indexed
+) -> None:
+    # given an indexed page (chunks exist) and a steward, who has delete_document, not delete_chunk
+    assert Chunk.objects.filter(document=indexed).exists()
+    client = signed_in(steward)
+    delete_url = f"/admin/kb/document/{indexed.pk}/delete/"
+
+    # when they open the delete page and confirm
+    confirmation = client.get(delete_url)
+    response = client.post(delete_url, {"post": "yes"})
+
+    # then the page offered the deletion and the document is gone with its chunks
+    assert confirmation.status_code == 200
+    assert "would result in deleting related objects" not in confirmation.content.decode()
+    assert response.status_code == 302
+    assert not Document.objects.filter(pk=indexed.pk).exists()
+    assert not Chunk.objects.filter(document_id=indexed.pk).exists()
+
+
+def test_steward_deletes_documents_with_the_bulk_action(steward: User, indexed) -> None:
+    client = signed_in(steward)
+
+    response = client.post(
+        "/admin/kb/document/",
+        {"action": "delete_selected", "_selected_action": [indexed.pk], "post": "yes"},
+    )
+
+    assert response.status_code == 302
+    assert not Document.objects.filter(pk=indexed.pk).exists()
+
+
+def test_doc_writer_cannot_delete_a_document(writer: User, indexed) -> None:
+    client = signed_in(writer)
+
+    response = client.post(f"/admin/kb/document/{indexed.pk}/delete/", {"post": "yes"})
+
+    assert response.status_code == 403
+    assert Document.objects.filter(pk=indexed.pk).exists()
+
+
+def test_no_one_but_a_superuser_deletes_single_chunks(steward: User, indexed) -> None:
+    # A chunk is the index of its page: deleting one alone would leave the page half-indexed.
+    chunk = Chunk.objects.filter(document=indexed).first()
+    client = signed_in(steward)
+
+    response = client.post(f"/admin/kb/chunk/{chunk.pk}/delete/", {"post": "yes"})
+
+    assert response.status_code == 403
+    assert Chunk.objects.filter(pk=chunk.pk).exists()

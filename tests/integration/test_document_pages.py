@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import Permission, User
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 
 from assistant.templatetags.assistant_answers import source_url
 from kb.actors import SYSTEM
@@ -171,6 +173,55 @@ def test_links_between_pages_lead_to_their_docs_pages() -> None:
     assert hrefs["the config"] == "/docs/admin/config.md#limits"
     assert hrefs["install"] == "/docs/guides/install/_index.md"
     assert hrefs["Stripe"] == "https://stripe.com/docs"
+
+
+def _page_with_links(count: int) -> str:
+    # Every link a different address: a file, a page address, a folder, as documentation has.
+    forms = ("../guides/page-{0}.md", "/guides/page-{0}/", "../guides/section-{0}/")
+    links = "\n".join(f"- [link {n}]({forms[n % 3].format(n)})" for n in range(count))
+    return f"# Refund Policy\n\n{links}\n"
+
+
+def _queries_of_a_view(path: str) -> int:
+    with CaptureQueriesContext(connection) as queries:
+        assert page(path).status_code == 200
+    return len(queries)
+
+
+@pytest.mark.usefixtures("empty_cache")
+def test_a_page_costs_the_same_queries_with_3_links_or_300() -> None:
+    # given two pages alike but for their number of links between pages
+    make_document(path="guides/page-1.md", title="Page 1", body="# Page 1\n")
+    make_document(path="policies/few.md", body=_page_with_links(3))
+    make_document(path="policies/many.md", body=_page_with_links(300))
+
+    # when each is viewed, not from the cache
+    few, many = _queries_of_a_view("policies/few.md"), _queries_of_a_view("policies/many.md")
+
+    # then the links cost one query together (before: one per candidate, 2,400 for 300 links)
+    assert many == few
+    links = [e for e in parse(page("policies/many.md").content.decode()) if e.tag == "a"]
+    assert {"/docs/guides/page-1.md"} <= {link.attrs.get("href") for link in links}
+
+
+@pytest.mark.usefixtures("empty_cache")
+def test_a_page_seen_again_is_not_rendered_again_until_it_or_the_pages_change() -> None:
+    # given a page viewed once
+    document = make_document(body=_page_with_links(30))
+    first = _queries_of_a_view("policies/refunds.md")
+
+    # when it is viewed again, then its links are not looked up again
+    assert _queries_of_a_view("policies/refunds.md") == first - 1
+
+    # when a page it links to is added, then the link leads to it at once
+    make_document(path="guides/page-4/_index.md", title="Page 4", body="# Page 4\n")
+    hrefs = {e.attrs.get("href") for e in parse(page("policies/refunds.md").content.decode())}
+    assert "/docs/guides/page-4/_index.md" in hrefs
+
+    # when the page itself is edited, then readers see the edit at once
+    document.body += "\nRefunds are now instant.\n"
+    document.save()
+    assert "Refunds are now instant." in page("policies/refunds.md").content.decode()
 
 
 def test_unknown_path_is_404() -> None:

@@ -369,7 +369,7 @@ def test_links_between_pages_point_at_their_docs_pages() -> None:
     )
     pages = {"admin/config.md", "faq/_index.md", "billing/refunds.md"}
 
-    html = document_render(body=body, path="guides/install.md", exists=pages.__contains__).html
+    html = document_render(body=body, path="guides/install.md", existing=pages.intersection).html
 
     assert [href.split('"')[1] for href in html.split("href=")[1:]] == [
         "/docs/admin/config.md#tls",
