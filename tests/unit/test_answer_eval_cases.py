@@ -7,7 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from assistant.evaluation import AnswerEvalError, answer_cases_load, fact_text, states
+from assistant.evaluation import (
+    AnswerEvalError,
+    answer_cases_load,
+    fact_text,
+    lead_sentence,
+    states,
+)
 from search.evalsets.pages import pages_read
 from tests.conftest import CORPUS_DIR
 
@@ -62,3 +68,57 @@ def test_a_bad_case_file_is_refused_naming_the_line(
         answer_cases_load(path)
 
     assert f"{path}:2" in str(raised.value)
+
+
+def test_a_case_with_several_facts_needs_all_or_any_of_them(tmp_path: Path) -> None:
+    # given
+    path = tmp_path / "cases.jsonl"
+    path.write_text(
+        '{"id": "all", "half": "report", "question": "q", "facts": ["[services.rss]", "limit"],'
+        ' "match": "all", "path": "a.md", "section": ""}\n'
+        '{"id": "any", "half": "report", "question": "q", "facts": ["fly scale", "fly m run"],'
+        ' "match": "any", "path": "a.md", "section": "Scaling"}\n'
+    )
+
+    # when
+    both, either = answer_cases_load(path)
+
+    # then
+    assert both.stated_in("Set `limit` under **[services.rss]**.")
+    assert not both.stated_in("Set limit in your configuration.")
+    assert either.stated_in("Run fly scale count 2.") and either.stated_in("or fly m run")
+    assert not either.stated_in("Run fly deploy.")
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('{"id": "a", "half": "report", "question": "q", "facts": []}', "'facts' a list"),
+        (
+            '{"id": "a", "half": "report", "question": "q", "facts": ["x"], "match": "most",'
+            ' "path": "a.md", "section": ""}',
+            "'match' must be",
+        ),
+        ('{"id": "a", "half": "report", "question": "q", "fact": "x", "facts": ["x"]}', "not both"),
+    ],
+)
+def test_a_bad_facts_field_is_refused_naming_the_line(
+    tmp_path: Path, line: str, message: str
+) -> None:
+    path = tmp_path / "cases.jsonl"
+    path.write_text(line + "\n")
+
+    with pytest.raises(AnswerEvalError, match=message) as raised:
+        answer_cases_load(path)
+
+    assert f"{path}:1" in str(raised.value)
+
+
+def test_the_lead_of_an_answer_is_its_first_quote_or_its_first_sentence() -> None:
+    quoted = (
+        "From our help center:\n\n“Go to Settings. Click Cancel.” [1]\n\n“Refunds take 5 days.” [2]"
+    )
+    written = "You can cancel in Settings [1]. Refunds take 5 days [2].\n\nMore."
+
+    assert lead_sentence(quoted, quoted=True) == "“Go to Settings. Click Cancel.” [1]"
+    assert lead_sentence(written, quoted=False) == "You can cancel in Settings [1]."

@@ -82,16 +82,41 @@ class Command(BaseCommand):
 
     def _print(self, summaries: list[HalfSummary], *, generator: str, cases: Path) -> None:
         self.stdout.write(f"answer_eval on {cases} with {generator}")
-        self.stdout.write(
-            f"{'half':<12}{'cases':>7}{'states fact':>13}{'cites it':>10}"
-            f"{'unanswerable refused':>22}{'answerable refused':>20}"
+        columns = (
+            ("cases", 6),
+            ("states fact", 12),
+            ("lead states", 12),
+            ("cites it", 9),
+            ("cites section", 14),
+            ("sees section", 13),
+            ("unans. refused", 15),
+            ("ans. refused", 13),
+            ("words p50", 10),
+            ("sources", 8),
         )
+        self.stdout.write(f"{'half':<12}" + "".join(f"{name:>{width}}" for name, width in columns))
         for s in summaries:
+            values = (
+                f"{s.answerable + s.unanswerable}",
+                f"{s.states_fact:.1%}",
+                f"{s.lead_states_fact:.1%}",
+                f"{s.cites_fact:.1%}",
+                f"{s.cites_section:.1%}",
+                f"{s.sees_section:.1%}",
+                f"{s.refused_unanswerable:.1%}",
+                f"{s.refused_answerable:.1%}",
+                f"{s.median_words:.0f}",
+                f"{s.mean_sources:.2f}",
+            )
             self.stdout.write(
-                f"{s.half:<12}{s.answerable + s.unanswerable:>7}{s.states_fact:>13.1%}"
-                f"{s.cites_fact:>10.1%}{s.refused_unanswerable:>22.1%}{s.refused_answerable:>20.1%}"
+                f"{s.half:<12}"
+                + "".join(
+                    f"{value:>{width}}" for value, (_, width) in zip(values, columns, strict=True)
+                )
             )
         for s in summaries:
+            if s.half == "overall":
+                continue
             for outcome in s.failed:
                 case = outcome.case
                 want = f"{case.fact!r} ({case.path} > {case.section})" if case.fact else "refusal"
