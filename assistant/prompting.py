@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import secrets
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import structlog
 from django.conf import settings
@@ -62,6 +62,7 @@ def build_prompt(
     budget: int | None = None,
     nonce: str | None = None,
     search_query: str | None = None,
+    term_idfs: Mapping[str, float] | None = None,
 ) -> Prompt:
     """The prompt for ``question`` from ``hits`` (best first) and earlier ``history`` turns.
 
@@ -121,6 +122,7 @@ def build_prompt(
         nonce=nonce,
         neutralised=neutralised,
         search_query=search_query if search_query and search_query != question else None,
+        term_idfs=dict(term_idfs or {}),
     )
 
 

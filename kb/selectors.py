@@ -172,6 +172,7 @@ class PassageLine:
     text: str  # as written, HTML comments (outside code) removed
     content: str  # without blockquote markers or surrounding blanks
     in_code: bool  # a fence line or inside a fenced block
+    fence: FenceRole = FenceRole.NONE  # which: the opening line, the code, the closing line
 
     @property
     def is_heading(self) -> bool:
@@ -193,6 +194,7 @@ def passage_lines(text: str) -> list[PassageLine]:
             text=line.text,
             content=_QUOTE_MARKERS.sub("", line.text).strip(),
             in_code=line.fence is not FenceRole.NONE,
+            fence=line.fence,
         )
         for line in scan_lines(text)
     ]

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Self
 
 import psycopg
@@ -80,6 +80,9 @@ class HybridRows:
     # words no chunk holds count against it.
     keyword_coverage: float | None = None
     identifier_phrases: tuple[str, ...] = ()  # the codes boosted, named numbers included
+    # The question's lexemes that some chunk holds, with their IDF (``TermWeights``): the
+    # answerer weighs the question's words by them.
+    term_idfs: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -300,8 +303,9 @@ def hybrid_search(
         )
         keywords = keywords.with_named_numbers(named)
     use_keyword = terms is not None and not terms.is_empty
+    idfs = dict(zip(terms.lexemes, terms.idfs, strict=True)) if terms is not None else {}
     if not use_vector and not use_keyword:
-        return HybridRows(candidates=[], vector_candidates=0, keyword_candidates=0)
+        return HybridRows(candidates=[], vector_candidates=0, keyword_candidates=0, term_idfs=idfs)
 
     dims = int(embedding_model.dimensions)
     params: list[SqlValue] = []
@@ -481,6 +485,7 @@ def hybrid_search(
         keyword_candidates=rows[0][14] if rows else 0,
         keyword_coverage=coverage,
         identifier_phrases=keywords.identifier_phrases if use_keyword and keywords else (),
+        term_idfs=idfs,
     )
 
 

@@ -80,6 +80,8 @@ class RetrievalResult:
     unknown_names: list[str] = field(default_factory=list)  # names no visible page mentions
     keyword_coverage: float | None = None  # see search.hybrid.HybridRows
     identifier_phrases: tuple[str, ...] = ()  # the pasted codes the keyword leg boosted
+    # The question's index lexemes with their IDF (see ``search.hybrid.HybridRows``).
+    term_idfs: dict[str, float] = field(default_factory=dict)
 
     @property
     def confidence(self) -> float | None:

@@ -141,6 +141,7 @@ def retrieve(
         unknown_names=names,
         keyword_coverage=rows.keyword_coverage,
         identifier_phrases=rows.identifier_phrases,
+        term_idfs=rows.term_idfs,
     )
     log.info(
         "retrieval_done",

@@ -7,8 +7,8 @@ The chat page and every provider module code against these names; change them on
 from __future__ import annotations
 
 import datetime
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -71,6 +71,9 @@ class Prompt:
     neutralised: list[str]  # injection attempts neutralised in the sources (for logs/snapshot)
     # The question as it was searched: a follow-up with the question it follows, else None.
     search_query: str | None = None
+    # The question's index lexemes and their IDF (``RetrievalResult.term_idfs``): how rare each
+    # of its words is in the help center; empty when retrieval had no keyword leg.
+    term_idfs: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -270,6 +270,7 @@ class AnswerRun:
             hits=result.hits,
             history=self.history,
             search_query=message.retrieval_query,
+            term_idfs=result.term_idfs,
         )
         self.timings["prompt"] = _ms_since(prompt_started)
         self.snapshot.prompt_sources = len(prompt.sources)

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from assistant.citations import MARKER, marker_numbers
-from assistant.generators.extractive import terms
+from assistant.terms import terms
 from kb.chunking.sentences import split_sentences
 from kb.chunking.spans import BodySentence, body_sentences
 from kb.models import Document

@@ -1,0 +1,289 @@
+"""Choosing what the offline answerer quotes, by measurement over several answer eval sets.
+
+``quotes_dump`` answers each case as far as the quote choice (retrieval, the no-answer signals,
+the units of the passages and every unit's features) and writes what it saw; ``quotes_fit``
+replays the choice over the dumps for a grid of weights, so a weight is chosen in seconds over
+every set, never by re-running the pipeline. Weights are chosen by leave-one-set-out on the
+calibration halves; the report halves are only scored.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import statistics
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from assistant.evaluation import AnswerCase
+from assistant.generators.base import Source
+from assistant.generators.extractive import (
+    DUPLICATE_SIMILARITY,
+    EXTRA_QUOTE_MARGIN,
+    MAX_CANDIDATES,
+    MAX_QUOTES,
+    MIN_NEW_WEIGHT,
+    RELEVANCE_FLOOR,
+)
+from assistant.injection import neutralise
+from assistant.no_answer import no_answer_decide
+from assistant.units import FEATURES, UnitWeights, lexemes, question_lexemes, unit_features
+from assistant.units import units_of as units_from
+from kb.embedders import get_embedder
+from kb.models import Chunk
+from search.services import retrieve
+
+DUMP_SOURCES = 10  # passages dumped per case: the fit tries reading fewer
+MAX_DUMPED_UNITS = 240
+
+
+@dataclass(frozen=True)
+class QuoteChoice:
+    """What the replay varies: the weights of the features, how many passages are read, the
+    margin and new-weight rules for further quotes."""
+
+    weights: UnitWeights
+    sources: int = 5
+    margin: float = EXTRA_QUOTE_MARGIN
+    min_new: float = MIN_NEW_WEIGHT
+    max_quotes: int = MAX_QUOTES
+
+
+def quotes_dump(
+    cases: Sequence[AnswerCase],
+    *,
+    output: Path,
+    progress: Callable[[Iterable[AnswerCase]], Iterable[AnswerCase]] = lambda cases: cases,
+) -> None:
+    """One JSON line per case: the no-answer signals and the units of its first passages."""
+    embedder = get_embedder()
+    with output.open("w", encoding="utf-8") as handle:
+        for case in progress(cases):
+            result = retrieve(question=case.question, limit=DUMP_SOURCES)
+            decision = no_answer_decide(query=case.question, result=result)
+            sections = dict(
+                (chunk_id, (path, heading))
+                for chunk_id, path, heading in Chunk.objects.filter(
+                    id__in=[hit.chunk_id for hit in result.hits]
+                ).values_list("id", "document__path", "heading_path")
+            )
+            sources = [
+                Source.from_hit(hit, number=number, text=neutralise(hit.text).text)
+                for number, hit in enumerate(result.hits, start=1)
+            ]
+            units = units_from(sources)[:MAX_DUMPED_UNITS]
+            vectors = np.zeros((0, 0))
+            if units:
+                texts = [case.question, *(f"{u.source.section}: {u.words_text}" for u in units)]
+                vectors = np.asarray(embedder.embed_documents(texts), dtype=np.float32)
+            features = unit_features(question=case.question, units=units, idfs=result.term_idfs)
+            wanted = sorted(question_lexemes(case.question, units))
+            row = {
+                "id": case.id,
+                "half": case.half,
+                "answerable": case.answerable,
+                "match": case.match,
+                "facts": list(case.facts),
+                "confidence": result.confidence,
+                "coverage": decision.question_coverage,
+                "refused": decision.refuse,
+                "sections_seen": [
+                    sections.get(source.chunk_id) == (case.path, case.section) for source in sources
+                ],
+                "wanted": wanted,
+                "idfs": {term: result.term_idfs.get(term, 0.0) for term in wanted},
+                "units": [
+                    {
+                        "source": unit.source.number,
+                        "position": unit.position,
+                        "kind": unit.kind,
+                        "holds": list(unit.holds),
+                        "text": unit.words_text,
+                        "lexemes": sorted(lexemes(unit.words_text) & set(wanted)),
+                        "similarity": float(vectors[index + 1] @ vectors[0]),
+                        "features": [round(float(value), 4) for value in features[index]],
+                        "vector": [round(float(value), 4) for value in vectors[index + 1]],
+                    }
+                    for index, unit in enumerate(units)
+                ],
+            }
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+def dump_load(path: Path) -> list[dict[str, Any]]:
+    with path.open(encoding="utf-8") as lines:
+        return [json.loads(line) for line in lines if line.strip()]
+
+
+def states(text: str, row: dict[str, Any]) -> bool:
+    from assistant.evaluation import states as fact_stated
+
+    found = [fact_stated(text, fact) for fact in row["facts"]]
+    return bool(found) and (all(found) if row["match"] == "all" else any(found))
+
+
+def replay(row: dict[str, Any], choice: QuoteChoice) -> list[dict[str, Any]]:
+    """The units the answerer would quote for the dumped case under ``choice``."""
+    units = [unit for unit in row["units"] if unit["source"] <= choice.sources]
+    if len(units) > MAX_CANDIDATES:  # the answerer's shortlist: the units holding most terms
+        keep = sorted(range(len(units)), key=lambda index: -units[index]["features"][0])
+        units = [units[index] for index in sorted(keep[:MAX_CANDIDATES])]
+    if not units:
+        return []
+    weights = np.array([getattr(choice.weights, name) for name in FEATURES], dtype=np.float32)
+    scores = (
+        np.array([unit["similarity"] for unit in units], dtype=np.float32)
+        + np.array([unit["features"] for unit in units], dtype=np.float32).reshape(
+            len(units), len(FEATURES)
+        )
+        @ weights
+    )
+    order = [int(index) for index in np.argsort(-scores, kind="stable")]
+    best = scores[order[0]]
+    if best < RELEVANCE_FLOOR:
+        return []
+    idfs = row["idfs"]
+    total = sum(idfs.get(term, 1.0) or 1.0 for term in row["wanted"]) or 1.0
+    picked = [order[0]]
+    covered = set(units[order[0]]["lexemes"])
+    for index in order[1:]:
+        if len(picked) == choice.max_quotes or scores[index] < best - choice.margin:
+            break
+        unit = units[index]
+        if any(
+            unit["text"] == units[other]["text"]
+            or (
+                unit["source"] == units[other]["source"]
+                and (
+                    unit["position"] in units[other]["holds"]
+                    or units[other]["position"] in unit["holds"]
+                )
+            )
+            or float(np.dot(unit["vector"], units[other]["vector"])) > DUPLICATE_SIMILARITY
+            for other in picked
+        ):
+            continue
+        new = set(unit["lexemes"]) - covered
+        if sum(idfs.get(term, 1.0) or 1.0 for term in new) / total < choice.min_new:
+            continue
+        picked.append(index)
+        covered |= set(unit["lexemes"])
+    return [units[index] for index in picked]
+
+
+@dataclass
+class ReplayScore:
+    answerable: int = 0
+    stated: int = 0
+    lead: int = 0
+    seen: int = 0
+    words: list[int] | None = None
+
+    @property
+    def states_fact(self) -> float:
+        return self.stated / self.answerable if self.answerable else 0.0
+
+    @property
+    def lead_states_fact(self) -> float:
+        return self.lead / self.answerable if self.answerable else 0.0
+
+    @property
+    def sees_section(self) -> float:
+        return self.seen / self.answerable if self.answerable else 0.0
+
+    @property
+    def median_words(self) -> float:
+        return float(statistics.median(self.words)) if self.words else 0.0
+
+    @property
+    def objective(self) -> float:
+        """What a choice is judged by: facts stated, with the lead counted as much."""
+        return self.states_fact + self.lead_states_fact
+
+
+def replay_score(rows: Sequence[dict[str, Any]], choice: QuoteChoice) -> ReplayScore:
+    score = ReplayScore(words=[])
+    for row in rows:
+        if not row["answerable"] or row["refused"]:
+            if row["answerable"]:
+                score.answerable += 1
+            continue
+        score.answerable += 1
+        score.seen += any(row["sections_seen"][: choice.sources])
+        quoted = replay(row, choice)
+        text = " ".join(unit["text"] for unit in quoted)
+        score.stated += states(text, row)
+        score.lead += bool(quoted) and states(quoted[0]["text"], row)
+        assert score.words is not None
+        score.words.append(len(text.split()))
+    return score
+
+
+GRID: dict[str, Sequence[float]] = {
+    "terms": (0.1, 0.2, 0.35, 0.5, 0.7),
+    "headings": (0.0, 0.1, 0.2, 0.3, 0.45),
+    "pairs": (0.0, 0.1, 0.2, 0.3),
+    "quantity": (0.0, 0.05, 0.1, 0.2, 0.3),
+    "procedure": (0.0, 0.1, 0.2, 0.3),
+    "decides": (0.0, 0.05, 0.1, 0.2),
+    "rank": (0.0, 0.05, 0.1, 0.2),
+    "sources": (3, 5, 8, 10),
+    "min_new": (0.0, 0.05, 0.1, 0.2, 0.3),
+    "margin": (0.06, 0.09, 0.12, 0.18),
+}
+
+
+def _with(choice: QuoteChoice, name: str, value: float) -> QuoteChoice:
+    if name in {field.name for field in fields(UnitWeights)}:
+        return dataclasses.replace(
+            choice, weights=dataclasses.replace(choice.weights, **{name: value})
+        )
+    return dataclasses.replace(choice, **{name: int(value) if name == "sources" else value})
+
+
+def _objective(sets: Sequence[Sequence[dict[str, Any]]], choice: QuoteChoice) -> float:
+    """The mean over sets (each set counts once, whatever its size)."""
+    return statistics.fmean(replay_score(rows, choice).objective for rows in sets)
+
+
+def quotes_fit(sets: Sequence[Sequence[dict[str, Any]]], *, start: QuoteChoice) -> QuoteChoice:
+    """Coordinate ascent over ``GRID`` from ``start``, two passes: one value at a time, the
+    best kept (ties keep the current value)."""
+    choice = start
+    best = _objective(sets, choice)
+    for _ in range(2):
+        for name, values in GRID.items():
+            for value in values:
+                tried = _with(choice, name, value)
+                score = _objective(sets, tried)
+                if score > best + 1e-9:
+                    choice, best = tried, score
+    return choice
+
+
+def quotes_fit_report(dumps: dict[str, list[dict[str, Any]]]) -> list[str]:
+    """Per set: today's choice, the one fitted on every set's calibration half, and the one
+    fitted without the set (leave-one-set-out), each scored on the set's report half."""
+    start = QuoteChoice(weights=UnitWeights())
+    calibration = {
+        name: [r for r in rows if r["half"] == "calibration"] for name, rows in dumps.items()
+    }
+    report = {name: [r for r in rows if r["half"] == "report"] for name, rows in dumps.items()}
+    shipped = quotes_fit(list(calibration.values()), start=start)
+    lines = [f"fitted on every calibration half: {shipped}"]
+    lines.append(f"{'set':<28}{'choice':<10}{'states':>8}{'lead':>8}{'sees':>8}{'words':>7}")
+    for name in dumps:
+        others = [rows for other, rows in calibration.items() if other != name]
+        held_out = quotes_fit(others, start=start) if others else shipped
+        lines.append(f"  left out {name}: {held_out}")
+        for label, choice in (("today", start), ("all sets", shipped), ("LOSO", held_out)):
+            score = replay_score(report[name], choice)
+            lines.append(
+                f"{name:<28}{label:<10}{score.states_fact:>8.1%}{score.lead_states_fact:>8.1%}"
+                f"{score.sees_section:>8.1%}{score.median_words:>7.0f}"
+            )
+    return lines

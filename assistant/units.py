@@ -1,0 +1,508 @@
+"""What an answer can quote, and how well each piece answers *this* question.
+
+A passage is cut into units a reader takes in whole: a sentence, a list item read with the
+sentence that introduces it, a table row with its header row, and a numbered procedure as a
+whole. Each unit is scored against the question, not by its passage's rank alone:
+
+- meaning: the embedder's question-unit cosine (the unit labelled with its section);
+- the question's words, rare ones first: the share of the question's BM25 inverse document
+  frequency (the index's own statistics, `search.results.RetrievalResult.term_idfs`) that the
+  unit holds, and the share its section's headings hold;
+- the question's word pairs, small words kept: "turn on" is not "turn off", though both are
+  stop words to a search index;
+- the question's kind: a question asking for an amount wants a unit holding a number, and a
+  how-to question wants the steps;
+- the passage's rank, a little: retrieval has read the whole passage, the unit scorer only the
+  piece.
+
+Words are stemmed with the Snowball English stemmer, the algorithm PostgreSQL's ``english``
+configuration uses, so the IDF of a question's word is the one its index lexeme has. A question
+word that no retrieved unit holds and that is one or two typing slips from a word that one does
+("cancle", "subscribtion") is read as that word.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import Stemmer
+
+from assistant.generators.base import Source
+from assistant.injection import is_flagged
+from kb.chunking.lines import FenceRole
+from kb.chunking.sentences import split_sentences
+from kb.selectors import passage_lines
+from search.keywords import ENGLISH_STOP_WORDS
+
+# Fences, headings, list items and table delimiters are recognised by kb (``passage_lines``),
+# as the chunker saw them; these only take the markup off a line that is quoted.
+LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s*")
+ORDERED_MARKER = re.compile(r"^\s*\d+[.)]\s")
+TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
+IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
+LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
+EMPHASIS = re.compile(r"\*\*|__")
+HTML_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
+WORDY = re.compile(r"\b[^\W\d_]{2,}")  # a word with letters in it
+NUMBER = re.compile(r"\d")
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+MIN_SENTENCE_WORDS = 4  # words with letters in them
+MIN_ROW_WORDS = 2
+# A sentence most of whose words are link labels ("See Plans, Pricing and Limits.") is a pointer
+# to another page, not a statement.
+MAX_LINK_WORD_SHARE = 0.5
+MAX_PROCEDURE_STEPS = 12  # a longer list is a reference, not a procedure to quote whole
+MAX_CODE_LINES = 12  # a longer block is a listing to read on its page, not an answer
+MAX_CODE_CHARS = 600
+FENCE_MARKS = re.compile(r"^\s*(?:`{3,}|~{3,})")
+PROSE_LANGUAGES = frozenset(
+    {"markdown", "md", "mdx", "text", "txt", "plain", "plaintext", "email", "none", "output"}
+)
+
+# A question asking for an amount, a duration or a limit is answered by a unit holding a number
+# ("How long is the free trial?" -> "...starts with a 14-day free trial.").
+QUANTITY_QUESTION = re.compile(
+    r"\bhow (?:long|many|much|often|fast|soon|far|old|big|large)\b|\bwhen\b|\bwhat time\b"
+    r"|\b(?:limit|maximum|minimum|max|min|cost|costs|price|fee|fees|charge)\b",
+    re.IGNORECASE,
+)
+HOW_TO_QUESTION = re.compile(
+    r"\bhow (?:do|can|should|would) (?:i|we|you|one)\b|\bhow to\b|\bsteps? (?:to|for)\b"
+    r"|\bwhere (?:do|can) (?:i|we)\b|\bwhat do i (?:need to )?do\b",
+    re.IGNORECASE,
+)
+# A question asking whether something is so ("...will you retry the card automatically?") is
+# decided by a sentence that says yes or no to it, plainly or with a limit.
+YES_NO_QUESTION = re.compile(
+    r"(?:^|[.?!,]\s+)(?:is|are|can|could|does|do|did|will|would|should|may|has|have|was|were)"
+    r"\s+(?:i|we|you|it|they|there|my|our|the|a|an|this|that)\b",
+    re.IGNORECASE,
+)
+POLARITY = re.compile(
+    r"\b(?:yes|no|not|never|always|only|cannot|can't|won't|isn't|aren't|doesn't|don't|"
+    r"automatically|must|required|unless|except)\b",
+    re.IGNORECASE,
+)
+# Small words that change what a pair of words means ("turn on" / "turn off"); articles say
+# nothing either way.
+_PAIR_SKIP = frozenset({"a", "an", "the", "my", "our", "your", "i", "we", "you", "it"})
+# A question word this long or longer may be a typing slip away from a unit's word.
+_MIN_TYPO_LENGTH = 5
+
+_stemmer = Stemmer.Stemmer("english")
+
+
+@functools.lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    return str(_stemmer.stemWord(word))
+
+
+def words(text: str) -> list[str]:
+    return _WORD.findall(text.casefold())
+
+
+def lexemes(text: str) -> set[str]:
+    """The index terms of ``text``: words less English stop words, Snowball-stemmed."""
+    return {_stem(word) for word in words(text) if word not in ENGLISH_STOP_WORDS}
+
+
+def pairs(text: str) -> set[tuple[str, str]]:
+    """Adjacent stemmed word pairs of ``text``, small words kept (articles aside)."""
+    stems = [_stem(word) for word in words(text) if word not in _PAIR_SKIP]
+    return set(itertools.pairwise(stems))
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A piece of a passage quoted whole."""
+
+    source: Source
+    position: int  # order within its source
+    text: str  # as quoted: Markdown links and emphasis removed
+    kind: str  # "sentence", "item" (with its lead-in), "row" (with its header), "procedure"
+    # or "code" (a short code or configuration block with the sentence that introduces it)
+    # for a procedure, the positions of the items it holds (quoting it quotes them)
+    holds: tuple[int, ...] = ()
+    code: str = ""  # a code unit's block, as written
+    language: str = ""  # its fence's info string
+
+    @property
+    def words_text(self) -> str:
+        """What the unit says, code included: what its words are scored on."""
+        return f"{self.text} {self.code}" if self.code else self.text
+
+
+@dataclass(frozen=True)
+class QuestionShape:
+    quantity: bool  # asks for an amount, a duration, a limit
+    how_to: bool  # asks for the steps of something
+    yes_no: bool  # asks whether something is so
+
+    @classmethod
+    def of(cls, question: str) -> QuestionShape:
+        return cls(
+            quantity=bool(QUANTITY_QUESTION.search(question)),
+            how_to=bool(HOW_TO_QUESTION.search(question)),
+            yes_no=bool(YES_NO_QUESTION.search(question)),
+        )
+
+
+@dataclass(frozen=True)
+class UnitWeights:
+    """How much each signal adds to the cosine. Chosen by leave-one-set-out over the answer
+    eval sets' calibration halves (docs/answers.md, "Choosing what to quote")."""
+
+    terms: float = 0.35
+    headings: float = 0.15
+    pairs: float = 0.1
+    quantity: float = 0.1
+    procedure: float = 0.1
+    decides: float = 0.05
+    rank: float = 0.05
+
+
+@dataclass(frozen=True)
+class ScoredUnits:
+    units: list[Unit]
+    scores: np.ndarray
+    vectors: np.ndarray | None  # unit vectors, None without an embedder
+    question_lexemes: frozenset[str]
+    idfs: Mapping[str, float]
+
+    def new_weight(self, index: int, *, covered: set[str]) -> float:
+        """The share of the question's IDF that unit ``index`` holds and ``covered`` does not."""
+        total = sum(self.idfs.get(term, 1.0) for term in self.question_lexemes)
+        if not total:
+            return 0.0
+        held = (lexemes(self.units[index].words_text) & self.question_lexemes) - covered
+        return sum(self.idfs.get(term, 1.0) for term in held) / total
+
+
+def units_of(sources: Iterable[Source]) -> list[Unit]:
+    return [unit for source in sources for unit in _source_units(source)]
+
+
+FEATURES = ("terms", "headings", "pairs", "quantity", "procedure", "decides", "rank")
+
+
+def units_score(
+    *,
+    question: str,
+    units: Sequence[Unit],
+    similarities: np.ndarray,
+    idfs: Mapping[str, float] | None = None,
+    weights: UnitWeights | None = None,
+    context: str | None = None,
+) -> np.ndarray:
+    """Each unit's score for ``question``: ``similarities`` (its cosine to the question) plus
+    the weighted ``unit_features``."""
+    weights = weights or UnitWeights()
+    features = unit_features(question=question, units=units, idfs=idfs, context=context)
+    vector = np.array([getattr(weights, name) for name in FEATURES], dtype=np.float32)
+    return np.asarray(similarities, dtype=np.float32) + features @ vector
+
+
+def unit_features(
+    *,
+    question: str,
+    units: Sequence[Unit],
+    idfs: Mapping[str, float] | None = None,
+    context: str | None = None,
+) -> np.ndarray:
+    """One row per unit, one column per name in ``FEATURES``, each in [0, 1].
+
+    ``idfs`` maps index lexemes to their IDF (without them every word weighs the same);
+    ``context`` is what a follow-up leans on: its words count too, at half weight, so "and for
+    annual plans?" is read as about refunds but answered about annual plans."""
+    idfs = idfs or {}
+    shape = QuestionShape.of(question)
+    vocabulary = {word for unit in units for word in words(f"{unit.source.section} {unit.text}")}
+    wanted = _corrected(lexemes(question), vocabulary)
+    leaning = _corrected(lexemes(context), vocabulary) - wanted if context else set()
+    question_pairs = pairs(question)
+    ranks = sorted({unit.source.number for unit in units})
+    features = np.zeros((len(units), len(FEATURES)), dtype=np.float32)
+    for index, unit in enumerate(units):
+        held = lexemes(unit.words_text)
+        terms = _share(wanted, held, idfs)
+        if leaning:
+            terms = (terms + 0.5 * _share(leaning, held, idfs)) / 1.5
+        found = pairs(f"{unit.source.section} {unit.words_text}") & question_pairs
+        features[index] = (
+            terms,
+            _share(wanted, lexemes(unit.source.section), idfs),
+            len(found) / len(question_pairs) if question_pairs else 0.0,
+            float(shape.quantity and bool(NUMBER.search(unit.text))),
+            float(shape.how_to and unit.kind in {"procedure", "code"}),
+            float(shape.yes_no and bool(POLARITY.search(unit.text))),
+            1 / (1 + ranks.index(unit.source.number)),
+        )
+    return features
+
+
+def question_lexemes(question: str, units: Sequence[Unit]) -> frozenset[str]:
+    vocabulary = {word for unit in units for word in words(f"{unit.source.section} {unit.text}")}
+    return frozenset(_corrected(lexemes(question), vocabulary))
+
+
+def _share(wanted: set[str], held: set[str], idfs: Mapping[str, float]) -> float:
+    """The share of ``wanted``'s IDF that ``held`` holds (a word the index lacks weighs as the
+    rarest: its IDF is unknown, and a word no page uses is what a question is most about)."""
+    if not wanted:
+        return 0.0
+    rarest = max(idfs.values(), default=1.0)
+    total = sum(idfs.get(term, rarest) for term in wanted)
+    return sum(idfs.get(term, rarest) for term in wanted & held) / total if total else 0.0
+
+
+def _corrected(wanted: set[str], vocabulary: set[str]) -> set[str]:
+    """``wanted`` with each word the units lack replaced by a unit word one or two slips away."""
+    stems = {_stem(word): word for word in vocabulary if word not in ENGLISH_STOP_WORDS}
+    corrected = set()
+    for term in wanted:
+        if term in stems or len(term) < _MIN_TYPO_LENGTH:
+            corrected.add(term)
+            continue
+        allowed = 1 if len(term) < 8 else 2
+        near = [
+            stem
+            for stem in stems
+            if abs(len(stem) - len(term)) <= allowed and _slips(term, stem) <= allowed
+        ]
+        corrected.add(min(near, key=lambda stem: (_slips(term, stem), stem)) if near else term)
+    return corrected
+
+
+def _slips(a: str, b: str) -> int:
+    """Edits between ``a`` and ``b``: insertions, deletions, substitutions and swaps of two
+    neighbouring letters (the optimal string alignment distance)."""
+    previous2: list[int] = []
+    previous = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        current = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                current[j] = min(current[j], previous2[j - 2] + 1)
+        previous2, previous = previous, current
+    return previous[len(b)]
+
+
+def _source_units(source: Source) -> list[Unit]:
+    found: list[Unit] = []
+    for block in _blocks(source.text):
+        if block.kind == "code":
+            found.append(
+                Unit(
+                    source=source,
+                    position=len(found),
+                    text=clean(block.text),
+                    kind="code",
+                    code=block.code,
+                    language=block.language,
+                )
+            )
+            continue
+        if block.kind == "procedure":
+            holds = tuple(range(len(found) - len(block.items), len(found)))
+            found.append(
+                Unit(
+                    source=source,
+                    position=len(found),
+                    text=block.text,
+                    kind="procedure",
+                    holds=holds,
+                )
+            )
+            continue
+        # A table row is one statement, whatever punctuation its cells hold; its column names
+        # make a short one ("Currency: GBP; Minimum: £0.30") complete.
+        is_row = block.kind == "row"
+        pieces = [block.text] if is_row else split_sentences(block.text, abbreviations=True)
+        minimum = MIN_ROW_WORDS if is_row else MIN_SENTENCE_WORDS
+        for piece in pieces:
+            if _mostly_link_labels(piece):
+                continue
+            text = clean(piece)
+            # A lead-in ("…request a refund on 10 April:") promises what it does not say, and a
+            # formula or a bare link reads as nothing on its own.
+            if text.endswith(":") or len(WORDY.findall(text)) < minimum:
+                continue
+            kind = block.kind if block.kind in {"row", "item"} else "sentence"
+            found.append(Unit(source=source, position=len(found), text=text, kind=kind))
+    return found
+
+
+@dataclass
+class _Block:
+    kind: str  # "paragraph", "item", "row", "procedure" or "code"
+    text: str
+    items: list[str]  # a procedure's steps, as quoted
+    code: str = ""
+    language: str = ""
+
+
+def _blocks(text: str) -> list[_Block]:
+    """Paragraphs, list items and table rows of a passage, code, headings and flagged lines
+    out; after the items of a numbered list, the list as one procedure.
+
+    A list item is read with the sentence that introduces it ("If you've lost both your device
+    and your recovery codes: contact support…"): alone, either half says little.
+    """
+    blocks: list[_Block] = []
+    paragraph: list[str] = []
+    table_header: list[str] | None = None
+    lead_in: str | None = None  # the "...:" sentence before the current list
+    in_list = False
+    steps: list[str] = []  # the current numbered list's items
+
+    def flush() -> None:
+        if paragraph:
+            kind = "item" if in_list else "paragraph"
+            blocks.append(_Block(kind=kind, text=" ".join(paragraph), items=[]))
+            paragraph.clear()
+
+    def end_procedure() -> None:
+        if 2 <= len(steps) <= MAX_PROCEDURE_STEPS:
+            numbered = " ".join(f"{n}. {clean(step)}" for n, step in enumerate(steps, start=1))
+            blocks.append(
+                _Block(
+                    kind="procedure",
+                    text=f"{clean(lead_in)} {numbered}" if lead_in else numbered,
+                    items=list(steps),
+                )
+            )
+        steps.clear()
+
+    def start_list() -> str | None:
+        """The lead-in of a list that starts now, taken off the paragraph it ended."""
+        if in_list:
+            return lead_in
+        if not blocks or blocks[-1].kind != "paragraph" or not blocks[-1].text.endswith(":"):
+            return None
+        *before, last = split_sentences(blocks.pop().text, abbreviations=True)
+        if before:
+            blocks.append(_Block(kind="paragraph", text=" ".join(before), items=[]))
+        return last
+
+    fence: list[str] | None = None  # the code lines of the fenced block being read
+    language = ""
+    for passage_line in passage_lines(text):
+        raw = passage_line.text
+        line = passage_line.content
+        if passage_line.in_code:
+            if passage_line.fence is FenceRole.OPEN:
+                flush()
+                end_procedure()
+                table_header, in_list, lead_in = None, False, None
+                fence, language = [], FENCE_MARKS.sub("", line).strip().split(" ")[0].casefold()
+            elif passage_line.fence is FenceRole.BODY and fence is not None:
+                fence.append(raw)
+            elif passage_line.fence is FenceRole.CLOSE and fence is not None:
+                block = _code_block(blocks, fence, language)
+                if block is not None:
+                    blocks.append(block)
+                fence = None
+            continue
+        if fence is not None:  # a block the passage cut before its closing fence
+            block = _code_block(blocks, fence, language)
+            if block is not None:
+                blocks.append(block)
+            fence = None
+        if passage_line.is_heading:
+            flush()
+            end_procedure()
+            table_header, in_list, lead_in = None, False, None
+            continue
+        if not line or is_flagged(line):
+            flush()
+            table_header = None
+            continue
+        if TABLE_ROW.match(line):
+            flush()
+            end_procedure()
+            in_list, lead_in = False, None
+            cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+            if passage_line.is_table_delimiter:
+                continue
+            if table_header is None:
+                table_header = cells
+            else:
+                blocks.append(_Block(kind="row", text=table_row(table_header, cells), items=[]))
+            continue
+        table_header = None
+        if passage_line.is_list_item:
+            flush()
+            lead_in = start_list()
+            if not ORDERED_MARKER.match(line) and not raw[:1].isspace():
+                end_procedure()
+            in_list = True
+            item = LIST_MARKER.sub("", line, count=1)
+            if ORDERED_MARKER.match(line) and not raw[:1].isspace():
+                steps.append(item)
+            paragraph.append(f"{lead_in} {item}" if lead_in else item)
+            continue
+        if in_list and not paragraph and not raw[:1].isspace():
+            end_procedure()
+            in_list, lead_in = False, None  # an unindented paragraph after a blank line
+        paragraph.append(line)
+    flush()
+    end_procedure()
+    if fence is not None:
+        block = _code_block(blocks, fence, language)
+        if block is not None:
+            blocks.append(block)
+    return blocks
+
+
+def _code_block(blocks: list[_Block], lines: list[str], language: str) -> _Block | None:
+    """A fenced block as a unit, with the sentence that introduces it ("Change this in your
+    project configuration:"), when it is short configuration or code.
+
+    A block without a language, or in a prose one (Markdown, plain text, e-mail), is an example
+    of what someone might write, not what the help center says: never quoted. So is a block
+    with no lead-in: without it a reader cannot tell what the code is for."""
+    code = "\n".join(lines).strip("\n")
+    if (
+        not language
+        or language in PROSE_LANGUAGES
+        or not code.strip()
+        or len(lines) > MAX_CODE_LINES
+        or len(code) > MAX_CODE_CHARS
+        or not blocks
+        or blocks[-1].kind != "paragraph"
+        or not blocks[-1].text.endswith(":")
+    ):
+        return None
+    lead_in = split_sentences(blocks[-1].text, abbreviations=True)[-1]
+    return _Block(kind="code", text=lead_in, items=[], code=code, language=language)
+
+
+def _mostly_link_labels(text: str) -> bool:
+    labels = sum(len(WORDY.findall(label)) for label in LINK.findall(text))
+    return labels > 0 and labels >= MAX_LINK_WORD_SHARE * len(WORDY.findall(clean(text)))
+
+
+def table_row(header: Sequence[str], cells: Sequence[str]) -> str:
+    """A row as one statement naming its columns: "Charge type: Annual plan charge; Window: …"."""
+    described = [
+        f"{name}: {cell}" if name else cell
+        for name, cell in zip(header, cells, strict=False)
+        if cell and cell not in {"—", "-"}
+    ]
+    return "; ".join(described)
+
+
+def clean(text: str) -> str:
+    text = IMAGE.sub("", text)
+    text = LINK.sub(r"\1", text)
+    text = HTML_BREAK.sub(" ", text)
+    text = EMPHASIS.sub("", text)
+    return " ".join(text.split())

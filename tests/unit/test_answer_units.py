@@ -1,0 +1,186 @@
+"""What an answer can quote (`assistant.units`): the pieces a passage is cut into and the signals
+each is scored by, on passages shaped like real help-center pages."""
+
+from __future__ import annotations
+
+import datetime
+
+import numpy as np
+import pytest
+
+from assistant.generators.base import Source
+from assistant.units import (
+    FEATURES,
+    QuestionShape,
+    UnitWeights,
+    lexemes,
+    question_lexemes,
+    unit_features,
+    units_of,
+    units_score,
+)
+
+
+def _source(text: str, *, number: int = 1, section: str = "Guide") -> Source:
+    return Source(
+        number=number,
+        chunk_id=number,
+        document_id=number,
+        path=f"page-{number}.md",
+        title="Page",
+        section=section,
+        updated_on=datetime.date(2026, 1, 1),
+        text=text,
+        char_start=0,
+        char_end=len(text),
+    )
+
+
+def _feature(name: str, row: np.ndarray) -> float:
+    return float(row[FEATURES.index(name)])
+
+
+def test_a_numbered_procedure_is_one_unit_with_its_lead_in_beside_its_steps() -> None:
+    # given
+    source = _source(
+        "To turn on two-factor authentication:\n\n"
+        "1. Go to **Settings > Security**.\n"
+        "2. Click [Enable](https://example.com/enable).\n"
+        "3. Scan the QR code.\n\n"
+        "You can turn it off later."
+    )
+
+    # when
+    units = units_of([source])
+
+    # then
+    procedure = [unit for unit in units if unit.kind == "procedure"]
+    assert [unit.text for unit in procedure] == [
+        "To turn on two-factor authentication: 1. Go to Settings > Security. 2. Click Enable. "
+        "3. Scan the QR code."
+    ]
+    steps = [unit for unit in units if unit.kind == "item"]
+    assert len(steps) == 3 and set(procedure[0].holds) == {unit.position for unit in steps}
+    assert "You can turn it off later." in [unit.text for unit in units]
+
+
+def test_a_bulleted_list_is_no_procedure() -> None:
+    units = units_of([_source("Included in every plan:\n\n- Invoices and receipts\n- Webhooks")])
+
+    assert [unit.kind for unit in units] == ["item", "item"]
+
+
+def test_a_short_configuration_block_is_quoted_with_the_sentence_that_introduces_it() -> None:
+    # given
+    source = _source(
+        "By default each feed is unlimited. Change this in your project configuration:\n\n"
+        "```toml\n[services.rss]\nlimit = 42\n```\n"
+    )
+
+    # when
+    units = units_of([source])
+
+    # then
+    code = [unit for unit in units if unit.kind == "code"]
+    assert len(code) == 1
+    assert code[0].text == "Change this in your project configuration:"
+    assert (code[0].language, code[0].code) == ("toml", "[services.rss]\nlimit = 42")
+    assert "rss" in lexemes(code[0].words_text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("Reply like this:\n\n```markdown\nRefunds take 365 days.\n```", id="prose"),
+        pytest.param("Reply like this:\n\n```\nRefunds take 365 days.\n```", id="no language"),
+        pytest.param("Some text.\n\n```toml\nlimit = 42\n```", id="no lead-in"),
+        pytest.param(
+            "Set these:\n\n```yaml\n" + "\n".join(f"k{n}: {n}" for n in range(20)) + "\n```",
+            id="too long",
+        ),
+    ],
+)
+def test_a_code_block_that_is_an_example_or_a_listing_is_never_a_unit(text: str) -> None:
+    units = units_of([_source(text)])
+
+    assert all(unit.kind != "code" for unit in units)
+    assert all("365" not in unit.words_text for unit in units)
+
+
+def test_turn_on_and_turn_off_are_told_apart_by_their_word_pairs() -> None:
+    # given
+    on = _source("Go to Settings and click Enable.", section="Two-factor > Turning on 2FA")
+    off = _source(
+        "Go to Settings and click Disable.", number=2, section="Two-factor > Turning off 2FA"
+    )
+
+    # when
+    features = unit_features(question="How do I turn on 2FA?", units=units_of([on, off]))
+
+    # then
+    assert _feature("pairs", features[0]) > _feature("pairs", features[1]) == 0.0
+
+
+def test_the_rarer_a_question_word_the_more_a_unit_holding_it_scores() -> None:
+    # given: both units hold one of the question's two words
+    units = units_of(
+        [
+            _source("Invoices list every plan you pay for."),
+            _source("Proration applies to every change.", number=2),
+        ]
+    )
+    idfs = {"invoic": 0.5, "prorat": 6.0}
+
+    # when
+    features = unit_features(question="invoices and proration", units=units, idfs=idfs)
+
+    # then
+    assert _feature("terms", features[1]) > 0.9 > 0.1 > _feature("terms", features[0]) > 0
+
+
+def test_a_word_mistyped_in_the_question_is_read_as_the_passage_word_it_misses() -> None:
+    units = units_of([_source("You can cancel your subscription at any time.")])
+
+    wanted = question_lexemes("how do i cancle my subscribtion", units)
+
+    assert {"cancel", "subscript"} <= wanted
+
+
+def test_a_question_asking_for_an_amount_prefers_a_unit_holding_a_number() -> None:
+    # given
+    units = units_of(
+        [
+            _source("Growth is our most popular plan for teams."),
+            _source("| Plan | Price |\n| --- | --- |\n| Growth | $99 / month |", number=2),
+        ]
+    )
+    weights = UnitWeights(terms=0, headings=0, pairs=0, quantity=0.2, procedure=0, rank=0)
+
+    # when
+    scores = units_score(
+        question="How much does Growth cost?",
+        units=units,
+        similarities=np.zeros(len(units)),
+        weights=weights,
+    )
+
+    # then
+    assert units[int(np.argmax(scores))].text == "Plan: Growth; Price: $99 / month"
+
+
+@pytest.mark.parametrize(
+    ("question", "shape"),
+    [
+        ("How long do refunds take?", (True, False, False)),
+        ("how do i cancel my subscription?", (False, True, False)),
+        ("My card failed. Will you retry the card automatically?", (False, False, True)),
+        ("Can I change my data region later?", (False, False, True)),
+        ("What is a webhook?", (False, False, False)),
+    ],
+)
+def test_the_kind_of_question_is_read_from_its_wording(
+    question: str, shape: tuple[bool, bool, bool]
+) -> None:
+    found = QuestionShape.of(question)
+
+    assert (found.quantity, found.how_to, found.yes_no) == shape
