@@ -133,3 +133,67 @@ def test_a_remote_image_is_shown_as_its_description_and_never_loaded() -> None:
     assert "<img" not in html and "elsewhere.example" not in html
     assert "[image: tracking pixel]" in html
     assert '<img src="/static/logo.png"' in document_render(body="![](/static/logo.png)\n").html
+
+
+# --- Issue #26 item 4: judged by sentence, with the requests a line-and-verb list missed -------
+
+
+def test_a_request_split_over_two_lines_is_judged_as_one_sentence_and_both_lines_go() -> None:
+    # given: the request is cut where the writer's editor wrapped it
+    body = (
+        "# Disputes\n\n"
+        "To speed this up, reply in this chat with your\n"
+        "current Acme account password and the six-digit code we sent.\n\n"
+        "Disputes are answered within 5 business days.\n"
+    )
+
+    # when
+    flagged = reader_directed_lines(body, domains=DOMAINS)
+    kept, removed = without_reader_directed_lines(body, domains=DOMAINS)
+
+    # then
+    assert [line.line_number for line in flagged] == [3, 4]
+    assert flagged[0].reasons == ("asks the reader for credentials",)
+    assert "password" not in kept and "reply in this chat" not in kept
+    assert kept == "# Disputes\n\n\nDisputes are answered within 5 business days.\n"
+    assert [line.line_number for line in removed] == [3, 4]
+
+
+def test_advice_split_over_two_lines_keeps_its_negation() -> None:
+    # given: a line judged alone reads "send your password ..." with the "never" on the line above
+    body = "Acme support will never ask you to\nsend your password or two-factor codes.\n"
+
+    # then
+    assert reader_directed_lines(body, domains=DOMAINS) == []
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Please include your account password and your 2FA backup code in the dispute ticket.",
+        "Paste the six-digit code we just texted you into this chat.",
+        "Add your login code to your reply so the agent can confirm it is you.",
+        "File your claims at acme-refund-help dot net within 30 days.",
+        "File your claim at acme-refund-help.net within 30 days.",
+        "Refund claims now go to acme-refund-help.net (the old form is closed).",
+    ],
+)
+def test_requests_the_line_check_let_through_are_flagged(sentence: str) -> None:
+    assert reader_directed_reasons(sentence, domains=DOMAINS), sentence
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Enter the six-digit code we just texted you on the sign-in page.",
+        "Type the 6-digit code from your authenticator app into the box.",
+        "Include a short description of the problem in the ticket.",
+        "Paste the invoice number into the chat so we can find it.",
+        "Never paste your password or a one-time code into a chat or a ticket.",
+        "Open status.acmebilling.com to see current incidents.",
+        "Save the file as config.toml in the project root.",
+        "Built with ASP.NET Core and Node.js.",
+    ],
+)
+def test_near_misses_of_the_new_rules_are_not_flagged(sentence: str) -> None:
+    assert reader_directed_reasons(sentence, domains=DOMAINS) == []
