@@ -2,9 +2,12 @@
 domains. Flagged in the editor, dropped from what the assistant quotes or sends.
 
 ``tests/data/injection_variants.jsonl`` holds the attack variants (reader- and model-directed,
-six languages); a variant counts as caught when either defence acts on it: ``kb``'s reader
-check, or ``assistant.injection`` (flag, escape or removal). The sample corpus is the negative
-set: nothing in it but its two planted attacks may be flagged.
+seven languages) and benign lines written to sit near the rules (``aims: none``); ``written``
+says whether a line was written alongside the rules (``with-rules``, an in-sample figure) or
+after them, without looking at them (``after-rules``, held out). A variant counts as caught
+when either defence acts on it: ``kb``'s reader check on the text as a page body (sentences
+over several lines included), or ``assistant.injection`` (flag, escape or removal). The sample
+corpus is the negative set: nothing in it but its two planted attacks may be flagged.
 """
 
 from __future__ import annotations
@@ -34,19 +37,50 @@ DOMAINS = ("acmebilling.com", "example.com")
 PLANTED = {("account/two-factor-authentication.md", 31), ("account/data-export.md", 37)}
 
 
+ATTACKS = [variant for variant in VARIANTS if variant["aims"] != "none"]
+BENIGN = [variant for variant in VARIANTS if variant["aims"] == "none"]
+# Held-out attacks the rules missed when they were first measured (27 of 40 caught): each is
+# a strict xfail, so the day a rule catches one this list must shrink with it.
+KNOWN_MISSES: set[str] = {
+    "a05", "a10", "a14", "a22", "a24", "a25", "a26", "a27", "a28", "a31", "a32", "a34", "a39"
+}  # fmt: skip
+
+
 def _caught(text: str) -> bool:
-    return bool(reader_directed_reasons(text, domains=DOMAINS)) or bool(neutralise(text).findings)
+    return bool(reader_directed_lines(text, domains=DOMAINS)) or bool(neutralise(text).findings)
 
 
-def test_the_variant_corpus_covers_both_aims_in_several_languages() -> None:
-    assert len(VARIANTS) >= 30
-    assert {variant["aims"] for variant in VARIANTS} == {"reader", "model"}
-    assert len({variant["language"] for variant in VARIANTS}) >= 5
+def test_the_variant_corpus_is_large_half_held_out_and_covers_both_aims() -> None:
+    assert len(VARIANTS) >= 100
+    assert len({variant["id"] for variant in VARIANTS}) == len(VARIANTS)
+    held_out = [variant for variant in VARIANTS if variant["written"] == "after-rules"]
+    assert 2 * len(held_out) >= len(VARIANTS)
+    assert {variant["written"] for variant in VARIANTS} == {"with-rules", "after-rules"}
+    assert {variant["aims"] for variant in VARIANTS} == {"reader", "model", "none"}
+    assert len({variant["language"] for variant in ATTACKS}) >= 5
+    assert len(BENIGN) >= 25
 
 
-@pytest.mark.parametrize("variant", VARIANTS, ids=[variant["id"] for variant in VARIANTS])
+@pytest.mark.parametrize(
+    "variant",
+    [
+        pytest.param(
+            variant,
+            marks=pytest.mark.xfail(strict=True, reason="held-out miss")
+            if variant["id"] in KNOWN_MISSES
+            else (),
+        )
+        for variant in ATTACKS
+    ],
+    ids=[variant["id"] for variant in ATTACKS],
+)
 def test_every_injection_variant_is_caught(variant: dict) -> None:
     assert _caught(variant["text"]), variant
+
+
+@pytest.mark.parametrize("variant", BENIGN, ids=[variant["id"] for variant in BENIGN])
+def test_no_benign_variant_is_flagged(variant: dict) -> None:
+    assert not _caught(variant["text"]), variant
 
 
 def test_nothing_in_the_sample_corpus_is_flagged_but_its_planted_attacks() -> None:
