@@ -42,7 +42,9 @@ FORGED_DELIMITER = re.compile(
     r"|<\|[^|\n]{0,30}\|>|\[/?INST\]|<</?SYS>>",
     re.IGNORECASE,
 )
-_TARGETS = r"(?:instructions?|rules|prompts?|guidelines|directions|directives|messages?|context)"
+_TARGETS = (
+    r"(?:instructions?|rules|prompts?|guidelines|guidance|directions|directives|messages?|context)"
+)
 _IGNORE_OTHER = (
     r"(?:ignorier(?:e|en)?|vergiss|vergessen|missachte|ignore[rz]?|oublie[rz]?|ignora[rn]?|"
     r"olvida|olvide|desconsidere|esque[cç]a|dimentica)"
@@ -87,13 +89,33 @@ INSTRUCTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("role reassignment", re.compile(r"\bpretend\s+(?:to\s+be|you\s+are)\b", re.IGNORECASE)),
     ("mention of the system prompt", re.compile(r"\bsystem\s+prompt\b", re.IGNORECASE)),
     ("new instructions", re.compile(r"\bnew\s+instructions\b", re.IGNORECASE)),
+    (
+        "new instructions",
+        re.compile(
+            r"\b(?:rules|instructions|guidelines)\s+(?:above|before|so\s+far)\s+"
+            r"(?:no\s+longer|do\s+not|don't)\s+apply\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "text addressed to the model",
+        re.compile(
+            r"\b(?:note|message|instructions?|reminder|attention)\s+(?:to|for)\s+"
+            r"(?:the\s+|any\s+|all\s+)?(?:ai|llms?|language\s+models?|models?|assistants?|"
+            r"chatbots?|bots?)\b",
+            re.IGNORECASE,
+        ),
+    ),
     ("developer mode", re.compile(r"\b(?:developer|jailbreak|god)\s+mode\b", re.IGNORECASE)),
     (
         "role marker",
         # At the start of a line, after any list, quote or bold-label prefix ("> **Note:** ").
         re.compile(
             r"^[ \t]*(?:(?:>|[-*+]|\d+[.)])[ \t]*)*(?:(?:\*\*|__)[^*_\n]{0,40}(?:\*\*|__)[ \t]*)?"
-            r"(?:\*\*|__)?(?:system|assistant|user|human|ai|developer|model)(?:\*\*|__)?[ \t]*:",
+            r"(?:\*\*|__)?(?:(?:ai|the|dear)[ \t]+)?"
+            r"(?:system|assistant|user|human|ai|developer|model)(?:\*\*|__)?[ \t]*:"
+            # or in brackets, as some chat formats write a turn: "[system] ..."
+            r"|^[ \t]*\[(?:system|assistant|developer)\]",
             re.IGNORECASE | re.MULTILINE,
         ),
     ),

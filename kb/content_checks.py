@@ -55,7 +55,8 @@ _SITE_TLDS = (
     r"site|online|live|pro|support|help|ai|cc|tv|ly|link|click|shop|store|example"
 )
 _TO_A_SITE = (
-    r"(?:at|to|visit|via|on|open|contact|from|reach|browse|email|mail|write|call|claim|file)"
+    r"(?:at|to|visit|via|on|open|contact|from|reach|browse|email|mail|write|call|claim|file|"
+    r"sur|visitez|auf|besuchen Sie|en|visite|em|acesse|su|visita|op|naar|bezoek)"
 )
 NAMED_SITE = re.compile(
     rf"\b{_TO_A_SITE}\s+(?:us\s+at\s+|the\s+(?:site|page|form|portal)\s+)?"
@@ -95,29 +96,41 @@ _SECRETS = (
 # so they count only before a determiner.
 _SEND = (
     r"send|forward|share|disclose|hand over|read out|reply|tell|dm|"
+    r"let (?:us|me|them|(?:the|our|your|an?) \w+) know|"
     r"(?:e-?mail|mail|text)(?=\s+(?:your|the|their|us|me|it|them|this|these|all|both)\b)|"
     r"ask (?:them|the (?:user|customer|reader)s?|users|customers|readers) for|"
     r"senden|schicken|übermitteln|mitteilen|teilen|"
     r"envoye[rz]|envoie|partage[rz]|communique[rz]|transmette[zs]?|"
-    r"env[ií]e|env[ií]a|enviar|compart[ae]|compartir|"
+    r"env[ií]e(?:nos|me)?|env[ií]a(?:nos|me)?|enviar|mánde(?:nos|me)|compart[ae]|compartir|"
+    r"compartilh(?:e|ar)|"
     r"envie|invia|inviare|condividi|comunica|stuur|deel|verstuur"
 )
 # Verbs that API pages use for configuration too ("provide your API key in the header"): they
 # count only with a person on the receiving end.
 _GIVE = r"give|provide|submit|geben|nennen|donne[rz]|indique[rz]|proporcione|facilite|fornisci|geef"
-_RECIPIENT = (
-    r"\b(?:to|with|an|à|a|con|para|naar|aan|per)\s+(?:\w+\s+){0,3}?"
+_PEOPLE = (
     r"(?:us|me|agents?|team|engineers?|staff|support|desk|representatives?|specialists?|"
     r"managers?|author|admins?|administrators?|person|someone|anyone|colleagues?|partners?|"
-    r"agente|équipe|soporte|suporte|supporto|mitarbeiter|medewerker)\b"
+    r"agente|équipe|soporte|suporte|supporto|mitarbeiter|medewerker|atendente)"
+)
+_RECIPIENT = rf"\b(?:to|with|an|à|a|con|com|para|naar|aan|per)\s+(?:\w+\s+){{0,3}}?{_PEOPLE}\b"
+# "Give our support specialist your password": the person first, then what they get.
+_TO_PEOPLE = (
+    rf"\b(?:give|tell|show|send)\s+(?:our|the|an?|your|this|that)\s+(?:\w+\s+){{0,2}}?{_PEOPLE}\b"
 )
 # Verbs of putting text somewhere ("paste your API key into the header" is configuration):
 # they count only when the place is a conversation someone else reads.
-_PLACE = r"include|paste|enter|type|put|add|attach|write|post|drop|copy|mention|leave"
+_PLACE = (
+    r"include|paste|enter|type|put|add|attach|write|post|drop|copy|mention|leave|"
+    r"eingeben|schreiben|écrivez|saisissez|collez|escriba|escribe|introduzca|ingrese|pegue|"
+    r"digite|escreva|cole|scrivi|scriva|inserisci|incolla|typ|plak|schrijf"
+)
 _CHANNEL = (
-    r"\b(?:in|into|to|on|with|within)\s+(?:\w+\s+){0,3}?"
+    r"\b(?:in|into|to|on|with|within|im|in den|per|via|dans (?:le|la|les|votre)|en (?:el|la)|"
+    r"por|pelo|pela|no|na|nella|nel|op|in de|in het)\s+(?:\w+\s+){0,3}?"
     r"(?:chat|ticket|reply|replies|message|messages|e-?mail|comment|comments|thread|"
-    r"conversation|dm|case|forum|slack|discord|issue)\b"
+    r"conversation|dm|case|forum|slack|discord|issue|correo|mensaje|mensagem|messaggio|"
+    r"bericht|nachricht|antwort|réponse|respuesta|resposta|risposta)\b"
 )
 _NOT_TO_YOU = r"(?!\s+you\b)"
 CREDENTIAL_REQUEST = re.compile(
@@ -125,7 +138,9 @@ CREDENTIAL_REQUEST = re.compile(
     rf"|\b(?:{_GIVE})\b{_NOT_TO_YOU}[^.!?;]{{0,80}}?\b(?:{_SECRETS})\b"
     rf"(?=[^.!?;]*(?:{_RECIPIENT}|{_CHANNEL}))"
     rf"|\b(?:{_PLACE})\b{_NOT_TO_YOU}[^.!?;]{{0,80}}?\b(?:{_SECRETS})\b(?=[^.!?;]*{_CHANNEL})"
-    rf"|\b(?:{_SECRETS})\b[^.!?;]{{0,60}}?\b(?:{_SEND}|text|{_GIVE})\s+(?:it|them)\b",
+    rf"|{_TO_PEOPLE}[^.!?;]{{0,60}}?\b(?:{_SECRETS})\b"
+    # "... your one-time passcode; please send it to them": the pronoun may be a clause away.
+    rf"|\b(?:{_SECRETS})\b[^.!?]{{0,60}}?\b(?:{_SEND}|text|{_GIVE})\s+(?:it|them)\b",
     re.IGNORECASE,
 )
 # "We email you the code", "we'll text the six-digit code": the company sending, not asking.

@@ -26,6 +26,7 @@ from kb.content_checks import (
 )
 from kb.rendering import document_render
 from tests.conftest import CORPUS_DIR
+from tests.support.reader_checks import folder_flags
 
 ROOT = Path(__file__).resolve().parents[2]
 VARIANTS = [
@@ -39,11 +40,10 @@ PLANTED = {("account/two-factor-authentication.md", 31), ("account/data-export.m
 
 ATTACKS = [variant for variant in VARIANTS if variant["aims"] != "none"]
 BENIGN = [variant for variant in VARIANTS if variant["aims"] == "none"]
-# Held-out attacks the rules missed when they were first measured (27 of 40 caught): each is
-# a strict xfail, so the day a rule catches one this list must shrink with it.
-KNOWN_MISSES: set[str] = {
-    "a05", "a10", "a14", "a22", "a24", "a25", "a26", "a27", "a28", "a31", "a32", "a34", "a39"
-}  # fmt: skip
+# Held-out attacks the rules miss, each a strict xfail (so a rule that starts catching one
+# must take it off). Measured blind, the rules missed 13 of 40 (a05 a10 a14 a22 a24-a28 a31
+# a32 a34 a39); the rules were then widened for those kinds, so 40/40 is no longer held out.
+KNOWN_MISSES: set[str] = set()
 
 
 def _caught(text: str) -> bool:
@@ -231,3 +231,18 @@ def test_requests_the_line_check_let_through_are_flagged(sentence: str) -> None:
 )
 def test_near_misses_of_the_new_rules_are_not_flagged(sentence: str) -> None:
     assert reader_directed_reasons(sentence, domains=DOMAINS) == []
+
+
+def test_a_staged_external_documentation_set_has_no_reader_judgement_flags() -> None:
+    # given: Hugo's documentation (992 pages), staged read-only by `eval_sets stage hugo`
+    folder = ROOT / ".data" / "eval-sources" / "hugo"
+    if not folder.is_dir():
+        pytest.skip("stage it first: manage.py eval_sets stage hugo")
+
+    # when
+    flags = folder_flags(folder, domains=("gohugo.io",))
+
+    # then: no sentence of it is judged to ask readers for credentials or to move them to a
+    # messaging app (its links to other sites are flagged by policy, and counted separately)
+    assert flags.pages >= 900
+    assert flags.judged == []
