@@ -255,8 +255,11 @@ def _flagged_lines(lines: list[str], *, domains: Sequence[str] | None) -> list[F
             by_line = {unit.first: reasons}
         for index in span:
             own = [r for r in by_line[index] if r.startswith(_PLACE_REASONS)]
-            if whole or own:
-                reasons_by_line.setdefault(index, []).extend([*whole, *own])
+            # In the order the sentence gave them, so a one-line sentence reads as before.
+            shown = [r for r in reasons if r in whole or r in own]
+            shown += [r for r in own if r not in shown]
+            if shown:
+                reasons_by_line.setdefault(index, []).extend(shown)
     return [
         FlaggedLine(index + 1, _shortened(lines[index].strip()), tuple(dict.fromkeys(reasons)))
         for index, reasons in sorted(reasons_by_line.items())
