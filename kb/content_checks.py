@@ -67,7 +67,7 @@ NAMED_SITE = re.compile(
 _SPELLED_DOT = re.compile(r"\s+dot\s+|\s*[\[(]\s*dot\s*[\])]\s*", re.IGNORECASE)
 # A handle or number on a messaging app: support there is outside every company channel.
 _APPS = r"(?:telegram|whatsapp|signal|discord|skype|wechat|viber)"
-_HANDLE = r"(?:@\w{3,}|\+?\d[\d \-]{6,})"
+_HANDLE = r"(?:@\w{3,}|(?<![-\w])\+?\d[\d \-]{6,})"  # "-100…" is a chat id, not a number
 MESSAGING_CONTACT = re.compile(
     rf"\b{_APPS}\b.{{0,40}}?{_HANDLE}|{_HANDLE}.{{0,40}}?\b(?:on|via|sur|auf|en|por|su|op)\s+{_APPS}\b",
     re.IGNORECASE,

@@ -227,6 +227,8 @@ def test_requests_the_line_check_let_through_are_flagged(sentence: str) -> None:
         "Open status.acmebilling.com to see current incidents.",
         "Save the file as config.toml in the project root.",
         "Built with ASP.NET Core and Node.js.",
+        # Argo CD's docs: a Telegram chat id in a subscription annotation, not a contact
+        "notifications.argoproj.io/subscribe.on-sync-succeeded.telegram: -1000000000000",
     ],
 )
 def test_near_misses_of_the_new_rules_are_not_flagged(sentence: str) -> None:
