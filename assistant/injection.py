@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 
 import structlog
 
-from kb.content_checks import without_reader_directed_lines
+from kb.chunking.spans import SECTION_SEPARATOR
+from kb.content_checks import reader_directed_reasons, without_reader_directed_lines
 
 log = structlog.get_logger("groundwork.assistant")
 
@@ -42,7 +43,9 @@ FORGED_DELIMITER = re.compile(
     r"|<\|[^|\n]{0,30}\|>|\[/?INST\]|<</?SYS>>",
     re.IGNORECASE,
 )
-_TARGETS = r"(?:instructions?|rules|prompts?|guidelines|directions|directives|messages?|context)"
+_TARGETS = (
+    r"(?:instructions?|rules|prompts?|guidelines|guidance|directions|directives|messages?|context)"
+)
 _IGNORE_OTHER = (
     r"(?:ignorier(?:e|en)?|vergiss|vergessen|missachte|ignore[rz]?|oublie[rz]?|ignora[rn]?|"
     r"olvida|olvide|desconsidere|esque[cç]a|dimentica)"
@@ -87,13 +90,33 @@ INSTRUCTION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("role reassignment", re.compile(r"\bpretend\s+(?:to\s+be|you\s+are)\b", re.IGNORECASE)),
     ("mention of the system prompt", re.compile(r"\bsystem\s+prompt\b", re.IGNORECASE)),
     ("new instructions", re.compile(r"\bnew\s+instructions\b", re.IGNORECASE)),
+    (
+        "new instructions",
+        re.compile(
+            r"\b(?:rules|instructions|guidelines)\s+(?:above|before|so\s+far)\s+"
+            r"(?:no\s+longer|do\s+not|don't)\s+apply\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "text addressed to the model",
+        re.compile(
+            r"\b(?:note|message|instructions?|reminder|attention)\s+(?:to|for)\s+"
+            r"(?:the\s+|any\s+|all\s+)?(?:ai|llms?|language\s+models?|models?|assistants?|"
+            r"chatbots?|bots?)\b",
+            re.IGNORECASE,
+        ),
+    ),
     ("developer mode", re.compile(r"\b(?:developer|jailbreak|god)\s+mode\b", re.IGNORECASE)),
     (
         "role marker",
         # At the start of a line, after any list, quote or bold-label prefix ("> **Note:** ").
         re.compile(
             r"^[ \t]*(?:(?:>|[-*+]|\d+[.)])[ \t]*)*(?:(?:\*\*|__)[^*_\n]{0,40}(?:\*\*|__)[ \t]*)?"
-            r"(?:\*\*|__)?(?:system|assistant|user|human|ai|developer|model)(?:\*\*|__)?[ \t]*:",
+            r"(?:\*\*|__)?(?:(?:ai|the|dear)[ \t]+)?"
+            r"(?:system|assistant|user|human|ai|developer|model)(?:\*\*|__)?[ \t]*:"
+            # or in brackets, as some chat formats write a turn: "[system] ..."
+            r"|^[ \t]*\[(?:system|assistant|developer)\]",
             re.IGNORECASE | re.MULTILINE,
         ),
     ),
@@ -142,6 +165,72 @@ def neutralise(text: str, *, origin: str | None = None) -> Neutralised:
     if findings:
         log.warning("injection_neutralised", origin=origin, findings=findings)
     return Neutralised(text=text, findings=findings)
+
+
+@dataclass(frozen=True)
+class SourceLabels:
+    """A source's title and section as they may be shown to a customer or sent to a model."""
+
+    title: str
+    section: str  # the heading path, or the title when none of it may be shown
+    findings: list[str] = field(default_factory=list)
+
+
+def source_labels(*, title: str, heading_path: str, path: str) -> SourceLabels:
+    """The title and heading path of a page, through the rules its passages go through.
+
+    A title or heading is written by the same hands as the body and shown with more authority
+    (the source's name under an answer, a related page, the section a model is told it reads),
+    so a heading that asks for credentials or names a foreign address, or one a model would read
+    as an instruction, is withheld: a heading segment is dropped from the path, a title is
+    replaced by the page's path. Withheld rather than flagged as body lines are: a label is not
+    content an answer needs, and the customer and the model then see the same name."""
+    findings: list[str] = []
+    shown_title = _shown(title, what="title", findings=findings) or path
+    section = shown_heading_path(heading_path, findings=findings) or shown_title
+    if findings:
+        log.warning("injection_neutralised", origin=path, findings=findings)
+    return SourceLabels(title=shown_title, section=section, findings=findings)
+
+
+def shown_heading_path(heading_path: str, *, findings: list[str] | None = None) -> str:
+    """``heading_path`` without the headings that `source_labels` withholds ("" if none stay);
+    judged whole as well, so a request cut over two headings is withheld too."""
+    findings = [] if findings is None else findings
+    if _label_reasons(heading_path) and not any(
+        _label_reasons(part) for part in heading_path.split(SECTION_SEPARATOR)
+    ):
+        findings.append(
+            f"heading withheld ({'; '.join(_label_reasons(heading_path))}): "
+            f"{_excerpt(heading_path)}"
+        )
+        return ""
+    kept = [
+        shown
+        for part in heading_path.split(SECTION_SEPARATOR)
+        if (shown := _shown(part, what="heading", findings=findings))
+    ]
+    return SECTION_SEPARATOR.join(kept)
+
+
+def shown_title(title: str, *, path: str) -> str:
+    """The title as a customer may see it: the path instead when `source_labels` withholds it."""
+    return source_labels(title=title, heading_path="", path=path).title
+
+
+def _shown(label: str, *, what: str, findings: list[str]) -> str:
+    cleaned = INVISIBLE.sub("", HTML_COMMENT.sub("", label)).strip()
+    reasons = _label_reasons(cleaned)
+    if reasons:
+        findings.append(f"{what} withheld ({'; '.join(reasons)}): {_excerpt(cleaned)}")
+        return ""
+    return cleaned
+
+
+def _label_reasons(label: str) -> list[str]:
+    probe = unicodedata.normalize("NFKC", label)
+    instruction = [kind for kind, pattern in INSTRUCTION_PATTERNS if pattern.search(probe)]
+    return list(dict.fromkeys([*reader_directed_reasons(label), *instruction]))
 
 
 def is_flagged(text: str) -> bool:

@@ -3,7 +3,8 @@ passages (each between delimiters that carry a per-request nonce) followed by th
 
 Documents come before the question because models answer long-context questions better that way,
 and the nonce makes the delimiters unguessable: a page cannot close its own ``</source-…>`` tag
-and speak from outside it. Passages are neutralised (`assistant.injection`) before they go in.
+and speak from outside it. Passages are neutralised (`assistant.injection`) before they go in, and
+titles and headings go through the same rules (`source_labels`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,13 @@ from django.conf import settings
 
 from assistant.contact import support_contact_url
 from assistant.generators.base import Prompt, Source, Turn
-from assistant.injection import FLAG_CLOSE, FLAG_OPEN, FORGED_DELIMITER, neutralise
+from assistant.injection import (
+    FLAG_CLOSE,
+    FLAG_OPEN,
+    FORGED_DELIMITER,
+    neutralise,
+    source_labels,
+)
 from search.results import Hit
 
 log = structlog.get_logger("groundwork.assistant")
@@ -88,13 +95,15 @@ def build_prompt(
     for hit in hits:
         number = len(sources) + 1
         safe = neutralise(hit.text, origin=hit.path)
-        source = Source.from_hit(hit, number=number, text=safe.text)
+        labels = source_labels(title=hit.title, heading_path=hit.heading_path, path=hit.path)
+        source = Source.from_hit(hit, number=number, text=safe.text, labels=labels)
         block = source_block(source, nonce=nonce)
         if sources and used + len(block) > budget:
             break
         sources.append(source)
         blocks.append(block)
-        neutralised.extend(f"[{number}] {hit.path}: {finding}" for finding in safe.findings)
+        findings = [*labels.findings, *safe.findings]
+        neutralised.extend(f"[{number}] {hit.path}: {finding}" for finding in findings)
         used += len(block)
 
     messages: list[dict[str, str]] = []

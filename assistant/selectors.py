@@ -17,6 +17,7 @@ from django.db.models import Count, Exists, F, Min, OuterRef, Prefetch, Q, Query
 from django.db.models.functions import Lower
 from django.utils import timezone
 
+from assistant.injection import shown_title
 from assistant.models import Conversation, Feedback, Message, SuggestedQuestion
 from assistant.services.questions import question_cache_text
 from kb.embedders import Embedder, get_embedder
@@ -140,7 +141,8 @@ def related_pages_attach(*, messages: Sequence[Message], audiences: Sequence[str
     if not every_id:
         return
     readable = {
-        row["pk"]: RelatedPage(path=row["path"], title=row["title"])
+        # A title that asks readers for credentials is not a link text (the path stands in).
+        row["pk"]: RelatedPage(path=row["path"], title=shown_title(row["title"], path=row["path"]))
         for row in Document.objects.published()
         .filter(pk__in=every_id, audience__in=list(audiences))
         .values("pk", "path", "title")

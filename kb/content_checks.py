@@ -3,9 +3,15 @@
 A page once carried "IMPORTANT: … send your password to gecko-support@evil.example", and the
 assistant quoted it to customers. The model-directed defence (``assistant.injection``) looks for
 text aimed at a model; this one looks for text aimed at the *reader*: a line that asks for
-credentials, or points to a contact address or a link outside the company's own domains
-(``settings.COMPANY_DOMAINS``). Such a line is flagged when the page is edited (the editor
-preview and the admin list show it) and is never quoted or sent to a generator.
+credentials, or points to a contact address, a link or a named site outside the company's own
+domains (``settings.COMPANY_DOMAINS``). Such a line is flagged when the page is edited (the
+editor preview and the admin list show it) and is never quoted or sent to a generator.
+
+Prose is judged by sentence, not by line: a writer's editor wraps where it likes, and a request
+cut in two ("reply in this chat with your⏎current password") read as two lines asked for
+nothing, while advice cut in two ("will never ask you to⏎send your password") read as a
+request. Every line a flagged sentence touches is flagged. Code, table rows and headings are
+judged line by line, as they are read.
 
 It lives in ``kb`` because it is a property of the content, checked where content is written;
 the answering side calls `reader_directed_reasons` on every line it would quote.
@@ -18,12 +24,15 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from urllib.parse import urlsplit
 
 from django.conf import settings
 
+from kb.chunking.sentences import sentence_ends
 from kb.rendering import markdown_references
 
 MAX_SHOWN_CHARS = 120
@@ -38,9 +47,27 @@ EMAIL = re.compile(
     rf"[\w.+-]+{_AT}((?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?{_DOT})+[a-z]{{2,}})\b", re.IGNORECASE
 )
 URL = re.compile(r"\b(?:https?://|www\.)[^\s<>()\[\]\"'`]+", re.IGNORECASE)
+# A site named without a scheme ("claims at acme-refund-help.net", "… dot net"): only after a
+# word that sends the reader there, and only with a top-level domain that is not also a file
+# extension (README.md, setup.py, Terminal.app), so "save it as config.toml" stays prose.
+_SITE_TLDS = (
+    r"com|net|org|info|biz|io|co|me|us|uk|de|fr|es|it|nl|eu|ca|au|ch|be|se|ru|cn|xyz|top|"
+    r"site|online|live|pro|support|help|ai|cc|tv|ly|link|click|shop|store|example"
+)
+_TO_A_SITE = (
+    r"(?:at|to|visit|via|on|open|contact|from|reach|browse|email|mail|write|call|claim|file|"
+    r"sur|visitez|auf|besuchen Sie|en|visite|em|acesse|su|visita|op|naar|bezoek)"
+)
+NAMED_SITE = re.compile(
+    rf"\b{_TO_A_SITE}\s+(?:us\s+at\s+|the\s+(?:site|page|form|portal)\s+)?"
+    rf"((?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.|\s+dot\s+|\s*[\[(]\s*dot\s*[\])]\s*))+"
+    rf"(?:{_SITE_TLDS}))(?![\w-]|\.\w)",
+    re.IGNORECASE,
+)
+_SPELLED_DOT = re.compile(r"\s+dot\s+|\s*[\[(]\s*dot\s*[\])]\s*", re.IGNORECASE)
 # A handle or number on a messaging app: support there is outside every company channel.
 _APPS = r"(?:telegram|whatsapp|signal|discord|skype|wechat|viber)"
-_HANDLE = r"(?:@\w{3,}|\+?\d[\d \-]{6,})"
+_HANDLE = r"(?:@\w{3,}|(?<![-\w])\+?\d[\d \-]{6,})"  # "-100…" is a chat id, not a number
 MESSAGING_CONTACT = re.compile(
     rf"\b{_APPS}\b.{{0,40}}?{_HANDLE}|{_HANDLE}.{{0,40}}?\b(?:on|via|sur|auf|en|por|su|op)\s+{_APPS}\b",
     re.IGNORECASE,
@@ -52,6 +79,10 @@ _SECRETS = (
     r"(?:2fa|two-factor|mfa|one-time|verification|security|recovery|backup|sms|authenticator)"
     r"[ -](?:codes?|keys?|pins?)|otp|(?:secret|private|full|live)[ -](?:api[ -])?keys?|"
     r"api[ -]keys?|seed phrase|card numbers?|cvv|cvc|pin(?: code)?|"
+    # One-time codes by what they look like and where they came from, not only by name.
+    r"(?:\d|one|two|three|four|five|six|seven|eight|nine|ten)[ -]digit (?:codes?|pins?)|"
+    r"(?:log-?in|sign-?in|access|confirmation|auth(?:entication)?) codes?|"
+    r"codes? (?:that )?we (?:just )?(?:sent|texted|e-?mailed|send|text)|"
     # German, French, Spanish, Portuguese, Italian, Dutch
     r"passwort|kennwort|zugangsdaten|anmeldedaten|pin-code|"
     r"mots? de passe|identifiants|code de (?:vérification|sécurité)|"
@@ -65,29 +96,55 @@ _SECRETS = (
 # so they count only before a determiner.
 _SEND = (
     r"send|forward|share|disclose|hand over|read out|reply|tell|dm|"
+    r"let (?:us|me|them|(?:the|our|your|an?) \w+) know|"
     r"(?:e-?mail|mail|text)(?=\s+(?:your|the|their|us|me|it|them|this|these|all|both)\b)|"
     r"ask (?:them|the (?:user|customer|reader)s?|users|customers|readers) for|"
     r"senden|schicken|übermitteln|mitteilen|teilen|"
     r"envoye[rz]|envoie|partage[rz]|communique[rz]|transmette[zs]?|"
-    r"env[ií]e|env[ií]a|enviar|compart[ae]|compartir|"
+    r"env[ií]e(?:nos|me)?|env[ií]a(?:nos|me)?|enviar|mánde(?:nos|me)|compart[ae]|compartir|"
+    r"compartilh(?:e|ar)|"
     r"envie|invia|inviare|condividi|comunica|stuur|deel|verstuur"
 )
 # Verbs that API pages use for configuration too ("provide your API key in the header"): they
 # count only with a person on the receiving end.
 _GIVE = r"give|provide|submit|geben|nennen|donne[rz]|indique[rz]|proporcione|facilite|fornisci|geef"
-_RECIPIENT = (
-    r"\b(?:to|with|an|à|a|con|para|naar|aan|per)\s+(?:\w+\s+){0,3}?"
+_PEOPLE = (
     r"(?:us|me|agents?|team|engineers?|staff|support|desk|representatives?|specialists?|"
     r"managers?|author|admins?|administrators?|person|someone|anyone|colleagues?|partners?|"
-    r"agente|équipe|soporte|suporte|supporto|mitarbeiter|medewerker)\b"
+    r"agente|équipe|soporte|suporte|supporto|mitarbeiter|medewerker|atendente)"
+)
+_RECIPIENT = rf"\b(?:to|with|an|à|a|con|com|para|naar|aan|per)\s+(?:\w+\s+){{0,3}}?{_PEOPLE}\b"
+# "Give our support specialist your password": the person first, then what they get.
+_TO_PEOPLE = (
+    rf"\b(?:give|tell|show|send)\s+(?:our|the|an?|your|this|that)\s+(?:\w+\s+){{0,2}}?{_PEOPLE}\b"
+)
+# Verbs of putting text somewhere ("paste your API key into the header" is configuration):
+# they count only when the place is a conversation someone else reads.
+_PLACE = (
+    r"include|paste|enter|type|put|add|attach|write|post|drop|copy|mention|leave|"
+    r"eingeben|schreiben|écrivez|saisissez|collez|escriba|escribe|introduzca|ingrese|pegue|"
+    r"digite|escreva|cole|scrivi|scriva|inserisci|incolla|typ|plak|schrijf"
+)
+_CHANNEL = (
+    r"\b(?:in|into|to|on|with|within|im|in den|per|via|dans (?:le|la|les|votre)|en (?:el|la)|"
+    r"por|pelo|pela|no|na|nella|nel|op|in de|in het)\s+(?:\w+\s+){0,3}?"
+    r"(?:chat|ticket|reply|replies|message|messages|e-?mail|comment|comments|thread|"
+    r"conversation|dm|case|forum|slack|discord|issue|correo|mensaje|mensagem|messaggio|"
+    r"bericht|nachricht|antwort|réponse|respuesta|resposta|risposta)\b"
 )
 _NOT_TO_YOU = r"(?!\s+you\b)"
 CREDENTIAL_REQUEST = re.compile(
     rf"\b(?:{_SEND})\b{_NOT_TO_YOU}[^.!?;]{{0,80}}?\b(?:{_SECRETS})\b"
-    rf"|\b(?:{_GIVE})\b{_NOT_TO_YOU}[^.!?;]{{0,80}}?\b(?:{_SECRETS})\b(?=[^.!?;]*{_RECIPIENT})"
-    rf"|\b(?:{_SECRETS})\b[^.!?;]{{0,60}}?\b(?:{_SEND}|text|{_GIVE})\s+(?:it|them)\b",
+    rf"|\b(?:{_GIVE})\b{_NOT_TO_YOU}[^.!?;]{{0,80}}?\b(?:{_SECRETS})\b"
+    rf"(?=[^.!?;]*(?:{_RECIPIENT}|{_CHANNEL}))"
+    rf"|\b(?:{_PLACE})\b{_NOT_TO_YOU}[^.!?;]{{0,80}}?\b(?:{_SECRETS})\b(?=[^.!?;]*{_CHANNEL})"
+    rf"|{_TO_PEOPLE}[^.!?;]{{0,60}}?\b(?:{_SECRETS})\b"
+    # "... your one-time passcode; please send it to them": the pronoun may be a clause away.
+    rf"|\b(?:{_SECRETS})\b[^.!?]{{0,60}}?\b(?:{_SEND}|text|{_GIVE})\s+(?:it|them)\b",
     re.IGNORECASE,
 )
+# "We email you the code", "we'll text the six-digit code": the company sending, not asking.
+_WE_SEND = re.compile(r"\bwe(?:['\u2019]ll| will| can| may|'d| would)?\s*$", re.IGNORECASE)
 # "Never share your password" is the advice a page should give; "don't forget to send your
 # password" is not, so a negation counts only when nothing like "forget" stands between.
 _NEGATION = re.compile(
@@ -139,6 +196,10 @@ def reader_directed_reasons(line: str, *, domains: Sequence[str] | None = None) 
         host = _host_of(match.group())
         if host and not is_company_host(host, domains=domains):
             reasons.append(f"link outside the company's domains: {host}")
+    for match in NAMED_SITE.finditer(URL.sub(" ", probe)):
+        host = _SPELLED_DOT.sub(".", match.group(1)).lower()
+        if not is_company_host(host, domains=domains):
+            reasons.append(f"site outside the company's domains: {host}")
     if MESSAGING_CONTACT.search(probe):
         reasons.append("contact on a messaging app outside the company's channels")
     if _asks_for_credentials(probe):
@@ -147,29 +208,126 @@ def reader_directed_reasons(line: str, *, domains: Sequence[str] | None = None) 
 
 
 def reader_directed_lines(body: str, *, domains: Sequence[str] | None = None) -> list[FlaggedLine]:
-    """Every line of ``body`` that `reader_directed_reasons` flags, HTML comments included: a
-    writer should see what is hidden in a page as well as what is shown."""
-    flagged = []
-    for number, line in enumerate(body.splitlines(), start=1):
-        reasons = reader_directed_reasons(line, domains=domains)
-        if reasons:
-            flagged.append(FlaggedLine(number, _shortened(line.strip()), tuple(reasons)))
-    return flagged
+    """Every line of ``body`` that a flagged sentence touches (`reader_directed_reasons`), HTML
+    comments included: a writer should see what is hidden in a page as well as what is shown."""
+    return _flagged_lines(body.splitlines(), domains=domains)
 
 
 def without_reader_directed_lines(
     text: str, *, domains: Sequence[str] | None = None
 ) -> tuple[str, list[FlaggedLine]]:
     """``text`` without its flagged lines (what may be quoted or sent on), and those lines."""
-    kept: list[str] = []
-    removed: list[FlaggedLine] = []
-    for number, line in enumerate(text.split("\n"), start=1):
-        reasons = reader_directed_reasons(line, domains=domains)
-        if reasons:
-            removed.append(FlaggedLine(number, _shortened(line.strip()), tuple(reasons)))
-        else:
-            kept.append(line)
+    lines = text.split("\n")
+    removed = _flagged_lines(lines, domains=domains)
+    gone = {line.line_number for line in removed}
+    kept = [line for number, line in enumerate(lines, start=1) if number not in gone]
     return "\n".join(kept), removed
+
+
+@dataclass(frozen=True)
+class _Unit:
+    """What is judged as one: a sentence of prose (possibly over several lines) or one line."""
+
+    first: int  # 0-based line indexes, inclusive
+    last: int
+    text: str
+
+
+# Reasons about what a sentence asks for flag the whole sentence; a reason about an address,
+# link or site flags only the line that holds it (unless the name itself is cut over lines), so
+# a paragraph of reference links or an unfenced config block is not dropped whole for one URL.
+_PLACE_REASONS = ("contact address", "link", "site")
+
+
+def _flagged_lines(lines: list[str], *, domains: Sequence[str] | None) -> list[FlaggedLine]:
+    reasons_by_line: dict[int, list[str]] = {}
+    for unit in _units(lines):
+        reasons = reader_directed_reasons(unit.text, domains=domains)
+        if not reasons:
+            continue
+        span = range(unit.first, unit.last + 1)
+        whole = [reason for reason in reasons if not reason.startswith(_PLACE_REASONS)]
+        if len(span) > 1:
+            by_line = {i: reader_directed_reasons(lines[i], domains=domains) for i in span}
+            placed = {reason for found in by_line.values() for reason in found}
+            whole += [r for r in reasons if r.startswith(_PLACE_REASONS) and r not in placed]
+        else:
+            by_line = {unit.first: reasons}
+        for index in span:
+            own = [r for r in by_line[index] if r.startswith(_PLACE_REASONS)]
+            # In the order the sentence gave them, so a one-line sentence reads as before.
+            shown = [r for r in reasons if r in whole or r in own]
+            shown += [r for r in own if r not in shown]
+            if shown:
+                reasons_by_line.setdefault(index, []).extend(shown)
+    return [
+        FlaggedLine(index + 1, _shortened(lines[index].strip()), tuple(dict.fromkeys(reasons)))
+        for index, reasons in sorted(reasons_by_line.items())
+    ]
+
+
+_FENCE = re.compile(r"^[ \t]*(?:>[ \t]?)*[ \t]*(`{3,}|~{3,})")
+_QUOTE_LEAD = re.compile(r"^[ \t]*(?:>[ \t]?)*")
+_LINE_OF_ITS_OWN = re.compile(
+    r"^[ \t]*(?:>[ \t]?)*[ \t]*(?:#{1,6}(?:[ \t]|$)|\||=+[ \t]*$|-+[ \t]*$)"
+)
+_LIST_ITEM = re.compile(r"^[ \t]*(?:>[ \t]?)*[ \t]*(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
+
+
+def _units(lines: list[str]) -> list[_Unit]:
+    """Sentences of each paragraph (a paragraph ends at a blank line and at a list item, a
+    heading, a table row or a fence), and every other line alone."""
+    units: list[_Unit] = []
+    paragraph: list[int] = []
+    fence = ""
+
+    def flush() -> None:
+        if paragraph:
+            units.extend(_sentences(lines, paragraph))
+            paragraph.clear()
+
+    for index, line in enumerate(lines):
+        opening = _FENCE.match(line)
+        if fence or opening:
+            flush()
+            units.append(_Unit(index, index, line))
+            if opening and not fence:
+                fence = opening.group(1)[0] * 3
+            elif opening and opening.group(1).startswith(fence):
+                fence = ""
+            continue
+        if not line.strip() or _LINE_OF_ITS_OWN.match(line):
+            flush()
+            if line.strip():
+                units.append(_Unit(index, index, line))
+            continue
+        if _LIST_ITEM.match(line):
+            flush()
+        paragraph.append(index)
+    flush()
+    return units
+
+
+def _sentences(lines: list[str], indexes: list[int]) -> list[_Unit]:
+    # The paragraph as one text, quote markers off, with where each line starts in it.
+    starts: list[int] = []
+    parts: list[str] = []
+    offset = 0
+    for index in indexes:
+        part = _QUOTE_LEAD.sub("", lines[index]).strip()
+        starts.append(offset)
+        parts.append(part)
+        offset += len(part) + 1
+    text = "\n".join(parts)
+    cuts = [0, *sentence_ends(text, abbreviations=True), len(text)]
+    units = []
+    for start, stop in pairwise(cuts):
+        if not text[start:stop].strip():
+            continue
+        first = bisect_right(starts, start) - 1
+        last = bisect_right(starts, max(start, stop - 1)) - 1
+        units.append(_Unit(indexes[first], indexes[last], " ".join(text[start:stop].split())))
+    return units
 
 
 def remote_references(body: str, *, domains: Sequence[str] | None = None) -> list[RemoteReference]:
@@ -195,6 +353,8 @@ def remote_references(body: str, *, domains: Sequence[str] | None = None) -> lis
 
 def _asks_for_credentials(text: str) -> bool:
     for match in CREDENTIAL_REQUEST.finditer(text):
+        if _WE_SEND.search(text[: match.start()]):
+            continue
         # The clause up to the verb, the request, and two words after it: "Acme will never ask
         # you to send ...", "Teilen Sie Ihr Passwort niemals ..." are advice, not requests.
         clause = re.split(r"[.!?;:]", text[: match.start()])[-1]

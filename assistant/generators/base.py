@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
+    from assistant.injection import SourceLabels
     from search.results import Hit
 
 
@@ -23,30 +24,35 @@ class Source:
     chunk_id: int
     document_id: int
     path: str  # e.g. "policies/refunds.md" (the citation id)
-    title: str
-    section: str  # heading path, or the title when the chunk has none
+    title: str  # as it may be shown (``assistant.injection.source_labels``)
+    section: str  # heading path, or the title when the chunk has none; as it may be shown
     updated_on: datetime.date | None
     text: str  # the passage as sent to the model (comments stripped, injections neutralised)
     char_start: int  # offsets of the chunk in the document body (for highlighting)
     char_end: int
 
     @classmethod
-    def from_hit(cls, hit: Hit, *, number: int, text: str | None = None) -> Source:
-        """The hit as source ``number``; without ``text`` the hit's text is neutralised here, so a
-        Source never carries a passage that was not made safe to show a model."""
+    def from_hit(
+        cls, hit: Hit, *, number: int, text: str | None = None, labels: SourceLabels | None = None
+    ) -> Source:
+        """The hit as source ``number``; without ``text`` the hit's text is neutralised here, and
+        without ``labels`` its title and heading path, so a Source never carries a passage or a
+        name that was not made safe to show a customer or a model."""
+        from assistant.injection import neutralise, source_labels
+
         if number < 1:
             raise ValueError(f"source numbers start at 1 (got {number})")
         if text is None:
-            from assistant.injection import neutralise
-
             text = neutralise(hit.text).text
+        if labels is None:
+            labels = source_labels(title=hit.title, heading_path=hit.heading_path, path=hit.path)
         return cls(
             number=number,
             chunk_id=hit.chunk_id,
             document_id=hit.document_id,
             path=hit.path,
-            title=hit.title,
-            section=hit.section,
+            title=labels.title,
+            section=labels.section,
             updated_on=hit.updated_on,
             text=text,
             char_start=hit.char_start,

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from assistant.citations import MARKER, marker_numbers
+from assistant.injection import shown_heading_path
 from assistant.terms import terms
 from kb.chunking.sentences import split_sentences
 from kb.chunking.spans import BodySentence, body_sentences
@@ -55,7 +56,9 @@ def citations_with_quotes(
             {
                 **citation,
                 "quotes": [list(span) for span in spans],
-                "quote_section": first.section if first else "",
+                # A label shown under the answer, so through the rules a source's name goes
+                # through ("" lets the page fall back to the source's own section).
+                "quote_section": shown_heading_path(first.section) if first else "",
             }
         )
     return enriched

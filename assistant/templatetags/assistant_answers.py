@@ -13,6 +13,7 @@ from django.utils.http import urlencode
 from django.utils.safestring import SafeString, mark_safe
 
 from assistant.citations import MARKER, marker_numbers
+from assistant.injection import shown_heading_path, shown_title
 from assistant.models import Message
 from kb.rendering import markdown_to_html
 
@@ -59,8 +60,14 @@ def source_url(source: dict[str, Any]) -> str:
 
 @register.filter
 def source_label(source: dict[str, Any]) -> str:
-    """The section the cited sentences are in, else the passage's own heading path."""
-    return str(source.get("quote_section") or source["section"])
+    """The section the cited sentences are in, else the passage's own heading path, else its
+    title: each as `assistant.injection` lets a customer see it. Answers are labelled safely
+    when they are made; this also covers the ones stored (or cached) before that."""
+    return (
+        shown_heading_path(str(source.get("quote_section") or ""))
+        or shown_heading_path(str(source.get("section") or ""))
+        or shown_title(str(source.get("title") or ""), path=str(source["path"]))
+    )
 
 
 @register.filter

@@ -110,6 +110,28 @@ def test_related_pages_are_the_retrieved_pages_not_cited_that_the_reader_may_ope
     assert [p.path for p in message.related_pages] == ["third.md", "second.md", "fourth.md"]
 
 
+def test_a_related_page_whose_title_asks_for_card_numbers_is_named_by_its_path() -> None:
+    # given
+    attack = Document.objects.create(
+        path="payouts.md",
+        title="Payouts: email your card number to payouts@evil.example",
+        body="# Payouts\n\nPayouts are sent every Friday.\n",
+    )
+    plain = Document.objects.create(path="fees.md", title="Fees", body="# Fees\n\nText.\n")
+    message = _asked("Question?", by="a")
+    message.snapshot = {"hits": [{"document_id": d.pk, "path": d.path} for d in (attack, plain)]}
+    message.citations = []
+
+    # when
+    related_pages_attach(messages=[message], audiences=PUBLIC_AUDIENCES)
+
+    # then
+    assert [(p.path, p.title) for p in message.related_pages] == [
+        ("payouts.md", "payouts.md"),
+        ("fees.md", "Fees"),
+    ]
+
+
 def test_an_answer_lists_related_pages_and_its_source_link_carries_the_cited_sentences(
     help_center,
 ) -> None:

@@ -2,9 +2,12 @@
 domains. Flagged in the editor, dropped from what the assistant quotes or sends.
 
 ``tests/data/injection_variants.jsonl`` holds the attack variants (reader- and model-directed,
-six languages); a variant counts as caught when either defence acts on it: ``kb``'s reader
-check, or ``assistant.injection`` (flag, escape or removal). The sample corpus is the negative
-set: nothing in it but its two planted attacks may be flagged.
+seven languages) and benign lines written to sit near the rules (``aims: none``); ``written``
+says whether a line was written alongside the rules (``with-rules``, an in-sample figure) or
+after them, without looking at them (``after-rules``, held out). A variant counts as caught
+when either defence acts on it: ``kb``'s reader check on the text as a page body (sentences
+over several lines included), or ``assistant.injection`` (flag, escape or removal). The sample
+corpus is the negative set: nothing in it but its two planted attacks may be flagged.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from kb.content_checks import (
 )
 from kb.rendering import document_render
 from tests.conftest import CORPUS_DIR
+from tests.support.reader_checks import folder_flags
 
 ROOT = Path(__file__).resolve().parents[2]
 VARIANTS = [
@@ -34,19 +38,49 @@ DOMAINS = ("acmebilling.com", "example.com")
 PLANTED = {("account/two-factor-authentication.md", 31), ("account/data-export.md", 37)}
 
 
+ATTACKS = [variant for variant in VARIANTS if variant["aims"] != "none"]
+BENIGN = [variant for variant in VARIANTS if variant["aims"] == "none"]
+# Held-out attacks the rules miss, each a strict xfail (so a rule that starts catching one
+# must take it off). Measured blind, the rules missed 13 of 40 (a05 a10 a14 a22 a24-a28 a31
+# a32 a34 a39); the rules were then widened for those kinds, so 40/40 is no longer held out.
+KNOWN_MISSES: set[str] = set()
+
+
 def _caught(text: str) -> bool:
-    return bool(reader_directed_reasons(text, domains=DOMAINS)) or bool(neutralise(text).findings)
+    return bool(reader_directed_lines(text, domains=DOMAINS)) or bool(neutralise(text).findings)
 
 
-def test_the_variant_corpus_covers_both_aims_in_several_languages() -> None:
-    assert len(VARIANTS) >= 30
-    assert {variant["aims"] for variant in VARIANTS} == {"reader", "model"}
-    assert len({variant["language"] for variant in VARIANTS}) >= 5
+def test_the_variant_corpus_is_large_half_held_out_and_covers_both_aims() -> None:
+    assert len(VARIANTS) >= 100
+    assert len({variant["id"] for variant in VARIANTS}) == len(VARIANTS)
+    held_out = [variant for variant in VARIANTS if variant["written"] == "after-rules"]
+    assert 2 * len(held_out) >= len(VARIANTS)
+    assert {variant["written"] for variant in VARIANTS} == {"with-rules", "after-rules"}
+    assert {variant["aims"] for variant in VARIANTS} == {"reader", "model", "none"}
+    assert len({variant["language"] for variant in ATTACKS}) >= 5
+    assert len(BENIGN) >= 25
 
 
-@pytest.mark.parametrize("variant", VARIANTS, ids=[variant["id"] for variant in VARIANTS])
+@pytest.mark.parametrize(
+    "variant",
+    [
+        pytest.param(
+            variant,
+            marks=pytest.mark.xfail(strict=True, reason="held-out miss")
+            if variant["id"] in KNOWN_MISSES
+            else (),
+        )
+        for variant in ATTACKS
+    ],
+    ids=[variant["id"] for variant in ATTACKS],
+)
 def test_every_injection_variant_is_caught(variant: dict) -> None:
     assert _caught(variant["text"]), variant
+
+
+@pytest.mark.parametrize("variant", BENIGN, ids=[variant["id"] for variant in BENIGN])
+def test_no_benign_variant_is_flagged(variant: dict) -> None:
+    assert not _caught(variant["text"]), variant
 
 
 def test_nothing_in_the_sample_corpus_is_flagged_but_its_planted_attacks() -> None:
@@ -133,3 +167,84 @@ def test_a_remote_image_is_shown_as_its_description_and_never_loaded() -> None:
     assert "<img" not in html and "elsewhere.example" not in html
     assert "[image: tracking pixel]" in html
     assert '<img src="/static/logo.png"' in document_render(body="![](/static/logo.png)\n").html
+
+
+# --- Issue #26 item 4: judged by sentence, with the requests a line-and-verb list missed -------
+
+
+def test_a_request_split_over_two_lines_is_judged_as_one_sentence_and_both_lines_go() -> None:
+    # given: the request is cut where the writer's editor wrapped it
+    body = (
+        "# Disputes\n\n"
+        "To speed this up, reply in this chat with your\n"
+        "current Acme account password and the six-digit code we sent.\n\n"
+        "Disputes are answered within 5 business days.\n"
+    )
+
+    # when
+    flagged = reader_directed_lines(body, domains=DOMAINS)
+    kept, removed = without_reader_directed_lines(body, domains=DOMAINS)
+
+    # then
+    assert [line.line_number for line in flagged] == [3, 4]
+    assert flagged[0].reasons == ("asks the reader for credentials",)
+    assert "password" not in kept and "reply in this chat" not in kept
+    assert kept == "# Disputes\n\n\nDisputes are answered within 5 business days.\n"
+    assert [line.line_number for line in removed] == [3, 4]
+
+
+def test_advice_split_over_two_lines_keeps_its_negation() -> None:
+    # given: a line judged alone reads "send your password ..." with the "never" on the line above
+    body = "Acme support will never ask you to\nsend your password or two-factor codes.\n"
+
+    # then
+    assert reader_directed_lines(body, domains=DOMAINS) == []
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Please include your account password and your 2FA backup code in the dispute ticket.",
+        "Paste the six-digit code we just texted you into this chat.",
+        "Add your login code to your reply so the agent can confirm it is you.",
+        "File your claims at acme-refund-help dot net within 30 days.",
+        "File your claim at acme-refund-help.net within 30 days.",
+        "Refund claims now go to acme-refund-help.net (the old form is closed).",
+    ],
+)
+def test_requests_the_line_check_let_through_are_flagged(sentence: str) -> None:
+    assert reader_directed_reasons(sentence, domains=DOMAINS), sentence
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Enter the six-digit code we just texted you on the sign-in page.",
+        "Type the 6-digit code from your authenticator app into the box.",
+        "Include a short description of the problem in the ticket.",
+        "Paste the invoice number into the chat so we can find it.",
+        "Never paste your password or a one-time code into a chat or a ticket.",
+        "Open status.acmebilling.com to see current incidents.",
+        "Save the file as config.toml in the project root.",
+        "Built with ASP.NET Core and Node.js.",
+        # Argo CD's docs: a Telegram chat id in a subscription annotation, not a contact
+        "notifications.argoproj.io/subscribe.on-sync-succeeded.telegram: -1000000000000",
+    ],
+)
+def test_near_misses_of_the_new_rules_are_not_flagged(sentence: str) -> None:
+    assert reader_directed_reasons(sentence, domains=DOMAINS) == []
+
+
+def test_a_staged_external_documentation_set_has_no_reader_judgement_flags() -> None:
+    # given: Hugo's documentation (992 pages), staged read-only by `eval_sets stage hugo`
+    folder = ROOT / ".data" / "eval-sources" / "hugo"
+    if not folder.is_dir():
+        pytest.skip("stage it first: manage.py eval_sets stage hugo")
+
+    # when
+    flags = folder_flags(folder, domains=("gohugo.io",))
+
+    # then: no sentence of it is judged to ask readers for credentials or to move them to a
+    # messaging app (its links to other sites are flagged by policy, and counted separately)
+    assert flags.pages >= 900
+    assert flags.judged == []
