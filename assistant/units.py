@@ -246,6 +246,25 @@ def unit_features(
     return features
 
 
+BEST_LINES = 3  # the lines a writing generator is shown first
+
+
+def best_lines(
+    *, question: str, sources: Sequence[Source], idfs: Mapping[str, float] | None = None
+) -> list[tuple[int, str]]:
+    """The sources' units most likely to answer ``question``, best first, as (source number,
+    text), for a generator that writes its own answer. Scored by words and kind alone (no
+    embedder call: the model reads every passage anyway, this only orders its reading)."""
+    units = units_of(sources)
+    if not units:
+        return []
+    scores = units_score(
+        question=question, units=units, similarities=np.zeros(len(units)), idfs=idfs
+    )
+    order = [int(index) for index in np.argsort(-scores, kind="stable")][:BEST_LINES]
+    return [(units[index].source.number, units[index].words_text) for index in order]
+
+
 def question_lexemes(question: str, units: Sequence[Unit]) -> frozenset[str]:
     vocabulary = {word for unit in units for word in words(f"{unit.source.section} {unit.text}")}
     return frozenset(_corrected(lexemes(question), vocabulary))

@@ -43,7 +43,7 @@ from assistant.generators import (
 )
 from assistant.models import Message
 from assistant.no_answer import no_answer_decide
-from assistant.prompting import build_prompt
+from assistant.prompting import build_prompt, prompt_with_best_lines
 from assistant.services.answer_cache import (
     CachedAnswer,
     answer_cache_get,
@@ -57,6 +57,7 @@ from assistant.services.evidence import (
     retrieval_snapshot,
 )
 from assistant.services.quotes import citations_with_quotes
+from assistant.units import best_lines
 from kb.errors import REASON_CHARS, one_line
 from kb.selectors import index_version
 from search.results import RetrievalResult, RetrievalUnavailable
@@ -272,6 +273,13 @@ class AnswerRun:
             search_query=message.retrieval_query,
             term_idfs=result.term_idfs,
         )
+        if not generator.quoted:  # a writing model reads the likeliest answer first
+            prompt = prompt_with_best_lines(
+                prompt,
+                lines=best_lines(
+                    question=message.question, sources=prompt.sources, idfs=result.term_idfs
+                ),
+            )
         self.timings["prompt"] = _ms_since(prompt_started)
         self.snapshot.prompt_sources = len(prompt.sources)
         self.snapshot.neutralised = prompt.neutralised

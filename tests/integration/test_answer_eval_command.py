@@ -109,3 +109,34 @@ def test_a_missing_api_key_is_one_clear_error(pages: Path, settings) -> None:
 
     with pytest.raises(CommandError, match="needs ANTHROPIC_API_KEY"):
         call_command("answer_eval", str(pages), "--generator", "anthropic")
+
+
+def test_claude_reads_the_likeliest_lines_first_and_its_first_sentence_is_the_lead(
+    pages: Path,
+) -> None:
+    with AnthropicStub() as stub:
+        # given: the "model" answers in its first sentence, citing a source
+        stub.reply("You have 60 days from the annual charge [1]. Ask support [1].", times=3)
+
+        # when
+        _, outcomes = _run(
+            pages,
+            "--generator",
+            "anthropic",
+            "--anthropic-base-url",
+            stub.base_url,
+            "--anthropic-api-key",
+            stub.api_key,
+        )
+        sent = [json.loads(request.body) for request in stub.requests]
+
+    # then: the prompt asks for the answer first and shows the best lines before the documents
+    annual = next(body for body in sent if "paid for a year" in json.dumps(body))
+    question = annual["messages"][-1]["content"]
+    assert "Put the answer itself in your first sentence" in annual["system"]
+    lines = question[: question.index("Help-center documents")]
+    assert lines.startswith("<best-lines-") and "60 days" in lines.splitlines()[1]
+    # and the answer's first sentence, with its citation, is what the eval reads as the lead
+    by_id = {outcome["id"]: outcome for outcome in outcomes}
+    assert by_id["refund-annual"]["lead_states_fact"]
+    assert by_id["refund-annual"]["cited"] == ["policies/refunds.md > Refund Policy > Annual plans"]
