@@ -102,6 +102,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "config.middleware.RequestIdMiddleware",
     "config.middleware.ContentSecurityPolicyMiddleware",
+    "config.middleware.RequestCharsetMiddleware",
     "config.middleware.NulCharacterMiddleware",
     "config.availability.DatabaseUnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",
