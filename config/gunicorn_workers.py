@@ -16,7 +16,7 @@ once that much has arrived, and the thread reads the rest as the stock worker do
 are untouched: a streamed answer is written chunk by chunk, as before.
 
 Plain HTTP/1.1 only (TLS ends at the load balancer in front): the worker refuses to start with
-``certfile`` or HTTP/2 configured rather than serve them unprotected.
+``certfile``, HTTP/2 or the uwsgi protocol configured rather than serve them unprotected.
 """
 
 from __future__ import annotations
@@ -145,7 +145,7 @@ class RequestBufferingWorker(ThreadWorker):
     @classmethod
     def check_config(cls, cfg: Config, log: Logger) -> None:
         super().check_config(cfg, log)
-        if cfg.is_ssl or cfg.http_protocols != ["h1"]:
+        if cfg.is_ssl or cfg.http_protocols != ["h1"] or cfg.protocol != "http":
             raise SystemExit(
                 "RequestBufferingWorker serves plain HTTP/1.1: end TLS and HTTP/2 at the load "
                 "balancer, or choose another worker_class"
@@ -206,18 +206,21 @@ class RequestBufferingWorker(ThreadWorker):
         super().enqueue_req(conn)
 
     def _close_expired(self) -> None:
+        if not self.alive:  # stopping: a connection that has sent nothing holds up no request
+            for conn in [conn for conn, request in self.incoming.items() if not request.data]:
+                self._forget(conn)
         now = time.monotonic()
         while self.incoming:
             conn, request = next(iter(self.incoming.items()))
             if request.deadline > now:
                 break
-            self.log.info(
-                "Closed a connection from %s that sent %d bytes and no whole request in %.0fs",
-                conn.client,
-                len(request.data),
-                self.request_read_timeout,
-            )
-            if request.data:  # a client that never sent a byte is owed no answer
+            if request.data:  # a client that never sent a byte (a preconnect) is owed nothing
+                self.log.info(
+                    "Closed a connection from %s: %d bytes and no whole request in %.0fs",
+                    conn.client,
+                    len(request.data),
+                    self.request_read_timeout,
+                )
                 with contextlib.suppress(OSError):
                     conn.sock.send(_REQUEST_TIMEOUT_RESPONSE)
             self._forget(conn)

@@ -114,6 +114,22 @@ class SlowClients:
             self.received[number] += chunk
 
 
+def raw_exchange(port: int, *pieces: bytes, timeout: float = 10.0) -> list[bytes]:
+    """Sends each of ``pieces`` on one connection and returns what the server sent after each:
+    its next bytes after every piece but the last, and everything until it closes after that."""
+    replies = []
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as client:
+        for piece in pieces[:-1]:
+            client.sendall(piece)
+            replies.append(client.recv(65536))
+        client.sendall(pieces[-1])
+        rest = bytearray()
+        while chunk := client.recv(65536):
+            rest += chunk
+        replies.append(bytes(rest))
+    return replies
+
+
 def timed_get(url: str, *, timeout: float) -> tuple[int | str, float]:
     """``url``'s status (or the error's name) and the seconds it took, never raising."""
     started = time.monotonic()
