@@ -177,9 +177,13 @@ def _burst_of_visitors(demo: Demo, *, visitors: int) -> int:
 def test_the_demo_serves_as_production_bounds_its_connections_and_restarts_a_worker(
     demo: Demo,
 ) -> None:
-    # it greets as it always has
+    # it greets as it always has, and DEBUG off adds no warning to it
     log = demo.log()
     assert "Groundwork is running:" in log and f"help center  {demo.url}/" in log
+    assert "UserWarning" not in log, log[-3000:]
+    # and still serves its styles and scripts without a collectstatic
+    assert demo.get("/static/groundwork/site.css") == 200
+    assert demo.get("/static/assistant/chat.js") == 200
 
     # and DEBUG is off: a 404 lists no URL patterns, and the staff-only debug endpoint's 404
     # is the very page an unknown address gets, naming no view
