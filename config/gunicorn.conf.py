@@ -1,8 +1,10 @@
 """gunicorn settings for production: ``gunicorn -c config/gunicorn.conf.py config.wsgi``.
 
 Threaded workers (gthread), because a streamed answer holds its connection for the seconds the
-generator takes; a sync worker would serve one customer at a time. Everything is tunable from
-the environment, as the rest of the settings are.
+generator takes; a sync worker would serve one customer at a time. The worker class is gthread
+with each request read by the worker's event loop before a thread runs it
+(``config/gunicorn_workers.py``): slow clients then cost sockets, not threads. Everything is
+tunable from the environment, as the rest of the settings are.
 """
 
 from __future__ import annotations
@@ -21,8 +23,11 @@ def _int(name: str, default: int) -> int:
 
 bind = os.environ.get("GUNICORN_BIND", f"0.0.0.0:{os.environ.get('PORT', '8000')}")
 workers = _int("WEB_CONCURRENCY", 2)
-worker_class = "gthread"
+worker_class = "config.gunicorn_workers.RequestBufferingWorker"
 threads = _int("GUNICORN_THREADS", 8)
+# Open connections per worker, slow ones still sending their request included (the worker's
+# own read timeout, GUNICORN_REQUEST_READ_TIMEOUT, closes those after 20 s).
+worker_connections = _int("GUNICORN_WORKER_CONNECTIONS", 1000)
 # A streamed answer may take as long as the generator's timeout plus retrieval.
 timeout = _int("GUNICORN_TIMEOUT", 90)
 graceful_timeout = 30

@@ -1,11 +1,12 @@
 """The processes ``make demo`` runs, and the supervisor that keeps them running.
 
 The demo serves with the production web server and settings file (gunicorn,
-``config/gunicorn.conf.py``: a fixed number of worker processes and threads), because what the
-demo serves is what a team evaluates. Django's development server starts a thread, and with
-persistent connections a database connection, per request: under 50 concurrent askers it ran
-the embedded PostgreSQL out of connections. Under gunicorn each thread holds at most one
-connection, so the web server holds at most ``WEB_CONCURRENCY`` x ``GUNICORN_THREADS``.
+``config/gunicorn.conf.py``: a fixed number of worker processes and threads) and with DEBUG
+off, because what the demo serves is what a team evaluates. Django's development server starts
+a thread, and with persistent connections a database connection, per request: under 50
+concurrent askers it ran the embedded PostgreSQL out of connections. Under gunicorn each thread
+holds at most one connection, so the web server holds at most ``WEB_CONCURRENCY`` x
+``GUNICORN_THREADS``.
 
 Each child runs in its own process group, so stopping (or restarting) one also ends what it
 forked: a Celery worker's pool process and embedded beat would otherwise outlive it.
@@ -38,6 +39,10 @@ GUNICORN_CONFIG = BASE_DIR / "config" / "gunicorn.conf.py"
 # mappings that go back to the system when freed, let memory return to its idle figure:
 # measured on 8 threads of sentence batches, 238 -> 483 MB without these, 188 -> 193 MB with.
 MALLOC_ENV = {"MALLOC_ARENA_MAX": "2", "MALLOC_MMAP_THRESHOLD_": "65536"}
+# The web server and the worker run with DEBUG off, as in production, whatever the shell says:
+# with it on, every 404 listed the site's URL patterns and named the view that raised it.
+# (Django's debug pages are for `manage.py runserver` on a developer's machine.)
+AS_IN_PRODUCTION_ENV = {"DJANGO_DEBUG": "false"}
 # A child that exits this often within RESTART_WINDOW_SECONDS is broken, not unlucky.
 MAX_RESTARTS = 5
 RESTART_WINDOW_SECONDS = 60.0
@@ -68,7 +73,11 @@ def web_server(*, port: int, env: Mapping[str, str] | None = None) -> ChildSpec:
             f"127.0.0.1:{port}",
             "config.wsgi",
         ],
-        env={**{k: os.environ.get(k, v) for k, v in MALLOC_ENV.items()}, **(env or {})},
+        env={
+            **{k: os.environ.get(k, v) for k, v in MALLOC_ENV.items()},
+            **AS_IN_PRODUCTION_ENV,
+            **(env or {}),
+        },
     )
 
 
@@ -91,6 +100,7 @@ def celery_worker(*, schedule: Path) -> ChildSpec:
             "--schedule",
             str(schedule),
         ],
+        env=AS_IN_PRODUCTION_ENV,
     )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import warnings
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -103,6 +104,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "config.middleware.RequestIdMiddleware",
     "config.middleware.ContentSecurityPolicyMiddleware",
+    "config.middleware.RequestCharsetMiddleware",
     "config.middleware.NulCharacterMiddleware",
     "config.availability.DatabaseUnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",
@@ -387,6 +389,10 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 # Outside production WhiteNoise serves straight from the app folders (no collectstatic needed,
 # DEBUG on or off); in production only the collected, hashed and compressed files.
 WHITENOISE_USE_FINDERS = not PRODUCTION
+if not PRODUCTION:
+    # With DEBUG off (the demo) WhiteNoise looks for the collected folder at start and warns
+    # that it is missing; outside production nothing is collected, the finders serve instead.
+    warnings.filterwarnings("ignore", message=r"No directory at: .*staticfiles")
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {

@@ -12,13 +12,14 @@ How to write an e2e test (see ``test_admin_screenshots.py`` for a full one)::
 
 Fixtures:
 
-- ``e2e_server`` (function): the app served by ``gunicorn -k gthread`` in its own process, started
-  for each test (about 2 s); ``.url`` is its base URL (``http://127.0.0.1:PORT``), ``.log_tail()``
-  the end of its log for assertion messages. Requesting it (``page`` does) puts the test in
-  ``transactional_db``: rows the test creates are committed, so the server reads them, and are
-  flushed after the test. The server uses the test database (``DATABASE_URL``) and this run's
-  embedded Redis (same ``GROUNDWORK_DATA_DIR``): cache and rate limits are shared with the test
-  process (``django.core.cache.cache.clear()`` resets them).
+- ``e2e_server`` (function): the app served by gunicorn with the production worker class (gthread
+  reading each request in its event loop, ``config/gunicorn_workers.py``) in its own process,
+  started for each test (about 2 s); ``.url`` is its base URL (``http://127.0.0.1:PORT``),
+  ``.log_tail()`` the end of its log for assertion messages. Requesting it (``page`` does) puts
+  the test in ``transactional_db``: rows the test creates are committed, so the server reads
+  them, and are flushed after the test. The server uses the test database (``DATABASE_URL``)
+  and this run's embedded Redis (same ``GROUNDWORK_DATA_DIR``): cache and rate limits are
+  shared with the test process (``django.core.cache.cache.clear()`` resets them).
 - ``e2e_server_env`` (function): extra environment for the server process, ``{}`` by default.
   Override it in a test module (any scope) to point the server at a stub, e.g. ::
 
@@ -39,7 +40,7 @@ Fixtures:
   ``.data/screenshots/<name>.png`` (``docs/screenshots/`` under ``make screenshots``) and
   return the path; options go to Playwright (e.g. ``clip``).
 
-Streaming works: gunicorn's gthread worker writes each chunk of a ``StreamingHttpResponse`` as
+Streaming works: the gthread worker writes each chunk of a ``StreamingHttpResponse`` as
 it is produced. Playwright's sync API keeps an asyncio loop running on the test's thread, which
 makes Django refuse ORM calls there; ``browser`` sets ``DJANGO_ALLOW_ASYNC_UNSAFE`` for its
 lifetime because the test code is synchronous and runs only between Playwright calls.
@@ -177,7 +178,8 @@ def e2e_server(
     arguments = [
         "config.wsgi:application",
         "--bind", f"127.0.0.1:{port}",
-        "--worker-class", "gthread", "--workers", "1", "--threads", "4",
+        "--worker-class", "config.gunicorn_workers.RequestBufferingWorker",
+        "--workers", "1", "--threads", "4",
         "--timeout", "120", "--graceful-timeout", "5",
         "--access-logfile", "-", "--error-logfile", "-",
     ]  # fmt: skip

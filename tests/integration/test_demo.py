@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import threading
+import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -66,6 +67,18 @@ class Demo:
         with urllib.request.urlopen(self.url + path, timeout=30) as response:
             response.read()
             return response.status
+
+    def fetch(
+        self, path: str, *, body: bytes | None = None, content_type: str = ""
+    ) -> tuple[int, str]:
+        """Status and text of ``path`` (a POST of ``body`` when given), errors included."""
+        headers = {"Content-Type": content_type} if content_type else {}
+        request = urllib.request.Request(self.url + path, data=body, headers=headers)
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                return response.status, response.read().decode(errors="replace")
+        except urllib.error.HTTPError as error:
+            return error.code, error.read().decode(errors="replace")
 
 
 @pytest.fixture
@@ -160,8 +173,35 @@ def _burst_of_visitors(demo: Demo, *, visitors: int) -> int:
     return peak
 
 
-# One demo start (about 20 s) serves both checks: the suite's time is shared.
-def test_the_demo_bounds_its_connections_and_restarts_a_killed_worker(demo: Demo) -> None:
+# One demo start (about 20 s) serves every check: the suite's time is shared.
+def test_the_demo_serves_as_production_bounds_its_connections_and_restarts_a_worker(
+    demo: Demo,
+) -> None:
+    # it greets as it always has, and DEBUG off adds no warning to it
+    log = demo.log()
+    assert "Groundwork is running:" in log and f"help center  {demo.url}/" in log
+    assert "UserWarning" not in log, log[-3000:]
+    # and still serves its styles and scripts without a collectstatic
+    assert demo.get("/static/groundwork/site.css") == 200
+    assert demo.get("/static/assistant/chat.js") == 200
+
+    # and DEBUG is off: a 404 lists no URL patterns, and the staff-only debug endpoint's 404
+    # is the very page an unknown address gets, naming no view
+    unknown_status, unknown_page = demo.fetch("/no-such-page")
+    debug_status, debug_page = demo.fetch("/debug/search?q=refunds")
+    assert unknown_status == debug_status == 404
+    assert debug_page == unknown_page
+    for leak in ("debug/search", "admin/", "readyz", "search.views", "DEBUG = True"):
+        assert leak not in unknown_page
+
+    # and a question sent as UTF-16 is refused with a 415 that says why (it was a 500)
+    status, page = demo.fetch(
+        "/ask",
+        body="question=Where do visitors park?".encode("utf-16"),
+        content_type="application/x-www-form-urlencoded; charset=utf-16",
+    )
+    assert status == 415 and "UTF-8" in page
+
     # given 30 visitors at once
     peak = _burst_of_visitors(demo, visitors=30)
 
