@@ -8,9 +8,10 @@ checks (no absolute paths, no ``..``), so nothing can escape the corpus namespac
 from __future__ import annotations
 
 import io
+import stat
 import zipfile
 
-from kb.parsing import MARKDOWN_SUFFIXES, MAX_DOCUMENT_BYTES
+from kb.parsing import MARKDOWN_SUFFIXES, MAX_DOCUMENT_BYTES, DocumentParseError
 from kb.services.sync import Source
 
 MAX_UPLOAD_BYTES = 20_000_000
@@ -86,10 +87,22 @@ def _zip_sources(name: str, data: bytes) -> list[Source]:
             continue  # folders, dotfiles and macOS metadata; ".." is left for the path check
         if not entry.filename.lower().endswith(MARKDOWN_SUFFIXES):
             continue
+        if stat.S_ISLNK(entry.external_attr >> 16):
+            # `zip --symlinks` stores a link as its target's name: that is not a page, and a
+            # folder sync refuses the link itself the same way.
+            sources.append((entry.filename, _link_refused(entry.filename)))
+            continue
         sources.append((entry.filename, _entry_reader(archive, entry)))
     if not sources:
         raise UploadRejected(f"{name} holds no Markdown files")
     return sources
+
+
+def _link_refused(path: str):
+    def read() -> bytes:
+        raise DocumentParseError(path=path, message="a symbolic link, not a file: refused")
+
+    return read
 
 
 def _entry_reader(archive: zipfile.ZipFile, entry: zipfile.ZipInfo):
