@@ -482,7 +482,14 @@ def _tabs_as_spaces(source: str) -> str:
 
 
 def _load_yaml_text(path: str, source: str) -> tuple[dict[str, Any], dict[str, int]]:
-    loader = _FrontMatterLoader(source)
+    try:
+        # The reader refuses control characters as it is made: inside the `try`, that is a
+        # per-file error too (kb_sync crashed on a U+001F in front matter).
+        loader = _FrontMatterLoader(source)
+    except yaml.YAMLError as error:
+        raise DocumentParseError(
+            path=path, message=f"front matter: invalid YAML ({error})", line=_FIRST_LINE
+        ) from None
     try:
         node = loader.get_single_node()
         if node is not None:

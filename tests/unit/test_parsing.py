@@ -476,3 +476,9 @@ def test_a_value_the_database_cannot_store_is_an_error_naming_it(
     error = parse_error(front_matter + "# X\n", path="a.md")
     assert named in error.message
     assert error.line is not None
+
+
+def test_a_control_character_in_yaml_front_matter_is_an_error_not_a_crash() -> None:
+    # found by tests/integration/test_fuzz_import_sync.py: PyYAML's reader raised outside the try
+    error = parse_error("---\ntitle: a\x1fb\n---\n# X\n")
+    assert "invalid YAML" in error.message and error.line == 2
