@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import stat
 import zipfile
+from collections.abc import Callable
 
 from kb.parsing import MARKDOWN_SUFFIXES, MAX_DOCUMENT_BYTES, DocumentParseError
 from kb.services.sync import Source
@@ -88,8 +89,8 @@ def _zip_sources(name: str, data: bytes) -> list[Source]:
         if not entry.filename.lower().endswith(MARKDOWN_SUFFIXES):
             continue
         if stat.S_ISLNK(entry.external_attr >> 16):
-            # `zip --symlinks` stores a link as its target's name: that is not a page, and a
-            # folder sync refuses the link itself the same way.
+            # `zip --symlinks` stores a link as its target's name, which is not a page's text;
+            # a folder sync likewise refuses a link whose target is not in the folder.
             sources.append((entry.filename, _link_refused(entry.filename)))
             continue
         sources.append((entry.filename, _entry_reader(archive, entry)))
@@ -98,7 +99,7 @@ def _zip_sources(name: str, data: bytes) -> list[Source]:
     return sources
 
 
-def _link_refused(path: str):
+def _link_refused(path: str) -> Callable[[], bytes]:
     def read() -> bytes:
         raise DocumentParseError(path=path, message="a symbolic link, not a file: refused")
 

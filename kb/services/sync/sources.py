@@ -82,8 +82,9 @@ def _markdown_files(directory: Path) -> Iterator[tuple[str, Path]]:
 
 
 def _read_inside(root: Path, relative_path: str, file_path: Path) -> bytes:
-    # Checked as it is read, not as the folder is listed, so a link swapped in meanwhile is
-    # caught too; what is opened is the path that was checked.
+    # Checked as it is read, not as the folder is listed, and what is opened is the resolved
+    # path that was checked. A folder component swapped for a link between the two calls is
+    # not caught: a narrow race, left open (docs/reliability.md, issue 26 row 1).
     real = file_path.resolve()
     if outside_folder(file_path=real, root=root):
         raise DocumentParseError(
