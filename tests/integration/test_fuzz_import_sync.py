@@ -3,7 +3,7 @@ front matter (near-miss fences, YAML tags and anchors, TOML, JSON) and sizes (Hy
 
 Each file either becomes a whole document or is reported by name; an upload writes all of its
 files or none; the public index still serves afterwards. Bounded to 60 examples in all (about
-6 s); the hashing embedder keeps kb_sync's indexing fast, since bookkeeping, not meaning, is
+5 s); the hashing embedder keeps kb_sync's indexing fast, since bookkeeping, not meaning, is
 under test.
 """
 
