@@ -10,6 +10,7 @@ import numpy as np
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
+from django.core.exceptions import ValidationError
 from django.db import connections, models, transaction
 from django.db.models import F, Func, Q
 from django.db.models.expressions import CombinedExpression
@@ -17,6 +18,7 @@ from pgvector.django import VectorField
 from simple_history.models import HistoricalRecords
 
 from kb.chunking import CHUNKER_VERSION
+from kb.parsing import document_path_problem
 
 
 def vector_literal(vector: Sequence[float]) -> str:
@@ -29,6 +31,14 @@ def vector_literal(vector: Sequence[float]) -> str:
 def content_hash_of(*, title: str, body: str) -> str:
     """Hash of what the chunks are built from: a change here means re-chunk and re-embed."""
     return hashlib.sha256(f"{title}\x00{body}".encode()).hexdigest()
+
+
+def document_path_validator(path: str) -> None:
+    """The admin form's check of a path: the same rule an upload, a zip entry and a folder sync
+    apply (``document_path_problem``), so no way in accepts a path another refuses."""
+    problem = document_path_problem(path)
+    if problem is not None:
+        raise ValidationError(f"invalid document path: {problem}", code="invalid_path")
 
 
 class EmbeddingModelQuerySet(models.QuerySet["EmbeddingModel"]):
@@ -120,7 +130,7 @@ class Document(models.Model):
         # Rows that existed before provenance was recorded (migration 0007).
         UNKNOWN = "unknown", "Unknown (before provenance)"
 
-    path = models.CharField(max_length=500, unique=True)
+    path = models.CharField(max_length=500, unique=True, validators=[document_path_validator])
     title = models.CharField(max_length=500)
     category = models.CharField(max_length=200, blank=True, default="")
     audience = models.CharField(max_length=20, choices=Audience.choices, default=Audience.PUBLIC)

@@ -15,9 +15,11 @@ from __future__ import annotations
 import datetime
 import difflib
 import json
+import math
 import posixpath
 import re
 import tomllib
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -29,6 +31,12 @@ from kb.chunking.lines import markup_warnings
 from kb.chunking.structure import first_heading
 
 MAX_DOCUMENT_BYTES = 1_000_000
+# What YAML aliases (`*name`) may add to the values a front matter writes: enough for a shared
+# block reused a few times, far below a "billion laughs" (442 bytes that expand to millions).
+MAX_ALIAS_EXPANSION = 1_000
+# The front-matter keys kept as metadata, as stored JSON: the largest of the 2,991 Markdown files
+# on the development machine is 676 characters; every page view and sync reads it.
+MAX_METADATA_CHARS = 65_536
 
 AUDIENCES = ("public", "internal")
 STATUSES = ("draft", "published", "retired")
@@ -37,6 +45,8 @@ MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")  # .mdx: Docusaurus pages, MDX 
 _FRONT_MATTER_OPEN = re.compile(r"---[ \t]*")
 _FRONT_MATTER_CLOSE = re.compile(r"(?:---|\.\.\.)[ \t]*")
 _TOML_FENCE = re.compile(r"\+\+\+[ \t]*")
+# What a near miss of a fence is made of: a dash of any kind (em, en, minus sign...), or `+`.
+_FENCE_CHARACTERS = "-+\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d"
 # Hugo reads a page that opens with a JSON object as JSON front matter; `{{<` is a shortcode.
 _JSON_OPEN = re.compile(r"\{[ \t]*(?:$|\"|\})")
 # Keys that decide who sees a page and whether it is current: a near miss of one of these
@@ -106,6 +116,10 @@ class ParsedDocument:
     unknown_keys: tuple[str, ...] = ()  # keys of `metadata` that no tool convention explains
     warnings: tuple[str, ...] = ()  # markup that loaded but lost something (an include)
     aliases: tuple[str, ...] = ()  # earlier /docs/<alias> addresses that redirect here
+    # Whether the file says `audience:` itself. One that does not leaves a stored page's audience
+    # as it is: a body copied from the admin editor (which never shows front matter) and
+    # uploaded again must not make an internal page public.
+    audience_stated: bool = False
 
 
 def parse_document(*, path: str, raw: bytes) -> ParsedDocument:
@@ -120,14 +134,26 @@ def parse_document(*, path: str, raw: bytes) -> ParsedDocument:
     if superseded_by is not None:
         superseded_by = _normalise_document_path(superseded_by) or None
     if superseded_by is not None:
-        problem = _path_problem(superseded_by)
+        problem = document_path_problem(superseded_by)
         if problem is None and superseded_by == path:
             problem = "a document cannot be superseded by itself"
         if problem is not None:
             reader.fail("superseded_by", f"'superseded_by' {problem} (got {superseded_by!r})")
+    for key, value in fields.items():
+        problem = _unstorable(key) or _unstorable(value)
+        if problem is not None:
+            reader.fail(key, f"'{_shown(str(key))}' {problem}")
     metadata = {key: _json_ready(value) for key, value in fields.items() if key not in _OWN_KEYS}
     for key in _MAPPED_KEYS:
         metadata.pop(key, None)
+    stored = len(json.dumps(metadata, ensure_ascii=False))
+    if stored > MAX_METADATA_CHARS:
+        raise DocumentParseError(
+            path=path,
+            message=f"front matter: the keys kept as metadata take {stored:,} characters; the "
+            f"limit is {MAX_METADATA_CHARS:,}",
+            line=_FIRST_LINE,
+        )
     aliases, alias_warnings = page_aliases(path=path, metadata=metadata)
     badge = reader.text("status")
     if badge is not None and badge.lower() in _PAGE_BADGES:
@@ -152,6 +178,7 @@ def parse_document(*, path: str, raw: bytes) -> ParsedDocument:
             *alias_warnings,
         ),
         aliases=aliases,
+        audience_stated=reader.text("audience") is not None,
     )
 
 
@@ -229,28 +256,81 @@ def _status(reader: _FieldReader) -> str:
 
 
 def _json_ready(value: Any) -> Any:
-    """TOML and YAML values as JSON can store them: dates as ISO text."""
+    """TOML and YAML values as JSON can store them: dates as ISO text, YAML pairs as lists.
+    Only for values `_unstorable` accepts."""
     if isinstance(value, dict):
         return {str(key): _json_ready(item) for key, item in value.items()}
-    if isinstance(value, list):
+    if isinstance(value, list | tuple):
         return [_json_ready(item) for item in value]
     if isinstance(value, datetime.date | datetime.time):
         return value.isoformat()
     return value
 
 
+def _unstorable(value: Any) -> str | None:
+    """Why a front-matter value (or key) cannot be stored as text and JSON, or None.
+
+    PostgreSQL holds no NUL and no lone surrogate in text or JSON, JSON has no NaN, and YAML's
+    `!!binary` and `!!set` have no JSON form; each of these was a 500 in admin and a crashed
+    kb_sync before it was refused here, by key and line."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            return "contains a NUL character, which cannot be stored"
+        surrogate = next((c for c in value if "\ud800" <= c <= "\udfff"), None)
+        if surrogate is not None:
+            return f"contains a lone surrogate (U+{ord(surrogate):04X}), which is not text"
+        return None
+    if isinstance(value, bool | int | None | datetime.date | datetime.time):
+        return None
+    if isinstance(value, float):
+        return None if math.isfinite(value) else f"is not a finite number ({value})"
+    if isinstance(value, dict):
+        return next(
+            (p for k, v in value.items() if (p := _unstorable(str(k)) or _unstorable(v))), None
+        )
+    if isinstance(value, list | tuple):
+        return next((p for item in value if (p := _unstorable(item)) is not None), None)
+    if isinstance(value, bytes | bytearray):
+        return "is binary data (!!binary), which a page cannot store"
+    if isinstance(value, set | frozenset):
+        return "is a set (!!set): write a list instead"
+    return f"cannot be stored (a {type(value).__name__})"
+
+
+def _shown(text: str) -> str:
+    """`text` as an error may print it: control characters escaped, never written raw."""
+    return text if text.isprintable() else repr(text)[1:-1]
+
+
+_UNPRINTABLE_KINDS = {
+    "Cc": "a control character",
+    "Cf": "an invisible format character",
+    "Zl": "a line separator",
+    "Zp": "a paragraph separator",
+    "Zs": "a space other than ' '",
+}
+
+
 def _check_path(path: str) -> None:
-    problem = _path_problem(path)
+    problem = document_path_problem(path)
     if problem is not None:
         raise DocumentParseError(path=path, message=f"invalid document path: {problem}")
 
 
-def _path_problem(path: str) -> str | None:
-    """Why `path` cannot name a document, or None. Guards against escaping the corpus folder."""
+def document_path_problem(path: str) -> str | None:
+    """Why `path` cannot name a document, or None: the one rule for a document path, on every
+    way in (admin form, upload, zip entry, folder sync, successor, CLI). Guards against
+    escaping the corpus folder, and against characters that break a URL, a log line, a
+    terminal or a page: a newline in a path made /docs/ a 500 for every visitor. Its length is
+    the model field's (``kb.services.sync.rows.document_limits_check``)."""
     if not path:
         return "the path is empty"
     if "\x00" in path:
         return "the path contains a NUL character"
+    invisible = next((c for c in path if not c.isprintable()), None)
+    if invisible is not None:
+        kind = _UNPRINTABLE_KINDS.get(unicodedata.category(invisible), "an unprintable character")
+        return f"the path contains U+{ord(invisible):04X}, {kind}"
     if "\\" in path:
         return "use forward slashes, not backslashes"
     if path.startswith("/") or re.match(r"[A-Za-z]:", path):
@@ -320,7 +400,9 @@ def _split_front_matter(path: str, text: str) -> tuple[dict[str, Any], str, dict
     """(fields, body, line of each key) for `text`; no front matter gives ({}, text, {}).
 
     Fails closed: a `---` (or `+++`) first line always opens front matter, so one that is never
-    closed is an error rather than a page whose body shows `audience: internal` to the public."""
+    closed is an error rather than a page whose body shows `audience: internal` to the public;
+    and a line that only looks like a fence (` ---`, `----`, `--- yaml`, `———`) is an error too,
+    since Markdown would show the `audience: internal` under it to everyone."""
     lines = text.split("\n")
     if _TOML_FENCE.fullmatch(lines[0]):
         source, body = _fenced(path, lines, _TOML_FENCE, "+++")
@@ -331,13 +413,37 @@ def _split_front_matter(path: str, text: str) -> tuple[dict[str, Any], str, dict
         source, body = _fenced(path, lines, _FRONT_MATTER_CLOSE, "---")
         fields, key_lines = _load_yaml(path, source)
     else:
-        _refuse_late_front_matter(path, lines)
+        _refuse_near_front_matter(path, lines)
         return {}, text, {}
     return fields, body, key_lines
 
 
+def _visible(line: str) -> str:
+    """`line` without whitespace of any kind and invisible format characters (U+200B, U+FEFF)."""
+    return "".join(c for c in line if not c.isspace() and unicodedata.category(c) != "Cf")
+
+
+def _fence_like(line: str) -> bool:
+    """Whether `line` reads as a front-matter fence to a person: three or more dashes (of any
+    kind) or pluses, maybe spaced, with at most a word after them (`--- yaml`)."""
+    visible = _visible(line)
+    rest = visible.lstrip(_FENCE_CHARACTERS)
+    return len(visible) - len(rest) >= 3 and (rest == "" or rest.isalpha())
+
+
 def _fenced(path: str, lines: list[str], close: re.Pattern[str], fence: str) -> tuple[str, str]:
-    end = next((n for n in range(1, len(lines)) if close.fullmatch(lines[n])), None)
+    end = None
+    for number in range(1, len(lines)):
+        if close.fullmatch(lines[number]):
+            end = number
+            break
+        if _fence_like(lines[number]):
+            raise DocumentParseError(
+                path=path,
+                message=f"front matter: line {number + 1} looks like the end of front matter "
+                f"but is {lines[number]!r} (close it with exactly '{fence}')",
+                line=number + 1,
+            )
     if end is None:
         raise DocumentParseError(
             path=path,
@@ -376,10 +482,21 @@ def _tabs_as_spaces(source: str) -> str:
 
 
 def _load_yaml_text(path: str, source: str) -> tuple[dict[str, Any], dict[str, int]]:
-    loader = _FrontMatterLoader(source)
+    try:
+        # The reader refuses control characters as it is made: inside the `try`, that is a
+        # per-file error too (kb_sync crashed on a U+001F in front matter).
+        loader = _FrontMatterLoader(source)
+    except yaml.YAMLError as error:
+        raise DocumentParseError(
+            path=path, message=f"front matter: invalid YAML ({error})", line=_FIRST_LINE
+        ) from None
     try:
         node = loader.get_single_node()
+        if node is not None:
+            _refuse_alias_expansion(path, node)
         fields = loader.construct_document(node) if node is not None else None
+    except DocumentParseError:
+        raise
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         problem = error.problem or error.context or "invalid YAML"
@@ -415,6 +532,58 @@ def _load_yaml_text(path: str, source: str) -> tuple[dict[str, Any], dict[str, i
     return fields, key_lines
 
 
+def _refuse_alias_expansion(path: str, root: yaml.Node) -> None:
+    """Refuse front matter whose aliases would expand past MAX_ALIAS_EXPANSION values, or
+    refer to themselves, before anything is built from it.
+
+    The composed nodes share what an alias names, so counting each node's expanded size once
+    (memoised) costs what the text costs, whereas building the values (and their JSON) costs
+    what the expansion costs (issue 26: 442 bytes took an admin import 84 s and 2.6 GB)."""
+    sizes: dict[int, int] = {}
+    open_nodes: set[int] = set()
+
+    def expanded(node: yaml.Node) -> int:
+        if id(node) in sizes:
+            return sizes[id(node)]
+        if id(node) in open_nodes:
+            raise DocumentParseError(
+                path=path,
+                message="front matter: an alias refers to itself (a value that contains itself)",
+                line=_FIRST_LINE + node.start_mark.line,
+            )
+        open_nodes.add(id(node))
+        if isinstance(node, yaml.SequenceNode):
+            children = list(node.value)
+        elif isinstance(node, yaml.MappingNode):
+            children = [part for pair in node.value for part in pair]
+        else:
+            children = []
+        size = 1 + sum(expanded(child) for child in children)
+        open_nodes.discard(id(node))
+        sizes[id(node)] = size
+        return size
+
+    total = expanded(root)
+    if total - len(sizes) <= MAX_ALIAS_EXPANSION:
+        return
+    # Name the first key whose value alone passes the bound; else the front matter's start.
+    pairs = root.value if isinstance(root, yaml.MappingNode) else []
+    line = next(
+        (
+            _FIRST_LINE + key.start_mark.line
+            for key, value in pairs
+            if sizes[id(value)] > MAX_ALIAS_EXPANSION
+        ),
+        _FIRST_LINE,
+    )
+    raise DocumentParseError(
+        path=path,
+        message=f"front matter: its aliases (*name) expand to {total:,} values from "
+        f"{len(sizes):,} written; at most {MAX_ALIAS_EXPANSION:,} more are allowed",
+        line=line,
+    )
+
+
 _TOML_ERROR_LINE = re.compile(r"\(at line (\d+), column \d+\)$")
 _TOML_KEY = re.compile(r"[ \t]*(?:\"([^\"]+)\"|'([^']+)'|([A-Za-z0-9_-]+))[ \t]*=")
 
@@ -429,6 +598,10 @@ def _load_toml(path: str, source: str) -> tuple[dict[str, Any], dict[str, int]]:
             path=path,
             message=f"front matter: invalid TOML ({problem})",
             line=_FIRST_LINE + int(found.group(1)) - 1 if found else _FIRST_LINE,
+        ) from None
+    except ValueError as error:  # a number past Python's 4,300-digit conversion limit
+        raise DocumentParseError(
+            path=path, message=f"front matter: invalid TOML ({error})", line=_FIRST_LINE
         ) from None
     key_lines: dict[str, int] = {}
     for number, line in enumerate(source.split("\n")):
@@ -457,6 +630,12 @@ def _load_json(path: str, text: str) -> tuple[dict[str, Any], str, dict[str, int
     except json.JSONDecodeError as error:
         raise DocumentParseError(
             path=path, message=f"front matter: invalid JSON ({error.msg})", line=error.lineno
+        ) from None
+    except DocumentParseError:
+        raise
+    except ValueError as error:  # a number past Python's 4,300-digit conversion limit
+        raise DocumentParseError(
+            path=path, message=f"front matter: invalid JSON ({error})", line=1
         ) from None
     except RecursionError:
         raise DocumentParseError(
@@ -502,14 +681,26 @@ def _refuse_repeated(path: str, key: str, first: int, line: int) -> NoReturn:
     )
 
 
-def _refuse_late_front_matter(path: str, lines: list[str]) -> None:
-    """A `---` after leading blank lines is front matter that Markdown would show as text."""
-    first = next((n for n, line in enumerate(lines) if line.strip()), None)
-    if first is not None and first > 0 and _FRONT_MATTER_OPEN.fullmatch(lines[first]):
+def _refuse_near_front_matter(path: str, lines: list[str]) -> None:
+    """Refuse a page whose first visible line is a fence that does not open front matter: one
+    after blank lines, or a near miss (` ---`, `----`, `--- yaml`, `---` + U+00A0, `———`)."""
+    first = next((n for n, line in enumerate(lines) if _visible(line)), None)
+    if first is None:
+        return
+    line = lines[first]
+    if first > 0 and (_FRONT_MATTER_OPEN.fullmatch(line) or _TOML_FENCE.fullmatch(line)):
         raise DocumentParseError(
             path=path,
             message="front matter must begin on the first line (remove the blank lines above "
             "the '---')",
+            line=first + 1,
+        )
+    if _fence_like(line):
+        raise DocumentParseError(
+            path=path,
+            message=f"line {first + 1} looks like the start of front matter but is {line!r}: "
+            "front matter opens with exactly '---' (or '+++') as the first line, and a page "
+            "cannot begin with a horizontal rule",
             line=first + 1,
         )
 

@@ -8,9 +8,11 @@ checks (no absolute paths, no ``..``), so nothing can escape the corpus namespac
 from __future__ import annotations
 
 import io
+import stat
 import zipfile
+from collections.abc import Callable
 
-from kb.parsing import MARKDOWN_SUFFIXES, MAX_DOCUMENT_BYTES
+from kb.parsing import MARKDOWN_SUFFIXES, MAX_DOCUMENT_BYTES, DocumentParseError
 from kb.services.sync import Source
 
 MAX_UPLOAD_BYTES = 20_000_000
@@ -86,10 +88,22 @@ def _zip_sources(name: str, data: bytes) -> list[Source]:
             continue  # folders, dotfiles and macOS metadata; ".." is left for the path check
         if not entry.filename.lower().endswith(MARKDOWN_SUFFIXES):
             continue
+        if stat.S_ISLNK(entry.external_attr >> 16):
+            # `zip --symlinks` stores a link as its target's name, which is not a page's text;
+            # a folder sync likewise refuses a link whose target is not in the folder.
+            sources.append((entry.filename, _link_refused(entry.filename)))
+            continue
         sources.append((entry.filename, _entry_reader(archive, entry)))
     if not sources:
         raise UploadRejected(f"{name} holds no Markdown files")
     return sources
+
+
+def _link_refused(path: str) -> Callable[[], bytes]:
+    def read() -> bytes:
+        raise DocumentParseError(path=path, message="a symbolic link, not a file: refused")
+
+    return read
 
 
 def _entry_reader(archive: zipfile.ZipFile, entry: zipfile.ZipInfo):

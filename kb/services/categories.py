@@ -9,6 +9,7 @@ from pathlib import Path
 from django.db import transaction
 
 from kb.models import Category
+from kb.services.sync.sources import outside_folder
 
 CATEGORY_LABELS_FILE = "categories.json"
 _MAX_LENGTH = Category._meta.get_field("slug").max_length or 200
@@ -24,6 +25,8 @@ def category_labels_read(*, directory: Path) -> dict[str, str]:
     path = directory / CATEGORY_LABELS_FILE
     if not path.is_file():
         return {}
+    if outside_folder(file_path=path, root=directory):
+        raise CategoryLabelsError(f"{path}: a link to a file outside the folder")
     try:
         labels = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:

@@ -259,3 +259,73 @@ def test_what_loaded_with_a_warning_is_said_after_the_summary(writer_client: Cli
     assert (
         '<li class="warning">Front matter keys kept as metadata, not used: owner (1 file)' in page
     )
+
+
+# --- issue 26 ----------------------------------------------------------------------------------
+
+INTERNAL_PAGE = b"---\naudience: internal\n---\n\n# X\n\nRX-4471\n"
+
+
+def test_reuploading_an_internal_page_without_front_matter_keeps_it_internal_and_says_so(
+    writer_client: Client,
+) -> None:
+    # issue 26 (2): the body copied from the admin editor, which never shows front matter
+    _upload(writer_client, "p.md", INTERNAL_PAGE, "rt/p.md")
+
+    page = _upload(writer_client, "p.md", b"# X\n\nRX-4471 updated\n", "rt/p.md").content.decode()
+
+    document = Document.objects.get(path="rt/p.md")
+    assert document.audience == "internal"
+    assert "RX-4471 updated" in document.body
+    assert "1 document updated, queued for indexing." in page
+    assert "Kept rt/p.md internal: the file does not say audience:" in page
+    assert Client().get("/docs/rt/p.md").status_code == 404
+
+
+def test_a_file_that_says_public_widens_the_audience_and_the_change_is_reported(
+    writer_client: Client,
+) -> None:
+    _upload(writer_client, "p.md", INTERNAL_PAGE, "rt/p.md")
+
+    page = _upload(
+        writer_client, "p.md", b"---\naudience: public\n---\n# X\n\nRX-4471\n", "rt/p.md"
+    ).content.decode()
+
+    assert Document.objects.get(path="rt/p.md").audience == "public"
+    assert "Audience of rt/p.md: internal → public, as the file says" in page
+
+
+@pytest.mark.parametrize(
+    ("files", "message"),
+    [
+        ({"t.md": b"---\ntitle: " + b"T" * 5_000 + b"\n---\nText.\n"}, "title is 5,000 characters"),
+        ({"t.md": b"# " + b"T" * 600 + b"\n\nText.\n"}, "title is 600 characters; the limit"),
+        ({"c.md": b"---\ncategory: " + b"c" * 5_000 + b"\n---\n# C\n"}, "the limit is 200"),
+        ({"d/" * 299 + "p.md": b"# P\n"}, "path is 602 characters; the limit is 500"),
+        ({"b.md": b"---\nx: !!binary aGVsbG8=\n---\n# B\n"}, "binary data"),
+        ({"s.md": b"---\nx: !!set {a, b}\n---\n# S\n"}, "a set (!!set)"),
+    ],
+)
+def test_a_value_past_a_limit_is_a_per_file_error_not_a_500(
+    writer_client: Client, files: dict[str, bytes], message: str
+) -> None:
+    # issue 26 (12): each was a DataError or TypeError, a 500 in admin
+    response = _upload(writer_client, "docs.zip", _zip({**files, "fine.md": b"# Fine\n"}))
+
+    assert response.status_code == 200
+    assert message in response.content.decode()
+    assert not Document.objects.exists()
+
+
+def test_a_symbolic_link_in_a_zip_is_refused(writer_client: Client) -> None:
+    # issue 26 (1): a zip entry that is a link names its target, it is not a page
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        link = zipfile.ZipInfo("passwd.md")
+        link.external_attr = (0o120777 << 16) | 0x20  # S_IFLNK, as `zip --symlinks` writes it
+        archive.writestr(link, "/etc/passwd")
+
+    page = _upload(writer_client, "docs.zip", buffer.getvalue()).content.decode()
+
+    assert "passwd.md: a symbolic link, not a file" in page
+    assert not Document.objects.exists()

@@ -14,6 +14,7 @@ from django.utils import timezone
 from kb.actors import SYSTEM
 from kb.chunking import chunker, embedding_text
 from kb.embedders import EmbeddingError
+from kb.embedders.hashing import HashingEmbedder
 from kb.models import Chunk, Document, DocumentIndexState, EmbeddingModel
 from kb.services.sync import SyncRefused, corpus_sync
 from tests.conftest import CORPUS_DIR, CountingEmbedder
@@ -383,3 +384,77 @@ def test_an_empty_folder_never_touches_another_folders_documents(
     # then nothing is removed: the documents came from the other folder
     assert report.removed == []
     assert Document.objects.count() == 3
+
+
+# --- issue 26 ----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def hashing_embedder() -> HashingEmbedder:
+    # Bookkeeping, not meaning, is under test: the hashing embedder keeps these tests fast.
+    return HashingEmbedder()
+
+
+def test_a_link_to_a_file_outside_the_folder_is_refused_and_named(
+    tmp_path: Path, hashing_embedder: HashingEmbedder
+) -> None:
+    # given a secret outside the folder and a link to it inside, beside a link that stays inside
+    secret = tmp_path / "secret.txt"
+    secret.write_text("root:x:0:0:root:/root:/bin/bash\n")
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "passwd.md").symlink_to(secret)
+    (folder / "real.md").write_text("# Real\n\nText.\n")
+    (folder / "alias.md").symlink_to(folder / "real.md")
+
+    # when it is synced
+    report = corpus_sync(directory=folder, embedder=hashing_embedder, actor=SYSTEM)
+
+    # then the outside link is reported, never stored, and the rest syncs
+    assert [failure.path for failure in report.failed] == ["passwd.md"]
+    assert "a link to a file outside the folder" in report.failed[0].message
+    assert sorted(Document.objects.values_list("path", flat=True)) == ["alias.md", "real.md"]
+    assert not Document.objects.filter(body__contains="root:x").exists()
+
+
+def test_a_categories_file_linked_from_outside_is_refused(tmp_path: Path) -> None:
+    outside = tmp_path / "labels.json"
+    outside.write_text('{"api": "API"}')
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "categories.json").symlink_to(outside)
+
+    with pytest.raises(CommandError, match="outside the folder; nothing was synced"):
+        call_command("kb_sync", str(folder), "--no-progress")
+
+
+def test_one_bad_file_is_reported_and_the_files_after_it_sync(
+    tmp_path: Path, hashing_embedder: HashingEmbedder
+) -> None:
+    # issue 26 (12): a title past its column's limit stopped kb_sync for the whole folder
+    (tmp_path / "a.md").write_text("# A\n\nText.\n")
+    (tmp_path / "b-long.md").write_text(f"---\ntitle: {'T' * 5_000}\n---\nText.\n")
+    (tmp_path / "c-set.md").write_text("---\nx: !!set {a, b}\n---\n# C\n\nText.\n")
+    (tmp_path / "d.md").write_text("# D\n\nText.\n")
+
+    report = corpus_sync(directory=tmp_path, embedder=hashing_embedder, actor=SYSTEM)
+
+    assert sorted(failure.path for failure in report.failed) == ["b-long.md", "c-set.md"]
+    assert sorted(Document.objects.values_list("path", flat=True)) == ["a.md", "d.md"]
+
+
+def test_a_synced_internal_page_whose_file_drops_its_front_matter_stays_internal(
+    tmp_path: Path, hashing_embedder: HashingEmbedder
+) -> None:
+    # issue 26 (2), for a folder: a file's silence never widens who may see a page
+    page = tmp_path / "rt" / "p.md"
+    page.parent.mkdir()
+    page.write_text("---\naudience: internal\n---\n# X\n\nRX-4471\n")
+    corpus_sync(directory=tmp_path, embedder=hashing_embedder, actor=SYSTEM)
+
+    page.write_text("# X\n\nRX-4471 updated\n")
+    report = corpus_sync(directory=tmp_path, embedder=hashing_embedder, actor=SYSTEM)
+
+    document = Document.objects.get(path="rt/p.md")
+    assert (document.audience, report.indexed) == ("internal", ["rt/p.md"])
+    assert "kept rt/p.md internal: the file does not say audience:" in " ".join(report.warnings)

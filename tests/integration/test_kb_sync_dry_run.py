@@ -146,3 +146,25 @@ def test_fail_on_markup_goes_with_dry_run(hugo_folder: Path) -> None:
     with pytest.raises(CommandError, match="--fail-on-markup goes with --dry-run"):
         call_command("kb_sync", str(hugo_folder), "--fail-on-markup")
     assert Document.objects.count() == 0
+
+
+def test_dry_run_rejects_a_link_out_of_the_folder_without_printing_its_target(
+    tmp_path: Path,
+    counting_embedder: CountingEmbedder,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # issue 26 (1): the preview reads files as the sync does, so it must not show a secret either
+    monkeypatch.setattr("kb.management.commands.kb_sync.active_embedder", lambda: counting_embedder)
+    secret = tmp_path / "secret.md"
+    secret.write_text("# Root\n\nroot:x:0:0:root:/root:/bin/bash\n")
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "passwd.md").symlink_to(secret)
+
+    with pytest.raises(CommandError, match="1 file"):
+        call_command("kb_sync", str(folder), "--dry-run", "--no-progress")
+
+    out = capsys.readouterr().out
+    assert "rejected: passwd.md: a link to a file outside the folder" in out
+    assert "'Root'" not in out and "root:x" not in out

@@ -7,7 +7,13 @@ import pickle
 
 import pytest
 
-from kb.parsing import MAX_DOCUMENT_BYTES, DocumentParseError, ParsedDocument, parse_document
+from kb.parsing import (
+    MAX_DOCUMENT_BYTES,
+    MAX_METADATA_CHARS,
+    DocumentParseError,
+    ParsedDocument,
+    parse_document,
+)
 
 
 def parse(text: str, *, path: str = "policies/refunds.md") -> ParsedDocument:
@@ -56,6 +62,7 @@ def test_front_matter_fields_are_read() -> None:
         # issue 15: a key that is not ours is kept as metadata (and reported), not dropped
         metadata={"owner": "billing-team"},
         unknown_keys=("owner",),
+        audience_stated=True,
     )
 
 
@@ -350,3 +357,128 @@ def test_error_survives_pickling() -> None:
 
 def test_error_is_a_value_error() -> None:
     assert isinstance(parse_error(b"\xff"), ValueError)
+
+
+# --- issue 26: near misses, paths, aliases and values the database cannot hold ----------------
+
+INTERNAL_AFTER = "audience: internal\n---\n\n# Escalations\n\nCall the on-call lead.\n"
+
+
+@pytest.mark.parametrize(
+    "opening",
+    [" ---", "\t---", "----", "--- yaml", "---\u00a0", "\u200b---", "———", "- - -", " +++"],
+)
+def test_a_near_miss_of_the_front_matter_fence_is_refused_at_its_line(opening: str) -> None:
+    # issue 26 (3): each of these was stored public with `audience: internal` shown as text
+    error = parse_error(f"{opening}\n{INTERNAL_AFTER}")
+
+    assert error.line == 1
+    assert "looks like the start of front matter" in error.message
+
+
+def test_a_near_miss_after_blank_lines_is_refused_at_its_line() -> None:
+    assert parse_error(f"\n\u00a0\n ---\n{INTERNAL_AFTER}").line == 3
+
+
+def test_a_near_miss_of_the_closing_fence_is_refused_at_its_line() -> None:
+    error = parse_error("---\naudience: internal\n ---\n\n# Escalations\n\nText.\n")
+
+    assert error.line == 3
+    assert "looks like the end of front matter" in error.message
+
+
+def test_a_page_may_still_open_with_text_then_a_rule() -> None:
+    document = parse("# Escalations\n\n----\n\nText.\n")
+    assert document.audience == "public" and document.title == "Escalations"
+
+
+def test_whether_the_file_states_its_audience_is_recorded() -> None:
+    # issue 26 (2): a re-upload without front matter must not make an internal page public
+    assert parse("# X\n\nText.\n").audience_stated is False
+    assert parse("---\naudience: public\n---\n# X\n").audience_stated is True
+
+
+@pytest.mark.parametrize(
+    ("path", "named"),
+    [
+        ("rt/new\nline.md", "U+000A"),
+        ("rt/esc\x1b[31m.md", "U+001B"),
+        ("rt/tab\t.md", "U+0009"),
+        ("rt/line\u2028sep.md", "U+2028"),
+        ("rt/\u202eevil.md", "U+202E"),
+        ("rt/zero\u200bwidth.md", "U+200B"),
+    ],
+)
+def test_a_path_with_a_control_or_invisible_character_is_refused(path: str, named: str) -> None:
+    # issue 26 (8): a newline in a path made /docs/ a 500 for every visitor
+    error = parse_error("# Refunds\n", path=path)
+
+    assert error.message.startswith("invalid document path")
+    assert named in error.message
+    assert "\n" not in str(error) and "\x1b" not in str(error)
+
+
+def test_the_same_path_rule_guards_superseded_by() -> None:
+    error = parse_error('---\nsuperseded_by: "policies/new\\nline.md"\n---\n')
+    assert "U+000A" in error.message and error.line == 2
+
+
+BILLION_LAUGHS = "---\na: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
+    f"{chr(98 + n)}: &{chr(98 + n)} [{', '.join([f'*{chr(97 + n)}'] * 9)}]\n" for n in range(6)
+)
+
+
+def test_yaml_alias_expansion_past_the_bound_is_refused_quickly() -> None:
+    # issue 26 (9): 442 bytes took an import 84 s and gigabytes of memory
+    source = BILLION_LAUGHS + "---\n# Laughs\n"
+    assert len(source) < 500
+
+    error = parse_error(source)
+
+    # named at the first key whose value alone passes the bound: `d`, 7,381 values
+    assert "aliases" in error.message and error.line == 5
+
+
+def test_a_recursive_yaml_alias_is_refused() -> None:
+    assert "refers to itself" in parse_error("---\nx: &a [1, *a]\n---\n").message
+
+
+def test_a_few_aliases_are_still_read() -> None:
+    document = parse("---\nbase: &base {team: billing}\nowner: *base\n---\n# X\n")
+    assert document.metadata == {"base": {"team": "billing"}, "owner": {"team": "billing"}}
+
+
+def test_metadata_past_the_size_limit_is_refused() -> None:
+    big = "x" * (MAX_METADATA_CHARS + 1)
+    assert "metadata" in parse_error(f"---\nnotes: {big}\n---\n# X\n").message
+
+
+@pytest.mark.parametrize(
+    ("front_matter", "named"),
+    [
+        ("---\nx: !!binary aGVsbG8=\n---\n", "binary"),
+        ("---\nx: !!set {a, b}\n---\n", "a set"),
+        ("---\nx: .nan\n---\n", "not a finite number"),
+        ("---\nx: [1, .inf]\n---\n", "not a finite number"),
+        ('---\ntitle: "a\\0b"\n---\n', "NUL"),
+        ('---\nx: {"a\\0": 1}\n---\n', "NUL"),
+        ('---\ncategory: "a\\ud800b"\n---\n', "surrogate"),
+        ("+++\nx = nan\n+++\n", "not a finite number"),
+        ('{"x": NaN}\n', "not a finite number"),
+        ("+++\nx = " + "9" * 5_000 + "\n+++\n", "invalid TOML"),
+        ('{"x": ' + "9" * 5_000 + "}\n", "invalid JSON"),
+    ],
+)
+def test_a_value_the_database_cannot_store_is_an_error_naming_it(
+    front_matter: str, named: str
+) -> None:
+    # issue 26 (12): these were a TypeError or DataError, a 500 in admin, a crashed kb_sync
+    error = parse_error(front_matter + "# X\n", path="a.md")
+    assert named in error.message
+    assert error.line is not None
+
+
+def test_a_control_character_in_yaml_front_matter_is_an_error_not_a_crash() -> None:
+    # found by tests/integration/test_fuzz_import_sync.py: PyYAML's reader raised outside the try
+    error = parse_error("---\ntitle: a\x1fb\n---\n# X\n")
+    assert "invalid YAML" in error.message and error.line == 2

@@ -49,7 +49,7 @@ from kb.services.sync.provenance import (
     row_mark_synced,
 )
 from kb.services.sync.report import SyncFailure, SyncRefused, SyncReport
-from kb.services.sync.rows import document_row, metadata_apply, metadata_differs
+from kb.services.sync.rows import audience_note, document_row, metadata_apply, metadata_differs
 from kb.services.sync.sources import Source, directory_sources, sources_parse
 
 log = structlog.get_logger("groundwork.kb")
@@ -205,6 +205,8 @@ def _documents_import(
     else:
         provenances = {d.path: Provenance(Document.Origin.IMPORT) for d in parsed}
     parsed = _permitted(parsed, existing, actor, report)
+    # As stored before this run writes anything: the writes below update these rows in place.
+    stored_audiences = {path: row.audience for path, row in existing.items()}
     if all_or_nothing and report.failed:
         report.refused = True
         report.seconds = time.perf_counter() - started
@@ -267,6 +269,11 @@ def _documents_import(
             if document.path not in existing:
                 report.created.append(document.path)
     _link_successors(parsed, report, actor, synced=folder is not None)
+    written = {*report.indexed, *report.queued, *report.updated}
+    for document in parsed:
+        note = audience_note(document, stored=stored_audiences.get(document.path))
+        if note is not None and document.path in written:
+            report.warnings.append(note)
     removed = (
         prunable(existing=existing, present=present, folder=folder, missing=missing, report=report)
         if folder is not None

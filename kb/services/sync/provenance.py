@@ -309,6 +309,8 @@ def _replacing(conflict: SyncConflict, row: Document, document: ParsedDocument) 
     if row.content_hash != content_hash_of(title=row.title, body=document.body):
         replaced.append("body")
     for name in ("category", "audience", "status", "review_by"):
+        if name == "audience" and not document.audience_stated:
+            continue  # a file that does not say it keeps the row's (``rows._metadata``)
         if getattr(row, name) != getattr(document, name):
             replaced.append(name)
     if document.updated_on is not None and row.updated_on != document.updated_on:

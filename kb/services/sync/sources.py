@@ -16,17 +16,27 @@ from kb.parsing import (
 )
 from kb.services.sync.provenance import SyncedFile, synced_file_of
 from kb.services.sync.report import SyncFailure, SyncReport
+from kb.services.sync.rows import document_limits_check
 
 # A source file: its document path, and a reader returning at most MAX_DOCUMENT_BYTES + 1 bytes.
 Source = tuple[str, Callable[[], bytes]]
 
 
 def directory_sources(directory: Path) -> list[Source]:
-    """The Markdown files under ``directory``, sorted, each read only when the sync gets to it."""
+    """The Markdown files under ``directory``, sorted, each read only when the sync gets to it.
+    A file whose real path lies outside ``directory`` (a link to ``/etc/passwd``) is refused
+    when read, by name, instead of being published."""
+    root = directory.resolve()
     return [
-        (relative_path, functools.partial(_read_limited, file_path))
+        (relative_path, functools.partial(_read_inside, root, relative_path, file_path))
         for relative_path, file_path in _markdown_files(directory)
     ]
+
+
+def outside_folder(*, file_path: Path, root: Path) -> bool:
+    """Whether ``file_path``, links followed, is not under the folder ``root`` (resolved):
+    the rule for every file a folder sync reads (pages and ``categories.json``)."""
+    return not file_path.resolve().is_relative_to(root.resolve())
 
 
 def sources_parse(
@@ -49,6 +59,7 @@ def sources_parse(
         try:
             raw = read()
             document = parse_document(path=relative_path, raw=raw)
+            document_limits_check(document)
         except DocumentParseError as exc:
             report.failed.append(SyncFailure(relative_path, str(exc)))
         except OSError as exc:
@@ -70,7 +81,17 @@ def _markdown_files(directory: Path) -> Iterator[tuple[str, Path]]:
             yield relative.as_posix(), file_path
 
 
-def _read_limited(file_path: Path) -> bytes:
+def _read_inside(root: Path, relative_path: str, file_path: Path) -> bytes:
+    # Checked as it is read, not as the folder is listed, and what is opened is the resolved
+    # path that was checked. A folder component swapped for a link between the two calls is
+    # not caught: a narrow race, left open (docs/reliability.md, issue 26 row 1).
+    real = file_path.resolve()
+    if outside_folder(file_path=real, root=root):
+        raise DocumentParseError(
+            path=relative_path,
+            message=f"a link to a file outside the folder ({real}): refused, since a sync "
+            "publishes only what the folder holds (copy the file in if it belongs there)",
+        )
     # Read one byte past the limit so the parser reports the size without us loading a huge file.
-    with file_path.open("rb") as handle:
+    with real.open("rb") as handle:
         return handle.read(MAX_DOCUMENT_BYTES + 1)
