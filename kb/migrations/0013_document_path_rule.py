@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("kb", "0011_page_vectors"),
+        ("kb", "0012_stewards_unlock_sign_ins"),
     ]
 
     operations = [
