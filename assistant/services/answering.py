@@ -57,6 +57,7 @@ from assistant.services.evidence import (
     retrieval_snapshot,
 )
 from assistant.services.quotes import citations_with_quotes
+from kb.attention.contradictions import contradicting_chunks
 from kb.errors import REASON_CHARS, one_line
 from kb.selectors import index_version
 from search.results import RetrievalResult, RetrievalUnavailable
@@ -344,8 +345,14 @@ class AnswerRun:
             flags.append("the answer was cut off at the length limit")
         message.status = Message.Status.FLAGGED if flags else Message.Status.ANSWERED
         message.answer = citations_renumber(text=check.text, cited=check.cited).strip()
+        cited = [source for source in sources if source.number in check.cited]
         message.citations = citations_with_quotes(
-            answer=message.answer, citations=cited_sources(sources=sources, cited=check.cited)
+            answer=message.answer,
+            citations=cited_sources(
+                sources=sources,
+                cited=check.cited,
+                contradicting=contradicting_chunks(chunk_ids=[s.chunk_id for s in cited]),
+            ),
         )
         self.snapshot.flags = flags
 
