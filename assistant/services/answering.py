@@ -41,6 +41,7 @@ from assistant.generators import (
     Turn,
     get_generator,
 )
+from assistant.languages import LanguageSupport, language_support, not_served_answer
 from assistant.models import Message
 from assistant.no_answer import no_answer_decide
 from assistant.prompting import build_prompt
@@ -194,6 +195,7 @@ class AnswerRun:
         )
         self.cache_key: str | None = None
         self._generator = generator
+        self.language: LanguageSupport | None = None  # known once retrieval has run
 
     def events(self) -> Iterator[AnswerEvent]:
         try:
@@ -203,6 +205,12 @@ class AnswerRun:
                 yield from self._finish_from_cache(cached)
                 return
             result = self._retrieve(generator)
+            self.language = language_support(
+                question=self.message.question,
+                embedding_model=result.embedding_model,
+                writes=not generator.quoted,
+            )
+            self.snapshot.language = self.language.as_json()
             decision = no_answer_decide(
                 query=self.message.retrieval_query, result=result, audiences=self.audiences
             )
@@ -271,6 +279,7 @@ class AnswerRun:
             hits=result.hits,
             history=self.history,
             search_query=message.retrieval_query,
+            language=None if self.language is None or self.language.english else self.language.name,
         )
         self.timings["prompt"] = _ms_since(prompt_started)
         self.snapshot.prompt_sources = len(prompt.sources)
@@ -332,7 +341,7 @@ class AnswerRun:
             # The generator read the sources and found no answer in them.
             message.status = Message.Status.NOT_IN_DOCS
             # A quoting answerer writes nothing of its own, so its refusal reads like ours.
-            message.answer = NOT_IN_DOCS_ANSWER if generator.quoted else check.text.strip()
+            message.answer = self._refusal() if generator.quoted else check.text.strip()
             message.citations = []
             self.snapshot.not_in_docs_reason = "generator found no answer in the sources"
             return
@@ -359,13 +368,20 @@ class AnswerRun:
     def _finish_not_in_docs(self, *, reason: str) -> Iterator[AnswerEvent]:
         """Nothing retrieved is about the question: say so, without asking the generator."""
         message = self.message
-        message.answer = NOT_IN_DOCS_ANSWER
+        message.answer = self._refusal()
         message.status = Message.Status.NOT_IN_DOCS
         message.citations = []
         self.snapshot.not_in_docs_reason = reason
         yield AnswerDelta(message.answer)
         self._finish()
         yield AnswerReady(message)
+
+    def _refusal(self) -> str:
+        """The refusal in the asker's language: "not in our docs", or for a question retrieval
+        cannot read, that questions are read in English only (`assistant.languages`)."""
+        if self.language is None:
+            return NOT_IN_DOCS_ANSWER
+        return not_served_answer(self.language, not_in_docs=NOT_IN_DOCS_ANSWER)
 
     def _finish_failed(self, failure: _StageFailed) -> AnswerReady:
         message = self.message

@@ -107,6 +107,7 @@ class AnswerSnapshot:
     retrieval: dict[str, Any] | None = None  # ``retrieval_snapshot`` of what was retrieved
     follow_up: dict[str, Any] | None = None  # the two searches' evidence, for a leaning question
     no_answer: dict[str, Any] | None = None  # the no-answer decision's signals
+    language: dict[str, Any] | None = None  # ``LanguageSupport.as_json`` of the question
     prompt_sources: int | None = None  # the hits that fit the prompt
     neutralised: list[str] | None = None  # injection attempts neutralised in those sources
     source_numbers: dict[int, int] | None = None  # chunk id -> its [n] in the prompt
@@ -141,6 +142,7 @@ class AnswerSnapshot:
         reached = {
             "follow_up": self.follow_up,
             "no_answer": self.no_answer,
+            "language": self.language,
             "prompt_sources": self.prompt_sources,
             "neutralised": self.neutralised,
             "generation": dataclasses.asdict(self.generation) if self.generation else None,
