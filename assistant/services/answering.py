@@ -58,6 +58,7 @@ from assistant.services.evidence import (
     retrieval_snapshot,
 )
 from assistant.services.quotes import citations_with_quotes
+from assistant.services.shown_sources import quoted_sources_only
 from kb.attention.contradictions import contradicting_chunks
 from kb.errors import REASON_CHARS, one_line
 from kb.selectors import index_version
@@ -363,6 +364,10 @@ class AnswerRun:
                 contradicting=contradicting_chunks(chunk_ids=[s.chunk_id for s in cited]),
             ),
         )
+        if generator.quoted:
+            message.answer, message.citations = quoted_sources_only(
+                answer=message.answer, citations=message.citations
+            )
         self.snapshot.flags = flags
 
     def _finish_not_in_docs(self, *, reason: str) -> Iterator[AnswerEvent]:
