@@ -75,6 +75,7 @@ def build_prompt(
     nonce: str | None = None,
     search_query: str | None = None,
     term_idfs: Mapping[str, float] | None = None,
+    language: str | None = None,
 ) -> Prompt:
     """The prompt for ``question`` from ``hits`` (best first) and earlier ``history`` turns.
 
@@ -82,6 +83,8 @@ def build_prompt(
     (default ``settings.PROMPT_CHARACTER_BUDGET``); the top hit always goes in, even alone over
     the budget, because an answer without its best passage is worse than a long prompt. No
     passage is ever cut: a cut sentence can reverse its meaning ("…except annual plans").
+    ``language`` names the question's language when it is not English ("German"): the final
+    message then asks for the answer in it, with the citations kept (`assistant.languages`).
     """
     if not question.strip():
         raise ValueError("build_prompt needs a non-empty question")
@@ -118,7 +121,7 @@ def build_prompt(
         answer = CITATION_MARKER.sub("", turn.answer).strip() or "(no answer was given)"
         messages.append({"role": "user", "content": turn.question.strip() or "(empty question)"})
         messages.append({"role": "assistant", "content": answer})
-    messages.append({"role": "user", "content": _final_message(question, blocks)})
+    messages.append({"role": "user", "content": _final_message(question, blocks, language)})
 
     log.info(
         "prompt_built",
@@ -190,7 +193,7 @@ def _unforged(text: str) -> str:
     )
 
 
-def _final_message(question: str, blocks: list[str]) -> str:
+def _final_message(question: str, blocks: list[str], language: str | None = None) -> str:
     # The question is the customer's own words, not retrieved data, so it is not flagged; but it
     # must not be able to forge a delimiter either.
     question = FORGED_DELIMITER.sub(
@@ -200,4 +203,10 @@ def _final_message(question: str, blocks: list[str]) -> str:
         documents = "Help-center documents for this question:\n\n" + "\n\n".join(blocks)
     else:
         documents = "No help-center documents were found for this question."
-    return f"{documents}\n\nQuestion: {question}"
+    if language is None:
+        return f"{documents}\n\nQuestion: {question}"
+    # The documents are in English; without this a model often answers in theirs.
+    return (
+        f"{documents}\n\nQuestion: {question}\n\nThe question is in {language}: write the "
+        f"answer in {language}, citing the sources by their numbers in square brackets as above."
+    )

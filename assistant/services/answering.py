@@ -41,6 +41,7 @@ from assistant.generators import (
     Turn,
     get_generator,
 )
+from assistant.languages import LanguageSupport, language_support, not_served_answer
 from assistant.models import Message
 from assistant.no_answer import no_answer_decide
 from assistant.prompting import build_prompt, prompt_with_best_lines
@@ -57,7 +58,9 @@ from assistant.services.evidence import (
     retrieval_snapshot,
 )
 from assistant.services.quotes import citations_with_quotes
+from assistant.services.shown_sources import quoted_sources_only
 from assistant.units import best_lines
+from kb.attention.contradictions import contradicting_chunks
 from kb.errors import REASON_CHARS, one_line
 from kb.selectors import index_version
 from search.results import RetrievalResult, RetrievalUnavailable
@@ -194,6 +197,7 @@ class AnswerRun:
         )
         self.cache_key: str | None = None
         self._generator = generator
+        self.language: LanguageSupport | None = None  # known once retrieval has run
 
     def events(self) -> Iterator[AnswerEvent]:
         try:
@@ -203,6 +207,12 @@ class AnswerRun:
                 yield from self._finish_from_cache(cached)
                 return
             result = self._retrieve(generator)
+            self.language = language_support(
+                question=self.message.question,
+                embedding_model=result.embedding_model,
+                writes=not generator.quoted,
+            )
+            self.snapshot.language = self.language.as_json()
             decision = no_answer_decide(
                 query=self.message.retrieval_query, result=result, audiences=self.audiences
             )
@@ -272,6 +282,7 @@ class AnswerRun:
             history=self.history,
             search_query=message.retrieval_query,
             term_idfs=result.term_idfs,
+            language=None if self.language is None or self.language.english else self.language.name,
         )
         if not generator.quoted:  # a writing model reads the likeliest answer first
             prompt = prompt_with_best_lines(
@@ -340,7 +351,7 @@ class AnswerRun:
             # The generator read the sources and found no answer in them.
             message.status = Message.Status.NOT_IN_DOCS
             # A quoting answerer writes nothing of its own, so its refusal reads like ours.
-            message.answer = NOT_IN_DOCS_ANSWER if generator.quoted else check.text.strip()
+            message.answer = self._refusal() if generator.quoted else check.text.strip()
             message.citations = []
             self.snapshot.not_in_docs_reason = "generator found no answer in the sources"
             return
@@ -353,21 +364,38 @@ class AnswerRun:
             flags.append("the answer was cut off at the length limit")
         message.status = Message.Status.FLAGGED if flags else Message.Status.ANSWERED
         message.answer = citations_renumber(text=check.text, cited=check.cited).strip()
+        cited = [source for source in sources if source.number in check.cited]
         message.citations = citations_with_quotes(
-            answer=message.answer, citations=cited_sources(sources=sources, cited=check.cited)
+            answer=message.answer,
+            citations=cited_sources(
+                sources=sources,
+                cited=check.cited,
+                contradicting=contradicting_chunks(chunk_ids=[s.chunk_id for s in cited]),
+            ),
         )
+        if generator.quoted:
+            message.answer, message.citations = quoted_sources_only(
+                answer=message.answer, citations=message.citations
+            )
         self.snapshot.flags = flags
 
     def _finish_not_in_docs(self, *, reason: str) -> Iterator[AnswerEvent]:
         """Nothing retrieved is about the question: say so, without asking the generator."""
         message = self.message
-        message.answer = NOT_IN_DOCS_ANSWER
+        message.answer = self._refusal()
         message.status = Message.Status.NOT_IN_DOCS
         message.citations = []
         self.snapshot.not_in_docs_reason = reason
         yield AnswerDelta(message.answer)
         self._finish()
         yield AnswerReady(message)
+
+    def _refusal(self) -> str:
+        """The refusal in the asker's language: "not in our docs", or for a question retrieval
+        cannot read, that questions are read in English only (`assistant.languages`)."""
+        if self.language is None:
+            return NOT_IN_DOCS_ANSWER
+        return not_served_answer(self.language, not_in_docs=NOT_IN_DOCS_ANSWER)
 
     def _finish_failed(self, failure: _StageFailed) -> AnswerReady:
         message = self.message

@@ -4,7 +4,7 @@ stored with the message for admin, content gaps and audits."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,15 +13,21 @@ from assistant.generators import GenerationDone, Source
 from search.results import RetrievalResult
 
 
-def cited_sources(*, sources: Sequence[Source], cited: Sequence[int]) -> list[dict[str, Any]]:
+def cited_sources(
+    *,
+    sources: Sequence[Source],
+    cited: Sequence[int],
+    contradicting: Collection[frozenset[int]] = (),
+) -> list[dict[str, Any]]:
     """The sources the answer cites, as stored and shown: ``cited`` holds their prompt numbers
     in order of first citation, and each is listed under its position there (``number``, 1..n,
     what ``citations_renumber`` rewrites the markers to); ``source_number`` keeps the prompt's.
 
-    A source is marked ``older`` when another cited source from a different document was
-    updated later: the generator was told to prefer the later page when they disagree, and the
-    reader should see which page is the older one. (Whether the two really disagree is the
-    generator's call; the notice only states the dates.)"""
+    A source is marked ``older`` when a cited source of another document was updated later and
+    the two passages contradict each other: ``contradicting`` holds those pairs of chunk ids
+    (``kb.attention.contradictions.contradicting_chunks``, the rule the policy steward's list
+    uses). A later page that states no other value of the same thing is no reason to warn: on
+    the sample, Account Deletion was marked older than Cancellation, which it does not deny."""
     by_number = {source.number: source for source in sources}
     shown = [by_number[number] for number in dict.fromkeys(cited) if number in by_number]
     position = {source.number: index for index, source in enumerate(shown, start=1)}
@@ -31,6 +37,7 @@ def cited_sources(*, sources: Sequence[Source], cited: Sequence[int]) -> list[di
             (other.updated_on, other)
             for other in shown
             if other.document_id != source.document_id
+            and frozenset({source.chunk_id, other.chunk_id}) in contradicting
             and other.updated_on is not None
             and source.updated_on is not None
             and other.updated_on > source.updated_on
@@ -100,6 +107,7 @@ class AnswerSnapshot:
     retrieval: dict[str, Any] | None = None  # ``retrieval_snapshot`` of what was retrieved
     follow_up: dict[str, Any] | None = None  # the two searches' evidence, for a leaning question
     no_answer: dict[str, Any] | None = None  # the no-answer decision's signals
+    language: dict[str, Any] | None = None  # ``LanguageSupport.as_json`` of the question
     prompt_sources: int | None = None  # the hits that fit the prompt
     neutralised: list[str] | None = None  # injection attempts neutralised in those sources
     source_numbers: dict[int, int] | None = None  # chunk id -> its [n] in the prompt
@@ -134,6 +142,7 @@ class AnswerSnapshot:
         reached = {
             "follow_up": self.follow_up,
             "no_answer": self.no_answer,
+            "language": self.language,
             "prompt_sources": self.prompt_sources,
             "neutralised": self.neutralised,
             "generation": dataclasses.asdict(self.generation) if self.generation else None,

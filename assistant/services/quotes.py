@@ -26,6 +26,8 @@ from kb.models import Document
 QUOTE_MATCH_FLOOR = 0.5
 _LINK_TARGET = re.compile(r"\]\([^)]*\)")
 _QUOTES = "\u201c\u201d\"'"
+# A table row as the offline answerer quotes it: "Plan: Growth; Monthly billing: $99 / month".
+_TABLE_ROW_CLAIM = re.compile(r"^[^;:]+: [^;]+(?:; [^;:]+: [^;]+)+$")
 
 
 def citations_with_quotes(
@@ -88,8 +90,11 @@ def claims_by_source(answer: str) -> dict[int, list[str]]:
 
 
 def best_sentence(claim: str, sentences: Sequence[BodySentence]) -> BodySentence | None:
-    """The sentence sharing most content words with ``claim`` (Dice), if it reaches the floor."""
-    claim_terms = terms(claim)
+    """The sentence sharing most content words with ``claim`` (Dice), if it reaches the floor.
+
+    A quoted table row is matched by its cells alone: its column names are the header row's
+    words, and with them the header ties with (and, first, beats) the row that was quoted."""
+    claim_terms = _claim_terms(claim)
     best: BodySentence | None = None
     best_score = 0.0
     for sentence in sentences:
@@ -100,3 +105,10 @@ def best_sentence(claim: str, sentences: Sequence[BodySentence]) -> BodySentence
         if score >= QUOTE_MATCH_FLOOR and score > best_score:  # ties: the first sentence
             best, best_score = sentence, score
     return best
+
+
+def _claim_terms(claim: str) -> set[str]:
+    if not _TABLE_ROW_CLAIM.match(claim):
+        return terms(claim)
+    cells = [part.split(": ", 1)[1] for part in claim.split("; ")]
+    return terms(" ".join(cells))

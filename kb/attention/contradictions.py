@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import datetime
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 
+import numpy as np
 import structlog
 from django.core.cache import cache
 from django.db import connection, transaction
@@ -205,6 +207,37 @@ def contradictions_compute(*, embedding_model: EmbeddingModel) -> list[Contradic
         ms=round((time.perf_counter() - started) * 1000),
     )
     return found
+
+
+def contradicting_chunks(*, chunk_ids: Collection[int]) -> set[frozenset[int]]:
+    """The pairs of these chunks, from different documents, that contradict each other by the
+    rule of ``contradictions_compute``: about the same thing (their vectors at
+    ``SAME_SUBJECT_SIMILARITY`` or more) and each stating a value of one kind the other does
+    not. For the few passages one answer cites: one query, no index probe."""
+    if len(set(chunk_ids)) < 2:
+        return set()
+    rows = list(
+        Chunk.objects.filter(pk__in=set(chunk_ids)).values_list(
+            "id", "document_id", "embedding_model_id", "text", "embedding"
+        )
+    )
+    found: set[frozenset[int]] = set()
+    for index, (first_id, first_doc, first_model, first_text, first_vector) in enumerate(rows):
+        for second_id, second_doc, second_model, second_text, second_vector in rows[index + 1 :]:
+            if first_doc == second_doc or first_model != second_model:
+                continue  # vectors of different models are never compared
+            if _cosine(first_vector, second_vector) < SAME_SUBJECT_SIMILARITY:
+                continue
+            if disagreements(quantities_in(first_text), quantities_in(second_text)):
+                found.add(frozenset({first_id, second_id}))
+    return found
+
+
+def _cosine(first: object, second: object) -> float:
+    a = np.asarray(first, dtype=np.float64)
+    b = np.asarray(second, dtype=np.float64)
+    norms = float(np.linalg.norm(a) * np.linalg.norm(b))
+    return float(a @ b) / norms if norms else 0.0
 
 
 def probable_contradictions() -> list[Contradiction]:

@@ -19,6 +19,8 @@ class Embedder(Protocol):
     model_name: str
     dimensions: int
     max_input_tokens: int  # word pieces read per input, special tokens included
+    # Not part of the protocol (a wrapper need not say): ``multilingual = True`` on a class that
+    # places a question near its page whatever their languages; read by assistant.languages.
 
     def count_tokens(self, text: str) -> int:
         """Word pieces the model reads for ``text``, special tokens excluded."""

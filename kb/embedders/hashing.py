@@ -24,6 +24,7 @@ _WORD = re.compile(r"\w+")
 class HashingEmbedder:
     key = f"test/hashing-{DIMENSIONS}"
     provider = "test"
+    multilingual = False
     model_name = f"hashing-{DIMENSIONS}"
     dimensions = DIMENSIONS
     max_input_tokens = MAX_INPUT_TOKENS

@@ -48,6 +48,7 @@ def wordpiece_tokenizer() -> Tokenizer:
 class LocalMiniLMEmbedder:
     key = f"local/{MODEL_NAME}"
     provider = "local"
+    multilingual = False  # trained on English pairs: a German question lands far from its page
     model_name = MODEL_NAME
     dimensions = DIMENSIONS
     max_input_tokens = MAX_INPUT_TOKENS

@@ -36,6 +36,7 @@ BATCH_SIZE = 128
 
 class VoyageEmbedder:
     provider = "voyage"
+    multilingual = True  # voyage-3.5 puts a question and its page close in any major language
 
     def __init__(self, *, api: VoyageAPI, model: str = "voyage-3.5") -> None:
         if model not in KNOWN_MODELS:

@@ -68,7 +68,9 @@ def test_on_a_phone_a_suggestion_asks_itself_and_a_new_conversation_is_one_tap_a
     listed = [int(v) for v in turn.locator(".source-list > li").evaluate_all(
         "items => items.map(item => item.value)")]  # fmt: skip
     assert first_cited == listed == list(range(1, len(listed) + 1)), (cited, listed)
-    expect(turn.locator(".related-list a").first).to_have_attribute("href", re.compile("^/docs/"))
+    # (related pages are offered only when close to the question, so there may be none)
+    for related in turn.locator(".related-list a").all():
+        expect(related).to_have_attribute("href", re.compile("^/docs/"))
     screenshot(page, "chat-phone-answer", full_page=True)
 
     # when: the customer starts over

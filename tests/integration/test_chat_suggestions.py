@@ -100,7 +100,9 @@ def test_related_pages_are_the_retrieved_pages_not_cited_that_the_reader_may_ope
     fourth, fifth = page("fourth.md"), page("fifth.md")
     ranked = [cited, cited, retired, third, internal, second, fourth, fifth]
     message = _asked("Question?", by="a")
-    message.snapshot = {"hits": [{"document_id": d.pk, "path": d.path} for d in ranked]}
+    message.snapshot = {
+        "hits": [{"document_id": d.pk, "path": d.path, "similarity": 0.7} for d in ranked]
+    }
     message.citations = [{"number": 1, "path": "cited.md"}]
 
     # when
@@ -119,7 +121,9 @@ def test_a_related_page_whose_title_asks_for_card_numbers_is_named_by_its_path()
     )
     plain = Document.objects.create(path="fees.md", title="Fees", body="# Fees\n\nText.\n")
     message = _asked("Question?", by="a")
-    message.snapshot = {"hits": [{"document_id": d.pk, "path": d.path} for d in (attack, plain)]}
+    message.snapshot = {
+        "hits": [{"document_id": d.pk, "path": d.path, "similarity": 0.7} for d in (attack, plain)]
+    }
     message.citations = []
 
     # when
@@ -130,6 +134,30 @@ def test_a_related_page_whose_title_asks_for_card_numbers_is_named_by_its_path()
         ("payouts.md", "payouts.md"),
         ("fees.md", "Fees"),
     ]
+
+
+def test_a_retrieved_page_far_from_the_question_is_not_offered_as_related() -> None:
+    # given: an answer whose retrieval also found a close page and two far ones (0.60 is the
+    # similarity measured to separate pages that answer too from the rest)
+    close, far, unknown = (
+        Document.objects.create(path=path, title=path, body="# X\n\nText.\n")
+        for path in ("close.md", "far.md", "unknown.md")
+    )
+    message = _asked("Question?", by="a")
+    message.snapshot = {
+        "hits": [
+            {"document_id": far.pk, "path": far.path, "similarity": 0.41},
+            {"document_id": close.pk, "path": close.path, "similarity": 0.63},
+            {"document_id": unknown.pk, "path": unknown.path, "similarity": None},
+        ]
+    }
+    message.citations = []
+
+    # when
+    related_pages_attach(messages=[message], audiences=PUBLIC_AUDIENCES)
+
+    # then: only the close one; a page without a similarity (vector leg down) is not offered
+    assert [p.path for p in message.related_pages] == ["close.md"]
 
 
 def test_an_answer_lists_related_pages_and_its_source_link_carries_the_cited_sentences(
@@ -155,12 +183,14 @@ def test_an_answer_lists_related_pages_and_its_source_link_carries_the_cited_sen
     assert parse_qs(urlparse(href).query)["quote"] == [
         ",".join(f"{start}-{end}" for start, end in source["quotes"])
     ]
-    # and the pages retrieval found that the answer did not cite are offered, public ones only
-    related = re.findall(r'<ul class="related-list">(.*?)</ul>', html, re.DOTALL)
-    hit_paths = {hit["path"] for hit in message.snapshot["hits"]}
-    shown = re.findall(r'href="/docs/([^"]+)"', related[0]) if related else []
-    assert shown and set(shown) <= hit_paths - {s["path"] for s in message.citations}
-    assert "internal/escalation.md" not in shown
+    # and no page of the tiny help center is related to refunds (rate limits, a status widget):
+    # none is offered
+    assert all(
+        (hit["similarity"] or 0) < 0.60
+        for hit in message.snapshot["hits"]
+        if hit["path"] != "policies/refunds.md"
+    ), message.snapshot["hits"]
+    assert '<ul class="related-list">' not in html
 
     # when: the customer follows the link
     page = client.get(href).content.decode()

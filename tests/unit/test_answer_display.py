@@ -1,5 +1,5 @@
 """How a stored answer is shown: escaped, citation markers as links to the numbered sources,
-sources marked older when a later page is cited with them, and the server-sent event format."""
+sources marked older when a later cited page contradicts them, and the server-sent event format."""
 
 from __future__ import annotations
 
@@ -107,23 +107,36 @@ def _source(number: int, document_id: int, updated_on: datetime.date | None) -> 
     )
 
 
-def test_a_cited_page_older_than_another_cited_page_is_marked() -> None:
+def test_a_cited_page_is_marked_older_only_where_it_contradicts_a_newer_cited_one() -> None:
+    # given: page 1 (2023) contradicts page 2 (2026) in its first passage only; page 3 is undated
     sources = [
         _source(1, 1, datetime.date(2023, 1, 10)),
         _source(2, 2, datetime.date(2026, 9, 14)),
         _source(3, 1, datetime.date(2023, 1, 10)),
         _source(4, 3, None),
     ]
+    contradicting = {frozenset({101, 102})}  # chunk ids of sources 1 and 2
 
-    shown = cited_sources(sources=sources, cited=[1, 2, 3, 4])
+    # when
+    shown = cited_sources(sources=sources, cited=[1, 2, 3, 4], contradicting=contradicting)
 
+    # then
     assert [entry["number"] for entry in shown] == [1, 2, 3, 4]
     assert [(entry["older"], entry["newer_number"]) for entry in shown] == [
         (True, 2),
         (False, None),
-        (True, 2),
+        (False, None),  # the same old page, but this passage states nothing the newer denies
         (False, None),  # no date, no claim
     ]
+
+
+def test_an_older_page_that_states_no_other_value_is_not_marked() -> None:
+    # given: account deletion (older) and cancellation (newer) cited together, not contradicting
+    sources = [_source(1, 1, datetime.date(2026, 9, 2)), _source(2, 2, datetime.date(2026, 9, 10))]
+
+    shown = cited_sources(sources=sources, cited=[1, 2])
+
+    assert [entry["older"] for entry in shown] == [False, False]
 
 
 def test_sources_are_numbered_in_order_of_first_citation() -> None:
@@ -135,7 +148,7 @@ def test_sources_are_numbered_in_order_of_first_citation() -> None:
     ]
 
     # when
-    shown = cited_sources(sources=sources, cited=[3, 1])
+    shown = cited_sources(sources=sources, cited=[3, 1], contradicting={frozenset({101, 103})})
 
     # then: listed 1, 2 in that order, the older-page notice pointing at the new numbers
     assert [(e["number"], e["source_number"]) for e in shown] == [(1, 3), (2, 1)]
@@ -145,7 +158,7 @@ def test_sources_are_numbered_in_order_of_first_citation() -> None:
 def test_an_uncited_newer_page_does_not_mark_a_cited_one() -> None:
     sources = [_source(1, 1, datetime.date(2023, 1, 10)), _source(2, 2, datetime.date(2026, 1, 1))]
 
-    shown = cited_sources(sources=sources, cited=[1])
+    shown = cited_sources(sources=sources, cited=[1], contradicting={frozenset({101, 102})})
 
     assert [(entry["number"], entry["older"]) for entry in shown] == [(1, False)]
 

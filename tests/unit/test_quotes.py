@@ -58,3 +58,28 @@ def test_a_paraphrase_finds_the_sentence_it_rewords_and_an_unrelated_claim_none(
 
     assert paraphrase is not None and paraphrase.text.startswith("Later monthly")
     assert unrelated is None
+
+
+PRICE_TABLE = """## Plan prices
+
+| Plan | Monthly billing | Annual billing | Effective monthly price on annual |
+|---|---|---|---|
+| Starter | $29 / month | $290 / year | $24.17 |
+| Growth | $99 / month | $990 / year | $82.50 |
+"""
+
+
+def test_a_quoted_table_row_is_matched_to_its_row_not_to_the_header() -> None:
+    # given: the offline answerer's quote of the Growth row (corpus/plans/plans-and-limits.md),
+    # which names the header's columns
+    claim = (
+        "Plan: Growth; Monthly billing: $99 / month; Annual billing: $990 / year; "
+        "Effective monthly price on annual: $82.50"
+    )
+
+    # when
+    sentence = best_sentence(claim, body_sentences(PRICE_TABLE))
+
+    # then: the highlight is the Growth row (the header shares every column name, not the fact)
+    assert sentence is not None
+    assert sentence.text.startswith("Growth | $99")
