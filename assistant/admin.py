@@ -1,6 +1,7 @@
 """Conversations, answers and feedback in the admin, read-only (they are evidence); support
-requests with the conversation they came from; the questions the empty chat page suggests; and
-the "Content gaps" view: what customers asked that the help center did not answer, grouped."""
+requests with the conversation they came from; the questions the empty chat page suggests, and
+the proposals a steward approves them from; and the "Content gaps" view: what customers asked
+that the help center did not answer, grouped."""
 
 from __future__ import annotations
 
@@ -23,6 +24,11 @@ from django.views.decorators.http import require_GET
 
 from assistant.models import Conversation, Feedback, Message, SuggestedQuestion, SupportRequest
 from assistant.selectors import GAP_WINDOW, content_gaps
+from assistant.services.suggestions import (
+    may_approve_suggestions,
+    suggestion_save,
+    suggestions_review,
+)
 from kb.embedders import EmbeddingError
 
 
@@ -183,14 +189,37 @@ class SupportRequestAdmin(admin.ModelAdmin):
 
 @admin.register(SuggestedQuestion)
 class SuggestedQuestionAdmin(admin.ModelAdmin):
-    """The questions the empty chat page offers, in order. With none active, the page offers
-    the questions customers ask most that were answered."""
+    """The questions the empty chat page offers, in order: those a steward wrote or approved.
+    The most asked answered questions arrive here as proposals (every 10 minutes); approve or
+    decline them with the actions. Every write goes through ``assistant.services.suggestions``,
+    which checks the steward's permission."""
 
-    list_display = ["question", "order", "active"]
+    list_display = ["question", "status", "askers", "order", "active", "reviewed_by", "reviewed_at"]
     list_editable = ["order", "active"]
-    list_filter = ["active"]
+    list_filter = ["status", "active"]
     search_fields = ["question"]
-    ordering = ["order", "id"]
+    ordering = ["status", "order", "-askers", "id"]
+    fields = ["question", "order", "active", "status", "askers", "reviewed_by", "reviewed_at"]
+    readonly_fields = ["status", "askers", "reviewed_by", "reviewed_at"]
+    actions = ["approve", "decline"]
+
+    def has_approve_permission(self, request: HttpRequest) -> bool:
+        return may_approve_suggestions(actor=request.user)
+
+    def save_model(
+        self, request: HttpRequest, obj: SuggestedQuestion, form: Any, change: bool
+    ) -> None:
+        suggestion_save(suggestion=obj, actor=request.user)
+
+    @admin.action(permissions=["approve"], description="Approve: show on the chat page")
+    def approve(self, request: HttpRequest, queryset: QuerySet[SuggestedQuestion]) -> None:
+        changed = suggestions_review(suggestions=queryset, actor=request.user, approve=True)
+        self.message_user(request, f"{changed} approved: the chat page offers them while active.")
+
+    @admin.action(permissions=["approve"], description="Decline: never show or propose again")
+    def decline(self, request: HttpRequest, queryset: QuerySet[SuggestedQuestion]) -> None:
+        changed = suggestions_review(suggestions=queryset, actor=request.user, approve=False)
+        self.message_user(request, f"{changed} declined: not shown, not proposed again.")
 
 
 def _json_block(value: Any) -> str:

@@ -197,12 +197,11 @@ def shown_heading_path(heading_path: str, *, findings: list[str] | None = None) 
     """``heading_path`` without the headings that `source_labels` withholds ("" if none stay);
     judged whole as well, so a request cut over two headings is withheld too."""
     findings = [] if findings is None else findings
-    if _label_reasons(heading_path) and not any(
-        _label_reasons(part) for part in heading_path.split(SECTION_SEPARATOR)
+    if label_reasons(heading_path) and not any(
+        label_reasons(part) for part in heading_path.split(SECTION_SEPARATOR)
     ):
         findings.append(
-            f"heading withheld ({'; '.join(_label_reasons(heading_path))}): "
-            f"{_excerpt(heading_path)}"
+            f"heading withheld ({'; '.join(label_reasons(heading_path))}): {_excerpt(heading_path)}"
         )
         return ""
     kept = [
@@ -220,14 +219,16 @@ def shown_title(title: str, *, path: str) -> str:
 
 def _shown(label: str, *, what: str, findings: list[str]) -> str:
     cleaned = INVISIBLE.sub("", HTML_COMMENT.sub("", label)).strip()
-    reasons = _label_reasons(cleaned)
+    reasons = label_reasons(cleaned)
     if reasons:
         findings.append(f"{what} withheld ({'; '.join(reasons)}): {_excerpt(cleaned)}")
         return ""
     return cleaned
 
 
-def _label_reasons(label: str) -> list[str]:
+def label_reasons(label: str) -> list[str]:
+    """Why a short text shown on its own (a title, a heading, a proposed question) would be
+    withheld: the reader check's reasons and the instruction patterns matched; empty if none."""
     probe = unicodedata.normalize("NFKC", label)
     instruction = [kind for kind, pattern in INSTRUCTION_PATTERNS if pattern.search(probe)]
     return list(dict.fromkeys([*reader_directed_reasons(label), *instruction]))

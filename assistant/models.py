@@ -10,6 +10,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from django.conf import settings
 from django.contrib.postgres.indexes import GinIndex
 from django.db import models
 from django.db.models import Q
@@ -160,17 +161,49 @@ class SupportRequest(models.Model):
         return f"{self.email}: {self.message[:60]}"
 
 
+class SuggestedQuestionQuerySet(models.QuerySet["SuggestedQuestion"]):
+    def shown(self) -> SuggestedQuestionQuerySet:
+        """What the empty chat page may offer: approved by a steward and active. The one place
+        this is decided; a proposal (a visitor's text) is never on it."""
+        return self.filter(status=SuggestedQuestion.Status.APPROVED, active=True)
+
+
 class SuggestedQuestion(models.Model):
-    """A question staff put on the empty chat page; clicking it asks it. Without any active
-    ones the page suggests the questions customers ask most that were answered."""
+    """A question the empty chat page offers; clicking it asks it. Staff write them, or the
+    questions customers ask most that were answered are proposed here: a proposal is a
+    visitor's text and reaches other visitors only once a policy steward approves it."""
+
+    class Status(models.TextChoices):
+        PROPOSED = "proposed", "Proposed (not shown)"
+        APPROVED = "approved", "Approved"
+        DECLINED = "declined", "Declined (not proposed again)"
 
     question = models.CharField(max_length=200, unique=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PROPOSED)
+    askers = models.PositiveIntegerField(
+        default=0,
+        help_text="For a proposal: how many clients asked it (last 90 days) when last counted.",
+    )
     order = models.PositiveSmallIntegerField(default=0, help_text="Lower numbers come first.")
-    active = models.BooleanField(default=True)
+    active = models.BooleanField(default=True, help_text="An approved question is shown while on.")
+    reviewed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="The steward who approved or declined it, or wrote it.",
+    )
+    reviewed_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = SuggestedQuestionQuerySet.as_manager()
 
     class Meta:
         ordering = ["order", "id"]
+        permissions = [
+            ("approve_suggestedquestion", "Can approve questions for the chat page"),
+        ]
 
     def __str__(self) -> str:
         return self.question

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime
 import hashlib
+import unicodedata
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -17,11 +18,10 @@ from django.db.models import Count, Exists, F, Min, OuterRef, Prefetch, Q, Query
 from django.db.models.functions import Lower
 from django.utils import timezone
 
-from assistant.injection import shown_title
+from assistant.injection import label_reasons, shown_title
 from assistant.models import Conversation, Feedback, Message, SuggestedQuestion
 from assistant.services.questions import question_cache_text
 from kb.embedders import Embedder, get_embedder
-from kb.errors import one_line
 from kb.models import Document
 
 log = structlog.get_logger("groundwork.assistant")
@@ -60,11 +60,10 @@ def message_for_client(*, public_id: uuid.UUID, client_hash: str) -> Message | N
 
 SUGGESTIONS_SHOWN = 4
 # The most asked questions are read from this window, by at least this many clients: a question
-# only one person typed is theirs (it may carry their details) and is never shown to others.
+# only one person typed is theirs (it may carry their details) and is never proposed.
 SUGGESTION_WINDOW = datetime.timedelta(days=90)
 SUGGESTION_MIN_ASKERS = 2
 SUGGESTION_MAX_CHARS = 120  # a suggestion is a button; a long one is a story, not a question
-SUGGESTION_CACHE_SECONDS = 600
 RELATED_PAGES_SHOWN = 3
 # Cosine similarity (all-MiniLM-L6-v2) of a page's best retrieved passage to the question from
 # which the page is offered as related. Measured on the 96 answerable questions of
@@ -78,29 +77,28 @@ RELATED_STATUSES = (Message.Status.ANSWERED, Message.Status.FLAGGED)
 
 
 def suggested_questions(*, limit: int = SUGGESTIONS_SHOWN) -> list[str]:
-    """The questions the empty chat page offers: those staff chose (active, in their order),
-    else the most asked ones that were answered."""
-    chosen = SuggestedQuestion.objects.filter(active=True).order_by("order", "id")
-    questions = list(chosen.values_list("question", flat=True)[:limit])
-    if questions:
-        return questions
-    key = f"assistant:suggestions:{limit}"
-    try:
-        cached = cache.get(key)
-    except Exception as exc:  # the page must not fail over a shortcut
-        log.warning("suggestions_cache_unavailable", error=one_line(exc))
-        return most_asked_questions(limit=limit)
-    if cached is None:
-        cached = most_asked_questions(limit=limit)
-        cache.set(key, cached, timeout=SUGGESTION_CACHE_SECONDS)
-    return list(cached)
+    """The questions the empty chat page offers: the approved ones, in their order. Nothing a
+    visitor typed is here unless a steward approved it (``SuggestedQuestion.objects.shown``)."""
+    chosen = SuggestedQuestion.objects.shown().order_by("order", "id")
+    return list(chosen.values_list("question", flat=True)[:limit])
 
 
-def most_asked_questions(*, limit: int) -> list[str]:
+@dataclass(frozen=True)
+class AskedQuestion:
+    question: str  # as first typed (the earliest spelling of its lower-case form)
+    askers: int  # distinct clients
+
+
+def most_asked_questions(*, limit: int) -> list[AskedQuestion]:
     """The questions of the last ``SUGGESTION_WINDOW`` most often answered (not refused, failed
     or flagged), asked by at least ``SUGGESTION_MIN_ASKERS`` clients, as a first question (a
     follow-up means nothing alone) and from public pages only (a staff member's answer may
-    come from internal ones)."""
+    come from internal ones): what a steward is offered to approve, never shown as it is.
+
+    Left out as well: questions that ask readers for credentials or a contact, or carry
+    instruction-like text (the rules pages go through), and questions with invisible or
+    direction-changing characters (U+202E and the like), which a steward could not read as
+    they would be shown."""
     rows = (
         Message.objects.filter(
             status=Message.Status.ANSWERED,
@@ -118,12 +116,21 @@ def most_asked_questions(*, limit: int) -> list[str]:
         .filter(askers__gte=SUGGESTION_MIN_ASKERS)
         .order_by("-askers", "-asked", "text")[: limit * 3]
     )
-    questions: dict[str, str] = {}
+    questions: dict[str, AskedQuestion] = {}
     for row in rows:
         text = row["shown"]
-        if len(text) <= SUGGESTION_MAX_CHARS and "\n" not in text:
-            questions.setdefault(question_cache_text(text), text)
+        if _proposable(text):
+            key = question_cache_text(text)
+            questions.setdefault(key, AskedQuestion(question=text, askers=row["askers"]))
     return list(questions.values())[:limit]
+
+
+def _proposable(question: str) -> bool:
+    if len(question) > SUGGESTION_MAX_CHARS or "\n" in question:
+        return False
+    if any(unicodedata.category(character) in ("Cc", "Cf") for character in question):
+        return False
+    return not label_reasons(question)
 
 
 @dataclass(frozen=True)

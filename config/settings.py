@@ -259,6 +259,11 @@ CELERY_BEAT_SCHEDULE = {
         "task": "assistant.tasks.pending_answers_sweep_task",
         "schedule": 60.0,
     },
+    # The most asked answered questions, proposed for a steward to approve as suggestions.
+    "suggestions-propose": {
+        "task": "assistant.tasks.suggestions_propose_task",
+        "schedule": 600.0,
+    },
 }
 CELERY_ACCEPT_CONTENT = ["json"]
 

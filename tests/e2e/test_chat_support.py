@@ -43,8 +43,10 @@ def _question_box_share(page: Page) -> float:
 def test_on_a_phone_a_suggestion_asks_itself_and_a_new_conversation_is_one_tap_away(
     new_page, help_center, screenshot
 ) -> None:
-    # given: a suggestion chosen by staff, and a customer on a phone
-    SuggestedQuestion.objects.create(question=REFUND_QUESTION, order=1)
+    # given: a suggestion a steward approved, and a customer on a phone
+    SuggestedQuestion.objects.create(
+        question=REFUND_QUESTION, order=1, status=SuggestedQuestion.Status.APPROVED
+    )
     page = new_page(**PHONE)
     page.goto("/")
     assert _question_box_share(page) <= QUESTION_BOX_SHARE

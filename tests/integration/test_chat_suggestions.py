@@ -1,6 +1,6 @@
-"""What the chat page offers beyond the answer: questions to start with (staff's choice, else
-the most asked answered ones), related pages under an answer, and the cited sentences a source
-link carries to the document page."""
+"""What the chat page offers beyond the answer: questions to start with (those a steward wrote
+or approved; the most asked answered ones are only proposed to stewards), related pages under an
+answer, and the cited sentences a source link carries to the document page."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from django.test import Client
 
 from assistant.models import Conversation, Message, SuggestedQuestion
-from assistant.selectors import most_asked_questions, related_pages_attach
+from assistant.selectors import AskedQuestion, most_asked_questions, related_pages_attach
 from kb.models import Document
 from kb.selectors import PUBLIC_AUDIENCES
 from tests.support.chat import REFUND_QUESTION
@@ -42,10 +42,14 @@ def _suggestions(html: str) -> list[str]:
     return re.findall(r'<button type="submit" name="question" value="([^"]*)"', html)
 
 
-def test_the_empty_page_offers_the_questions_staff_chose_in_their_order() -> None:
-    SuggestedQuestion.objects.create(question="How do refunds work?", order=2)
-    SuggestedQuestion.objects.create(question="Is there a free trial?", order=1)
-    SuggestedQuestion.objects.create(question="Retired suggestion?", order=0, active=False)
+def test_the_empty_page_offers_the_approved_questions_in_their_order() -> None:
+    approved = SuggestedQuestion.Status.APPROVED
+    SuggestedQuestion.objects.create(question="How do refunds work?", order=2, status=approved)
+    SuggestedQuestion.objects.create(question="Is there a free trial?", order=1, status=approved)
+    SuggestedQuestion.objects.create(
+        question="Retired suggestion?", order=0, active=False, status=approved
+    )
+    SuggestedQuestion.objects.create(question="A visitor's proposal?", order=0)  # proposed
     _asked("Which currencies do you support?", by="a")
     _asked("Which currencies do you support?", by="b")
 
@@ -55,7 +59,7 @@ def test_the_empty_page_offers_the_questions_staff_chose_in_their_order() -> Non
     assert re.search(r'<form class="suggestions" method="post" action="/ask"', html)
 
 
-def test_without_staff_choices_the_most_asked_answered_questions_are_offered() -> None:
+def test_the_most_asked_answered_questions_are_proposed_and_never_offered_as_they_are() -> None:
     # given: askings by different clients; only "currencies" and "refunds" qualify
     for client in "abc":
         _asked("Which currencies do you support?", by=client)
@@ -72,9 +76,12 @@ def test_without_staff_choices_the_most_asked_answered_questions_are_offered() -
     questions = most_asked_questions(limit=4)
     html = Client().get("/").content.decode()
 
-    # then
-    assert questions == ["Which currencies do you support?", "How do refunds work?"]
-    assert _suggestions(html) == questions
+    # then: what a steward is offered to approve; visitors see none of it before that
+    assert questions == [
+        AskedQuestion(question="Which currencies do you support?", askers=3),
+        AskedQuestion(question="How do refunds work?", askers=2),
+    ]
+    assert _suggestions(html) == []
 
 
 def test_old_askings_are_not_suggested() -> None:
