@@ -72,6 +72,11 @@ QUANTITY_QUESTION = re.compile(
     r"|\b(?:limit|maximum|minimum|max|min|cost|costs|price|fee|fees|charge)\b",
     re.IGNORECASE,
 )
+MONEY_QUESTION = re.compile(
+    r"\bhow much\b|\b(?:cost|costs|price|prices|pricing|fee|fees|charge|charged|pay)\b",
+    re.IGNORECASE,
+)
+MONEY = re.compile(r"[$€£¥]\s?\d|\d\s?(?:[$€£¥]|USD|EUR|GBP)\b|\b(?:USD|EUR|GBP)\s?\d")
 HOW_TO_QUESTION = re.compile(
     r"\bhow (?:do|can|should|would) (?:i|we|you|one)\b|\bhow to\b|\bsteps? (?:to|for)\b"
     r"|\bwhere (?:do|can) (?:i|we)\b|\bwhat do i (?:need to )?do\b",
@@ -88,6 +93,24 @@ POLARITY = re.compile(
     r"\b(?:yes|no|not|never|always|only|cannot|can't|won't|isn't|aren't|doesn't|don't|"
     r"automatically|must|required|unless|except)\b",
     re.IGNORECASE,
+)
+# Actions and their opposites, as stems (one word, or a verb with its particle).
+OPPOSITE_ACTIONS = (
+    ("turn on", "turn off"),
+    ("switch on", "switch off"),
+    ("sign in", "sign out"),
+    ("log in", "log out"),
+    ("opt in", "opt out"),
+    ("enabl", "disabl"),
+    ("activ", "deactiv"),
+    ("add", "remov"),
+    ("upgrad", "downgrad"),
+    ("subscrib", "unsubscrib"),
+    ("allow", "block"),
+    ("show", "hide"),
+    ("increas", "decreas"),
+    ("lock", "unlock"),
+    ("paus", "resum"),
 )
 # Small words that change what a pair of words means ("turn on" / "turn off"); articles say
 # nothing either way.
@@ -131,6 +154,7 @@ class Unit:
     holds: tuple[int, ...] = ()
     code: str = ""  # a code unit's block, as written
     language: str = ""  # its fence's info string
+    paragraph: int = -1  # a sentence's paragraph within its source (-1: not a sentence)
 
     @property
     def words_text(self) -> str:
@@ -143,10 +167,19 @@ class QuestionShape:
     quantity: bool  # asks for an amount, a duration, a limit
     how_to: bool  # asks for the steps of something
     yes_no: bool  # asks whether something is so
+    money: bool = False  # asks what something costs
+
+    def answered_by(self, text: str) -> bool:
+        """Whether ``text`` holds the kind of amount asked for: a price for a money question
+        ("12 months of Growth at no cost" holds a number, not a price), a number otherwise."""
+        if self.money:
+            return bool(MONEY.search(text))
+        return self.quantity and bool(NUMBER.search(text))
 
     @classmethod
     def of(cls, question: str) -> QuestionShape:
         return cls(
+            money=bool(MONEY_QUESTION.search(question)),
             quantity=bool(QUANTITY_QUESTION.search(question)),
             how_to=bool(HOW_TO_QUESTION.search(question)),
             yes_no=bool(YES_NO_QUESTION.search(question)),
@@ -158,13 +191,14 @@ class UnitWeights:
     """How much each signal adds to the cosine. Chosen by leave-one-set-out over the answer
     eval sets' calibration halves (docs/answers.md, "Choosing what to quote")."""
 
-    terms: float = 0.35
+    terms: float = 0.5
     headings: float = 0.15
-    pairs: float = 0.1
-    quantity: float = 0.1
+    pairs: float = 0.2
+    quantity: float = 0.2
     procedure: float = 0.1
-    decides: float = 0.05
-    rank: float = 0.05
+    decides: float = 0.1
+    rank: float = 0.2
+    opposite: float = -0.2
 
 
 @dataclass(frozen=True)
@@ -188,7 +222,24 @@ def units_of(sources: Iterable[Source]) -> list[Unit]:
     return [unit for source in sources for unit in _source_units(source)]
 
 
-FEATURES = ("terms", "headings", "pairs", "quantity", "procedure", "decides", "rank")
+def following_sentence(unit: Unit, units: Sequence[Unit]) -> Unit | None:
+    """The sentence after ``unit`` in its paragraph, if any: a leading sentence is quoted with
+    it, because a help center states a rule and then its number or its exception ("Paddle does
+    not allow editing the VAT number. To update it, … cancel it and resubscribe.")."""
+    if unit.kind != "sentence":
+        return None
+    for other in units:
+        if (
+            other.source.number == unit.source.number
+            and other.position == unit.position + 1
+            and other.kind == "sentence"
+            and other.paragraph == unit.paragraph
+        ):
+            return other
+    return None
+
+
+FEATURES = ("terms", "headings", "pairs", "quantity", "procedure", "decides", "rank", "opposite")
 
 
 def units_score(
@@ -238,12 +289,34 @@ def unit_features(
             terms,
             _share(wanted, lexemes(unit.source.section), idfs),
             len(found) / len(question_pairs) if question_pairs else 0.0,
-            float(shape.quantity and bool(NUMBER.search(unit.text))),
+            float(shape.answered_by(unit.text)),
             float(shape.how_to and unit.kind in {"procedure", "code"}),
             float(shape.yes_no and bool(POLARITY.search(unit.text))),
             1 / (1 + ranks.index(unit.source.number)),
+            float(opposite_action(question, f"{_last_heading(unit)} {unit.text}")),
         )
     return features
+
+
+def opposite_action(question: str, text: str) -> bool:
+    """Whether ``text`` is about the opposite of what ``question`` asks to do: "How do I turn
+    on 2FA?" against "You can turn off 2FA in Settings..." (both hold every word the question
+    names, and a search index drops "on" and "off" as stop words)."""
+    asked, said = _actions(question), _actions(text)
+    return any(
+        (one in asked and other in said and other not in asked and one not in said)
+        for first, second in OPPOSITE_ACTIONS
+        for one, other in ((first, second), (second, first))
+    )
+
+
+def _actions(text: str) -> set[str]:
+    found = [_stem(word) for word in words(text)]
+    return set(found) | {f"{a} {b}" for a, b in itertools.pairwise(found)}
+
+
+def _last_heading(unit: Unit) -> str:
+    return unit.source.section.rsplit(" > ", 1)[-1]
 
 
 BEST_LINES = 3  # the lines a writing generator is shown first
@@ -316,7 +389,7 @@ def _slips(a: str, b: str) -> int:
 
 def _source_units(source: Source) -> list[Unit]:
     found: list[Unit] = []
-    for block in _blocks(source.text):
+    for paragraph, block in enumerate(_blocks(source.text)):
         if block.kind == "code":
             found.append(
                 Unit(
@@ -355,7 +428,15 @@ def _source_units(source: Source) -> list[Unit]:
             if text.endswith(":") or len(WORDY.findall(text)) < minimum:
                 continue
             kind = block.kind if block.kind in {"row", "item"} else "sentence"
-            found.append(Unit(source=source, position=len(found), text=text, kind=kind))
+            found.append(
+                Unit(
+                    source=source,
+                    position=len(found),
+                    text=text,
+                    kind=kind,
+                    paragraph=paragraph,
+                )
+            )
     return found
 
 

@@ -11,6 +11,7 @@ Lines that `assistant.injection` flagged as instruction-like are never quoted.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -27,7 +28,14 @@ from assistant.generators.base import (
     TextDelta,
 )
 from assistant.prompting import NOT_COVERED_SENTENCE
-from assistant.units import Unit, UnitWeights, lexemes, question_lexemes, units_of, units_score
+from assistant.units import (
+    Unit,
+    UnitWeights,
+    following_sentence,
+    lexemes,
+    units_of,
+    units_score,
+)
 from kb.embedders import Embedder, get_embedder
 from kb.errors import one_line
 
@@ -36,12 +44,12 @@ log = structlog.get_logger("groundwork.assistant")
 QUOTED_LABEL = "From our help center:"
 MAX_QUOTES = 3
 MAX_CANDIDATES = 60  # units embedded per answer
-MAX_SOURCES = 5  # the passages read for units (calibration half: 4 → 5 stated 82% → 85%)
+# The passages read for units, and how close to the best a further quote must score: chosen
+# with the weights by leave-one-set-out over the answer eval sets (docs/answers.md).
+MAX_SOURCES = 10
 RELEVANCE_FLOOR = 0.3  # below this the best unit is not about the question
-EXTRA_QUOTE_MARGIN = 0.12  # further quotes must score this close to the best one
-# A further quote must hold this share of the question's IDF that the quotes before it lack:
-# one that only restates the lead makes the answer longer, not better.
-MIN_NEW_WEIGHT = 0.1
+EXTRA_QUOTE_MARGIN = 0.18
+OLDER_PAGE_MARGIN = 0.12  # cosine: an older version this close to the lead is noted
 DUPLICATE_SIMILARITY = 0.9
 VERSION_WORDS = re.compile(
     r"\(.*?\)|\b(?:19|20)\d\d\b|\b(?:legacy|old|older|archived?|previous|deprecated)\b|[^\w\s]"
@@ -54,7 +62,12 @@ class ExtractiveGenerator:
     name = "extractive"
     quoted = True
 
-    def __init__(self, *, embedder: Embedder | None = None, weights: UnitWeights | None = None):
+    def __init__(
+        self,
+        *,
+        embedder: Embedder | None = None,
+        weights: UnitWeights | None = None,
+    ) -> None:
         self._embedder = embedder
         self._weights = weights
 
@@ -106,63 +119,10 @@ class ExtractiveGenerator:
         """The units to quote, and the older pages (with their newer versions) that were passed
         over although they spoke to the question.
 
-        The best unit leads; another follows only if it scores close to it and says something
-        the quotes before it do not (it holds more of the question's rare words)."""
+        The best unit leads, with the sentence after it in its paragraph when it is a sentence;
+        another follows only if it scores close to it and is not a repeat of one quoted."""
         if not units:
             return [], []
-        scores, vectors = self.scores(question=question, units=units, idfs=idfs, context=context)
-        # Without vectors only shared words count: ask for half their weight.
-        weights = self._weights or UnitWeights()
-        floor = RELEVANCE_FLOOR if vectors is not None else weights.terms / 2
-        order = [int(index) for index in np.argsort(-scores, kind="stable")]
-        # An older version of a page among the sources is never quoted: the newer page wins.
-        current = [index for index in order if units[index].source.number not in newer]
-        if not current or scores[current[0]] < floor:
-            return [], []
-        best = scores[current[0]]
-        wanted = question_lexemes(f"{question} {context or ''}", units)
-        picked = [current[0]]
-        covered = set(lexemes(units[current[0]].words_text)) & wanted
-        for index in current[1:]:
-            if len(picked) == MAX_QUOTES or scores[index] < best - EXTRA_QUOTE_MARGIN:
-                break
-            if any(_overlaps(units[index], units[other]) for other in picked):
-                continue
-            if vectors is not None and any(
-                float(vectors[index] @ vectors[other]) > DUPLICATE_SIMILARITY for other in picked
-            ):
-                continue
-            held = set(lexemes(units[index].words_text)) & wanted
-            if _weight(held - covered, idfs, wanted) < MIN_NEW_WEIGHT:
-                continue
-            picked.append(index)
-            covered |= held
-        # The best unit opens the answer: it is the one most likely to hold the fact; the
-        # others follow in the order their pages give them, so they read as its context.
-        rest = sorted(
-            picked[1:], key=lambda index: (units[index].source.number, units[index].position)
-        )
-        chosen = [units[index] for index in [picked[0], *rest]]
-        # One note per older page, citing the newer version's passage that was quoted, if any.
-        quoted_by_path = {unit.source.path: unit.source for unit in chosen}
-        older: dict[str, tuple[Source, Source]] = {}
-        for index in order:
-            source = units[index].source
-            if source.number in newer and scores[index] >= best - EXTRA_QUOTE_MARGIN:
-                latest = newer[source.number]
-                latest = quoted_by_path.get(latest.path, latest)
-                older.setdefault(source.path, (source, latest))
-        return chosen, list(older.values())
-
-    def scores(
-        self,
-        *,
-        question: str,
-        units: Sequence[Unit],
-        idfs: Mapping[str, float] | None = None,
-        context: str | None = None,
-    ) -> tuple[np.ndarray, np.ndarray | None]:
-        """Each unit's score for ``question`` and its unit vector (None without an embedder)."""
         similarity, vectors = self._similarities(
             [question] if context is None else [question, f"{context} {question}"], units
         )
@@ -174,7 +134,53 @@ class ExtractiveGenerator:
             weights=self._weights,
             context=context,
         )
-        return scores, vectors
+        # Without vectors only shared words count: ask for half their weight.
+        weights = self._weights or UnitWeights()
+        floor = RELEVANCE_FLOOR if vectors is not None else weights.terms / 2
+        order = [int(index) for index in np.argsort(-scores, kind="stable")]
+        # An older version of a page among the sources is never quoted: the newer page wins.
+        current = [index for index in order if units[index].source.number not in newer]
+        if not current or scores[current[0]] < floor:
+            return [], []
+        best = scores[current[0]]
+        picked = [current[0]]
+        lead = units[current[0]]
+        following = following_sentence(lead, units)
+        for index in current[1:]:
+            if len(picked) == MAX_QUOTES or scores[index] < best - EXTRA_QUOTE_MARGIN:
+                break
+            if units[index] is following or any(
+                _overlaps(units[index], units[other], units) for other in picked
+            ):
+                continue
+            if vectors is not None and any(
+                float(vectors[index] @ vectors[other]) > DUPLICATE_SIMILARITY for other in picked
+            ):
+                continue
+            picked.append(index)
+        if following is not None:
+            units[current[0]] = dataclasses.replace(lead, text=f"{lead.text} {following.text}")
+        # The best unit opens the answer: it is the one most likely to hold the fact; the
+        # others follow in the order their pages give them, so they read as its context.
+        rest = sorted(
+            picked[1:], key=lambda index: (units[index].source.number, units[index].position)
+        )
+        chosen = [units[index] for index in [picked[0], *rest]]
+        # One note per older page, citing the newer version's passage that was quoted, if any.
+        quoted_by_path = {unit.source.path: unit.source for unit in chosen}
+        # An older page is noted when it speaks to the question about as closely in meaning as
+        # the quote that leads (its own words and rank are what made it lose).
+        older: dict[str, tuple[Source, Source]] = {}
+        for index in order:
+            source = units[index].source
+            if (
+                source.number in newer
+                and similarity[index] >= similarity[current[0]] - OLDER_PAGE_MARGIN
+            ):
+                latest = newer[source.number]
+                latest = quoted_by_path.get(latest.path, latest)
+                older.setdefault(source.path, (source, latest))
+        return chosen, list(older.values())
 
     def _similarities(
         self, queries: Sequence[str], units: Sequence[Unit]
@@ -207,14 +213,21 @@ def _quote(unit: Unit) -> str:
     return f"{quoted}\n\n{fence}{unit.language}\n{unit.code}\n{fence}"
 
 
-def _overlaps(unit: Unit, other: Unit) -> bool:
+def _overlaps(unit: Unit, other: Unit, units: Sequence[Unit]) -> bool:
     """Whether quoting both would quote one text twice: the same words (overlapping chunks
-    repeat their boundary blocks), or a procedure and one of its own steps."""
+    repeat their boundary blocks), a procedure and one of its own steps, or two steps of one
+    procedure (each carries the lead-in; the steps belong together or not at all)."""
     if unit.text == other.text:
         return True
     if unit.source.number != other.source.number:
         return False
-    return unit.position in other.holds or other.position in unit.holds
+    if unit.position in other.holds or other.position in unit.holds:
+        return True
+    return any(
+        unit.position in whole.holds and other.position in whole.holds
+        for whole in units
+        if whole.kind == "procedure" and whole.source.number == unit.source.number
+    )
 
 
 def _weight(held: set[str], idfs: Mapping[str, float], wanted: set[str]) -> float:

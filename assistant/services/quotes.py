@@ -79,13 +79,20 @@ def claims_by_source(answer: str) -> dict[int, list[str]]:
                 stretches[-1] += f" {sentence}"
             else:
                 stretches.append(sentence)
+        # A quote of several sentences ("“Rule. Its number.” [1]") cites as a whole: the
+        # sentences before a marker that carry none of their own belong to its claim.
+        waiting: list[str] = []
         for stretch in stretches:
             numbers: list[int] = []
             for match in MARKER.finditer(stretch):
                 numbers += marker_numbers(match.group("body")) or []
             text = MARKER.sub("", stretch).strip().strip(_QUOTES).strip()
+            if not numbers:
+                waiting.append(text)
+                continue
             for number in dict.fromkeys(numbers):
-                claims.setdefault(number, []).append(text)
+                claims.setdefault(number, []).extend([*waiting, text])
+            waiting = []
     return claims
 
 

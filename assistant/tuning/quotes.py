@@ -26,17 +26,25 @@ from assistant.generators.extractive import (
     EXTRA_QUOTE_MARGIN,
     MAX_CANDIDATES,
     MAX_QUOTES,
-    MIN_NEW_WEIGHT,
     RELEVANCE_FLOOR,
 )
 from assistant.injection import neutralise
 from assistant.no_answer import no_answer_decide
-from assistant.units import FEATURES, UnitWeights, lexemes, question_lexemes, unit_features
+from assistant.units import (
+    FEATURES,
+    QuestionShape,
+    UnitWeights,
+    lexemes,
+    opposite_action,
+    question_lexemes,
+    unit_features,
+)
 from assistant.units import units_of as units_from
 from kb.embedders import get_embedder
 from kb.models import Chunk
 from search.services import retrieve
 
+WORD_COST = 0.001
 DUMP_SOURCES = 10  # passages dumped per case: the fit tries reading fewer
 MAX_DUMPED_UNITS = 240
 
@@ -49,8 +57,9 @@ class QuoteChoice:
     weights: UnitWeights
     sources: int = 5
     margin: float = EXTRA_QUOTE_MARGIN
-    min_new: float = MIN_NEW_WEIGHT
+    min_new: float = 0.0  # a further quote must add this share of the question's IDF
     max_quotes: int = MAX_QUOTES
+    with_following: float = 1.0  # 1: a leading sentence is quoted with the next in its paragraph
 
 
 def quotes_dump(
@@ -84,6 +93,7 @@ def quotes_dump(
             wanted = sorted(question_lexemes(case.question, units))
             row = {
                 "id": case.id,
+                "question": case.question,
                 "half": case.half,
                 "answerable": case.answerable,
                 "match": case.match,
@@ -102,6 +112,7 @@ def quotes_dump(
                         "position": unit.position,
                         "kind": unit.kind,
                         "holds": list(unit.holds),
+                        "paragraph": unit.paragraph,
                         "text": unit.words_text,
                         "lexemes": sorted(lexemes(unit.words_text) & set(wanted)),
                         "similarity": float(vectors[index + 1] @ vectors[0]),
@@ -135,13 +146,9 @@ def replay(row: dict[str, Any], choice: QuoteChoice) -> list[dict[str, Any]]:
     if not units:
         return []
     weights = np.array([getattr(choice.weights, name) for name in FEATURES], dtype=np.float32)
-    scores = (
-        np.array([unit["similarity"] for unit in units], dtype=np.float32)
-        + np.array([unit["features"] for unit in units], dtype=np.float32).reshape(
-            len(units), len(FEATURES)
-        )
-        @ weights
-    )
+    features = np.array([_features(row, unit) for unit in units], dtype=np.float32)
+    similarities = np.array([unit["similarity"] for unit in units], dtype=np.float32)
+    scores = similarities + features.reshape(len(units), len(FEATURES)) @ weights
     order = [int(index) for index in np.argsort(-scores, kind="stable")]
     best = scores[order[0]]
     if best < RELEVANCE_FLOOR:
@@ -150,7 +157,12 @@ def replay(row: dict[str, Any], choice: QuoteChoice) -> list[dict[str, Any]]:
     total = sum(idfs.get(term, 1.0) or 1.0 for term in row["wanted"]) or 1.0
     picked = [order[0]]
     covered = set(units[order[0]]["lexemes"])
+    following = _following(units[order[0]], units) if choice.with_following else None
+    if following is not None:
+        covered |= set(following["lexemes"])
     for index in order[1:]:
+        if units[index] is following:
+            continue
         if len(picked) == choice.max_quotes or scores[index] < best - choice.margin:
             break
         unit = units[index]
@@ -172,7 +184,37 @@ def replay(row: dict[str, Any], choice: QuoteChoice) -> list[dict[str, Any]]:
             continue
         picked.append(index)
         covered |= set(unit["lexemes"])
-    return [units[index] for index in picked]
+    quoted = [units[index] for index in picked]
+    if following is not None:
+        quoted[0] = {**quoted[0], "text": f"{quoted[0]['text']} {following['text']}"}
+    return quoted
+
+
+def _features(row: dict[str, Any], unit: dict[str, Any]) -> list[float]:
+    """A dumped unit's features; a dump older than a feature gets it from the unit's text."""
+    features = list(unit["features"])[: FEATURES.index("opposite")]
+    # The features read off the text alone are read again: dumps may predate their rules.
+    question = row.get("question", "")
+    features[FEATURES.index("quantity")] = float(
+        QuestionShape.of(question).answered_by(unit["text"])
+    )
+    return [*features, float(opposite_action(question, unit["text"]))]
+
+
+def _following(lead: dict[str, Any], units: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    """As ``assistant.units.following_sentence``; dumps made before units knew their paragraph
+    take the next sentence of the source."""
+    if lead["kind"] != "sentence":
+        return None
+    for unit in units:
+        if (
+            unit["source"] == lead["source"]
+            and unit["position"] == lead["position"] + 1
+            and unit["kind"] == "sentence"
+            and unit.get("paragraph", -2) == lead.get("paragraph", -2)
+        ):
+            return unit
+    return None
 
 
 @dataclass
@@ -201,8 +243,9 @@ class ReplayScore:
 
     @property
     def objective(self) -> float:
-        """What a choice is judged by: facts stated, with the lead counted as much."""
-        return self.states_fact + self.lead_states_fact
+        """What a choice is judged by: facts stated, with the lead counted as much, less a
+        little for length (ten more words in the median answer cost one point in a hundred)."""
+        return self.states_fact + self.lead_states_fact - WORD_COST * self.median_words
 
 
 def replay_score(rows: Sequence[dict[str, Any]], choice: QuoteChoice) -> ReplayScore:
@@ -231,9 +274,11 @@ GRID: dict[str, Sequence[float]] = {
     "procedure": (0.0, 0.1, 0.2, 0.3),
     "decides": (0.0, 0.05, 0.1, 0.2),
     "rank": (0.0, 0.05, 0.1, 0.2),
+    "opposite": (0.0, -0.1, -0.2, -0.4),
     "sources": (3, 5, 8, 10),
     "min_new": (0.0, 0.05, 0.1, 0.2, 0.3),
     "margin": (0.06, 0.09, 0.12, 0.18),
+    "with_following": (0.0, 1.0),
 }
 
 

@@ -128,7 +128,7 @@ def test_claude_reads_the_likeliest_lines_first_and_its_first_sentence_is_the_le
             "--anthropic-api-key",
             stub.api_key,
         )
-        sent = [json.loads(request.body) for request in stub.requests]
+        sent = [request.body for request in stub.requests]
 
     # then: the prompt asks for the answer first and shows the best lines before the documents
     annual = next(body for body in sent if "paid for a year" in json.dumps(body))
