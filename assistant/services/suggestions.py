@@ -89,7 +89,7 @@ def suggestions_review(
         if suggestion.status == status:
             continue
         suggestion.status = status
-        suggestion.reviewed_by = reviewer
+        suggestion.reviewed_by = reviewer  # type: ignore[assignment]  # a signed-in User
         suggestion.reviewed_at = timezone.now()
         suggestion.save(update_fields=["status", "reviewed_by", "reviewed_at"])
         changed += 1

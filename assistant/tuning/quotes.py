@@ -26,6 +26,7 @@ from assistant.generators.extractive import (
     EXTRA_QUOTE_MARGIN,
     MAX_CANDIDATES,
     MAX_QUOTES,
+    MAX_SOURCES,
     RELEVANCE_FLOOR,
 )
 from assistant.injection import neutralise
@@ -55,7 +56,7 @@ class QuoteChoice:
     margin and new-weight rules for further quotes."""
 
     weights: UnitWeights
-    sources: int = 5
+    sources: int = MAX_SOURCES
     margin: float = EXTRA_QUOTE_MARGIN
     min_new: float = 0.0  # a further quote must add this share of the question's IDF
     max_quotes: int = MAX_QUOTES
@@ -287,7 +288,8 @@ def _with(choice: QuoteChoice, name: str, value: float) -> QuoteChoice:
         return dataclasses.replace(
             choice, weights=dataclasses.replace(choice.weights, **{name: value})
         )
-    return dataclasses.replace(choice, **{name: int(value) if name == "sources" else value})
+    changed: dict[str, Any] = {name: int(value) if name == "sources" else value}
+    return dataclasses.replace(choice, **changed)
 
 
 def _objective(sets: Sequence[Sequence[dict[str, Any]]], choice: QuoteChoice) -> float:

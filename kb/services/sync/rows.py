@@ -34,7 +34,7 @@ def document_limits_check(document: ParsedDocument) -> None:
         ("category", field("category"), document.category),
         ("superseded_by", field("synced_superseded_by"), document.superseded_by or ""),
     ]
-    aliases = field("aliases").base_field  # type: ignore[attr-defined]
+    aliases = field("aliases").base_field  # type: ignore[union-attr]
     values += [("an alias", aliases, alias) for alias in document.aliases]
     for name, model_field, value in values:
         if model_field.max_length is not None and len(value) > model_field.max_length:
