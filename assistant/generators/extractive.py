@@ -44,8 +44,8 @@ log = structlog.get_logger("groundwork.assistant")
 QUOTED_LABEL = "From our help center:"
 MAX_QUOTES = 3
 # Units embedded per answer, those holding most of the question's words (about 4 ms each on an
-# idle 2-core machine): the sample quotes 89.2% of its facts at 20 units, 90.8% at 60.
-MAX_CANDIDATES = 20
+# idle 2-core machine): the sample states 84.6% of its facts at 20 units, 89.2% at 30, 90.8% at 60.
+MAX_CANDIDATES = 30
 # The passages read for units, and how close to the best a further quote must score: chosen
 # with the weights by leave-one-set-out over the answer eval sets (docs/answers.md).
 MAX_SOURCES = 10
