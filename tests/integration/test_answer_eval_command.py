@@ -67,6 +67,18 @@ def _run(cases: Path, *options: str) -> tuple[str, list[dict]]:
     return stdout.getvalue(), outcomes
 
 
+def _run_against(stub: AnthropicStub, cases: Path) -> tuple[str, list[dict]]:
+    return _run(
+        cases,
+        "--generator",
+        "anthropic",
+        "--anthropic-base-url",
+        stub.base_url,
+        "--anthropic-api-key",
+        stub.api_key,
+    )
+
+
 def test_offline_answers_are_scored_per_half_and_leave_nothing_behind(pages: Path) -> None:
     # when
     printed, outcomes = _run(pages, "--generator", "extractive")
@@ -86,15 +98,7 @@ def test_the_claude_path_runs_against_the_stub_with_citations_mapped(pages: Path
         stub.reply("It is 60 days [2], see also [1].", times=3)
 
         # when
-        _, outcomes = _run(
-            pages,
-            "--generator",
-            "anthropic",
-            "--anthropic-base-url",
-            stub.base_url,
-            "--anthropic-api-key",
-            stub.api_key,
-        )
+        _, outcomes = _run_against(stub, pages)
 
     # then: the answered cases reached the stub, and their markers were renumbered 1..n
     answered = [outcome for outcome in outcomes if not outcome["refused"]]
@@ -119,15 +123,7 @@ def test_claude_reads_the_likeliest_lines_first_and_its_first_sentence_is_the_le
         stub.reply("You have 60 days from the annual charge [1]. Ask support [1].", times=3)
 
         # when
-        _, outcomes = _run(
-            pages,
-            "--generator",
-            "anthropic",
-            "--anthropic-base-url",
-            stub.base_url,
-            "--anthropic-api-key",
-            stub.api_key,
-        )
+        _, outcomes = _run_against(stub, pages)
         sent = [request.body for request in stub.requests]
 
     # then: the prompt asks for the answer first and shows the best lines before the documents
