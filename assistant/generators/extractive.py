@@ -44,8 +44,10 @@ log = structlog.get_logger("groundwork.assistant")
 QUOTED_LABEL = "From our help center:"
 MAX_QUOTES = 3
 # Units embedded per answer, those holding most of the question's words (about 4 ms each on an
-# idle 2-core machine): the sample states 84.6% of its facts at 20 units, 89.2% at 30, 90.8% at 60.
-MAX_CANDIDATES = 30
+# idle 2-core machine). Fewer lose the answers to paraphrased questions, whose answering unit
+# shares few of their words: facts stated on the sample 84.6% at 20 units, 89.2% at 30, 90.8% at
+# 60; on Plausible 34.8% at 30, 40.4% at 60.
+MAX_CANDIDATES = 60
 # The passages read for units, and how close to the best a further quote must score: chosen
 # with the weights by leave-one-set-out over the answer eval sets (docs/answers.md).
 MAX_SOURCES = 10
