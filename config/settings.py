@@ -134,6 +134,7 @@ AXES_FAILURE_LIMIT = env_int("AXES_FAILURE_LIMIT", default=5, minimum=1)
 AXES_COOLOFF_TIME = env_int("AXES_COOLOFF_MINUTES", default=15, minimum=1) / 60  # hours
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
 AXES_RESET_ON_SUCCESS = True
+AXES_USERNAME_CALLABLE = "kb.actors.sign_in_username"
 AXES_COOLOFF_MESSAGE = (
     "Too many failed sign-ins for this account or from this address. Try again later, or ask "
     "a policy steward to unlock it (admin, Axes, Access attempts)."

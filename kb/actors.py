@@ -37,3 +37,16 @@ def actor_name(actor: Actor) -> str:
     if actor is SYSTEM:
         return "system"
     return actor.get_username() or "anonymous"
+
+
+SIGN_IN_USERNAME_CHARS = 255  # what axes' attempt tables keep (AccessAttempt.username)
+
+
+def sign_in_username(request: object, credentials: dict[str, object] | None) -> str:
+    """The name a sign-in attempt is counted under (``AXES_USERNAME_CALLABLE``): the name typed,
+    cut to what the attempts table keeps. No account has a longer name (150 at most), so the
+    cut never merges two accounts' counts; without it a long name was a server error."""
+    typed = (credentials or {}).get("username")
+    if typed is None:
+        typed = getattr(request, "POST", {}).get("username", "")
+    return str(typed or "")[:SIGN_IN_USERNAME_CHARS]

@@ -112,3 +112,16 @@ def test_a_doc_writer_cannot_unlock_sign_ins() -> None:
     writer = signed_in(member("wren", DOC_WRITERS))
 
     assert writer.get("/admin/axes/accessattempt/").status_code == 403
+
+
+def test_a_username_longer_than_any_account_is_a_failed_sign_in_not_a_server_error() -> None:
+    # given: a name past the 255 characters the attempts table keeps (found by the fuzz test)
+    name = "x" * 300
+
+    # when
+    response, _ = _sign_in(name, "wrong")
+
+    # then: the form says no, and the attempt is counted under the name cut to what is kept
+    assert response.status_code == 200
+    attempt = AccessAttempt.objects.get()
+    assert attempt.username == name[:255] and attempt.failures_since_start == 1
