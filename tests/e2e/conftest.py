@@ -52,7 +52,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -75,6 +74,7 @@ from playwright.sync_api import (
 )
 
 from config.processes import free_port
+from tests.support.polling import until
 from tests.support.processes import database_url, stop_process
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -106,23 +106,28 @@ class E2EServer:
 
 
 def _wait_until_serving(server: E2EServer) -> None:
-    deadline = time.monotonic() + SERVER_START_SECONDS
-    while time.monotonic() < deadline:
+    def serving() -> bool:
         if server.process.poll() is not None:
             pytest.fail(
                 f"the e2e server exited with {server.process.returncode}:\n{server.log_tail()}"
             )
         try:
             with urllib.request.urlopen(f"{server.url}/docs/", timeout=5) as response:
-                if response.status == 200:
-                    return
+                return response.status == 200
         except urllib.error.HTTPError as error:
             pytest.fail(f"the e2e server answered {error.code} at start:\n{server.log_tail()}")
         except OSError:
-            pass  # not listening yet
-        time.sleep(0.2)
-    pytest.fail(f"the e2e server did not answer within {SERVER_START_SECONDS:.0f}s:\n"
-                f"{server.log_tail()}")  # fmt: skip
+            return False  # not listening yet
+
+    until(
+        serving,
+        seconds=SERVER_START_SECONDS,
+        why=lambda: (
+            f"the e2e server did not answer within {SERVER_START_SECONDS:.0f}s:\n"
+            f"{server.log_tail()}"
+        ),
+        interval=0.2,
+    )
 
 
 @pytest.fixture
