@@ -201,23 +201,6 @@ class UnitWeights:
     opposite: float = -0.2
 
 
-@dataclass(frozen=True)
-class ScoredUnits:
-    units: list[Unit]
-    scores: np.ndarray
-    vectors: np.ndarray | None  # unit vectors, None without an embedder
-    question_lexemes: frozenset[str]
-    idfs: Mapping[str, float]
-
-    def new_weight(self, index: int, *, covered: set[str]) -> float:
-        """The share of the question's IDF that unit ``index`` holds and ``covered`` does not."""
-        total = sum(self.idfs.get(term, 1.0) for term in self.question_lexemes)
-        if not total:
-            return 0.0
-        held = (lexemes(self.units[index].words_text) & self.question_lexemes) - covered
-        return sum(self.idfs.get(term, 1.0) for term in held) / total
-
-
 def units_of(sources: Iterable[Source]) -> list[Unit]:
     return [unit for source in sources for unit in _source_units(source)]
 
@@ -253,10 +236,25 @@ def units_score(
 ) -> np.ndarray:
     """Each unit's score for ``question``: ``similarities`` (its cosine to the question) plus
     the weighted ``unit_features``."""
-    weights = weights or UnitWeights()
     features = unit_features(question=question, units=units, idfs=idfs, context=context)
-    vector = np.array([getattr(weights, name) for name in FEATURES], dtype=np.float32)
-    return np.asarray(similarities, dtype=np.float32) + features @ vector
+    return np.asarray(similarities, dtype=np.float32) + weighted(features, weights)
+
+
+def weighted(features: np.ndarray, weights: UnitWeights | None = None) -> np.ndarray:
+    """What ``unit_features`` rows add to each unit's cosine under ``weights``."""
+    vector = np.array(
+        [getattr(weights or UnitWeights(), name) for name in FEATURES], dtype=np.float32
+    )
+    return np.asarray(features, dtype=np.float32).reshape(-1, len(FEATURES)) @ vector
+
+
+def shortlist(features: np.ndarray, *, limit: int) -> list[int]:
+    """The positions, in order, of the ``limit`` units holding the most of the question's IDF
+    (``unit_features``' "terms"): the ones worth an embedder call when a passage is long."""
+    terms = np.asarray(features, dtype=np.float32).reshape(-1, len(FEATURES))[:, 0]
+    if len(terms) <= limit:
+        return list(range(len(terms)))
+    return sorted(int(index) for index in np.argsort(-terms, kind="stable")[:limit])
 
 
 def unit_features(
@@ -273,9 +271,8 @@ def unit_features(
     annual plans?" is read as about refunds but answered about annual plans."""
     idfs = idfs or {}
     shape = QuestionShape.of(question)
-    vocabulary = {word for unit in units for word in words(f"{unit.source.section} {unit.text}")}
-    wanted = _corrected(lexemes(question), vocabulary)
-    leaning = _corrected(lexemes(context), vocabulary) - wanted if context else set()
+    wanted = set(question_lexemes(question, units))
+    leaning = set(question_lexemes(context, units)) - wanted if context else set()
     question_pairs = pairs(question)
     ranks = sorted({unit.source.number for unit in units})
     features = np.zeros((len(units), len(FEATURES)), dtype=np.float32)
@@ -339,6 +336,8 @@ def best_lines(
 
 
 def question_lexemes(question: str, units: Sequence[Unit]) -> frozenset[str]:
+    """The question's index terms, each word the units lack read as a unit word one or two
+    typing slips away."""
     vocabulary = {word for unit in units for word in words(f"{unit.source.section} {unit.text}")}
     return frozenset(_corrected(lexemes(question), vocabulary))
 

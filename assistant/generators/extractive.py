@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import structlog
@@ -32,9 +32,10 @@ from assistant.units import (
     Unit,
     UnitWeights,
     following_sentence,
-    lexemes,
+    shortlist,
+    unit_features,
     units_of,
-    units_score,
+    weighted,
 )
 from kb.embedders import Embedder, get_embedder
 from kb.errors import one_line
@@ -79,16 +80,19 @@ class ExtractiveGenerator:
         started = time.monotonic()
         # A follow-up is answered by its own words, read with what it follows.
         context = prompt.search_query if prompt.search_query not in (None, question) else None
-        units = _shortlist(
-            f"{question} {context or ''}",
-            units_of(prompt.sources[:MAX_SOURCES]),
-            idfs=prompt.term_idfs,
+        every = units_of(prompt.sources[:MAX_SOURCES])
+        features = unit_features(
+            question=question, units=every, idfs=prompt.term_idfs, context=context
         )
+        # One long passage must not make the embedder call slow: the units holding most of
+        # the question's words are the ones embedded.
+        kept = shortlist(features, limit=MAX_CANDIDATES)
+        units = [every[index] for index in kept]
         chosen, older = self._choose(
             question=question,
             context=context,
             units=units,
-            idfs=prompt.term_idfs,
+            features=features[kept],
             newer=_newer_versions(prompt.sources),
         )
         log.info(
@@ -117,7 +121,7 @@ class ExtractiveGenerator:
         question: str,
         context: str | None,
         units: list[Unit],
-        idfs: Mapping[str, float],
+        features: np.ndarray,
         newer: dict[int, Source],
     ) -> tuple[list[Unit], list[tuple[Source, Source]]]:
         """The units to quote, and the older pages (with their newer versions) that were passed
@@ -130,14 +134,7 @@ class ExtractiveGenerator:
         similarity, vectors = self._similarities(
             [question] if context is None else [question, f"{context} {question}"], units
         )
-        scores = units_score(
-            question=question,
-            units=units,
-            similarities=similarity,
-            idfs=idfs,
-            weights=self._weights,
-            context=context,
-        )
+        scores = similarity + weighted(features, self._weights)
         # Without vectors only shared words count: ask for half their weight.
         weights = self._weights or UnitWeights()
         floor = RELEVANCE_FLOOR if vectors is not None else weights.terms / 2
@@ -162,14 +159,14 @@ class ExtractiveGenerator:
             ):
                 continue
             picked.append(index)
-        if following is not None:
-            units[current[0]] = dataclasses.replace(lead, text=f"{lead.text} {following.text}")
         # The best unit opens the answer: it is the one most likely to hold the fact; the
         # others follow in the order their pages give them, so they read as its context.
         rest = sorted(
             picked[1:], key=lambda index: (units[index].source.number, units[index].position)
         )
-        chosen = [units[index] for index in [picked[0], *rest]]
+        if following is not None:
+            lead = dataclasses.replace(lead, text=f"{lead.text} {following.text}")
+        chosen = [lead, *(units[index] for index in rest)]
         # One note per older page, citing the newer version's passage that was quoted, if any.
         quoted_by_path = {unit.source.path: unit.source for unit in chosen}
         # An older page is noted when it speaks to the question about as closely in meaning as
@@ -232,24 +229,6 @@ def _overlaps(unit: Unit, other: Unit, units: Sequence[Unit]) -> bool:
         for whole in units
         if whole.kind == "procedure" and whole.source.number == unit.source.number
     )
-
-
-def _weight(held: set[str], idfs: Mapping[str, float], wanted: set[str]) -> float:
-    total = sum(idfs.get(term, 1.0) for term in wanted)
-    return sum(idfs.get(term, 1.0) for term in held) / total if total else 0.0
-
-
-def _shortlist(query: str, units: list[Unit], *, idfs: Mapping[str, float]) -> list[Unit]:
-    """At most MAX_CANDIDATES units, those holding most of the query's words, in order: one
-    over-long passage must not make the embedder call slow (about 4 ms a unit on 2 cores)."""
-    if len(units) <= MAX_CANDIDATES:
-        return units
-    wanted = lexemes(query)
-    ranked = sorted(
-        range(len(units)),
-        key=lambda index: -_weight(lexemes(units[index].words_text), idfs, wanted),
-    )
-    return [units[index] for index in sorted(ranked[:MAX_CANDIDATES])]
 
 
 def _newer_versions(sources: Sequence[Source]) -> dict[int, Source]:

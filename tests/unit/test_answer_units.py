@@ -13,6 +13,7 @@ from assistant.units import (
     FEATURES,
     QuestionShape,
     UnitWeights,
+    following_sentence,
     lexemes,
     question_lexemes,
     unit_features,
@@ -184,3 +185,22 @@ def test_the_kind_of_question_is_read_from_its_wording(
     found = QuestionShape.of(question)
 
     assert (found.quantity, found.how_to, found.yes_no) == shape
+
+
+def test_a_leading_sentence_brings_the_next_one_of_its_paragraph_and_no_further() -> None:
+    # given
+    units = units_of(
+        [
+            _source(
+                "Paddle does not allow editing the VAT number on a subscription. To update it, "
+                "cancel it and resubscribe with the new number.\n\n"
+                "Invoices show the VAT number you gave at checkout."
+            )
+        ]
+    )
+    rule, how, other = units
+
+    # then
+    assert following_sentence(rule, units) is how
+    assert following_sentence(how, units) is None  # the next paragraph is another statement
+    assert following_sentence(other, units) is None

@@ -415,3 +415,60 @@ def test_code_inside_a_fence_is_never_quoted_however_the_fences_nest(
 
     # then
     assert "365" not in "".join(deltas)
+
+
+def _hit(text: str, *, number: int = 1, section: str = "Guide > Settings") -> Hit:
+    return Hit(
+        chunk_id=number,
+        document_id=number,
+        path=f"guide-{number}.md",
+        title="Guide",
+        heading_path=section,
+        text=text,
+        char_start=0,
+        char_end=len(text),
+        updated_on=None,
+        vector_rank=None,
+        keyword_rank=None,
+        fused_score=0.0,
+        similarity=None,
+    )
+
+
+def test_a_configuration_block_is_quoted_as_the_page_shows_it_after_its_lead_in(
+    generator: ExtractiveGenerator,
+) -> None:
+    # given
+    hit = _hit(
+        "By default each RSS feed lists every page. To limit the items in each feed, set this "
+        "in your project configuration:\n\n```toml\n[services.rss]\nlimit = 42\n```\n"
+    )
+
+    # when
+    deltas, _, _ = _answer(generator, "How do I limit the number of items in my RSS feed?", [hit])
+
+    # then
+    answer = "".join(deltas)
+    assert (
+        "“To limit the items in each feed, set this in your project configuration:” [1]\n\n"
+        "```toml\n[services.rss]\nlimit = 42\n```"
+    ) in answer
+
+
+def test_two_steps_of_one_procedure_are_never_quoted_apart(
+    generator: ExtractiveGenerator,
+) -> None:
+    # given: a procedure whose steps each read well alone, with their lead-in
+    hit = _hit(
+        "To delete your account:\n\n"
+        "1. Go to Settings > Account and click Delete account.\n"
+        "2. Type the account name to confirm the deletion of the account.\n"
+        "3. Enter your two-factor code to confirm the account deletion.\n"
+    )
+
+    # when
+    deltas, _, _ = _answer(generator, "How do I delete my account?", [hit])
+
+    # then: the procedure once, or one step, never two steps each with the lead-in
+    answer = "".join(deltas)
+    assert answer.count("To delete your account:") == 1, answer
