@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import statistics
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from assistant.evaluation import AnswerCase
+from assistant.evaluation import states as fact_stated
 from assistant.generators.base import Source
 from assistant.generators.extractive import (
     DUPLICATE_SIMILARITY,
@@ -35,13 +36,13 @@ from assistant.units import (
     FEATURES,
     QuestionShape,
     UnitWeights,
-    lexemes,
     opposite_action,
-    question_lexemes,
+    shortlist,
     unit_features,
+    weighted,
 )
 from assistant.units import units_of as units_from
-from kb.embedders import get_embedder
+from kb.embedders import Embedder, get_embedder
 from kb.models import Chunk
 from search.services import retrieve
 
@@ -52,15 +53,13 @@ MAX_DUMPED_UNITS = 240
 
 @dataclass(frozen=True)
 class QuoteChoice:
-    """What the replay varies: the weights of the features, how many passages are read, the
-    margin and new-weight rules for further quotes."""
+    """What the replay varies, each a constant of the answerer: the weights of the features,
+    how many passages are read, how close to the lead a further quote must score."""
 
     weights: UnitWeights
     sources: int = MAX_SOURCES
     margin: float = EXTRA_QUOTE_MARGIN
-    min_new: float = 0.0  # a further quote must add this share of the question's IDF
     max_quotes: int = MAX_QUOTES
-    with_following: float = 1.0  # 1: a leading sentence is quoted with the next in its paragraph
 
 
 def quotes_dump(
@@ -85,13 +84,6 @@ def quotes_dump(
                 Source.from_hit(hit, number=number, text=neutralise(hit.text).text)
                 for number, hit in enumerate(result.hits, start=1)
             ]
-            units = units_from(sources)[:MAX_DUMPED_UNITS]
-            vectors = np.zeros((0, 0))
-            if units:
-                texts = [case.question, *(f"{u.source.section}: {u.words_text}" for u in units)]
-                vectors = np.asarray(embedder.embed_documents(texts), dtype=np.float32)
-            features = unit_features(question=case.question, units=units, idfs=result.term_idfs)
-            wanted = sorted(question_lexemes(case.question, units))
             row = {
                 "id": case.id,
                 "question": case.question,
@@ -105,25 +97,41 @@ def quotes_dump(
                 "sections_seen": [
                     sections.get(source.chunk_id) == (case.path, case.section) for source in sources
                 ],
-                "wanted": wanted,
-                "idfs": {term: result.term_idfs.get(term, 0.0) for term in wanted},
-                "units": [
-                    {
-                        "source": unit.source.number,
-                        "position": unit.position,
-                        "kind": unit.kind,
-                        "holds": list(unit.holds),
-                        "paragraph": unit.paragraph,
-                        "text": unit.words_text,
-                        "lexemes": sorted(lexemes(unit.words_text) & set(wanted)),
-                        "similarity": float(vectors[index + 1] @ vectors[0]),
-                        "features": [round(float(value), 4) for value in features[index]],
-                        "vector": [round(float(value), 4) for value in vectors[index + 1]],
-                    }
-                    for index, unit in enumerate(units)
-                ],
+                "units": dumped_units(
+                    question=case.question,
+                    sources=sources,
+                    idfs=result.term_idfs,
+                    embedder=embedder,
+                ),
             }
             handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+def dumped_units(
+    *, question: str, sources: Sequence[Source], idfs: Mapping[str, float], embedder: Embedder
+) -> list[dict[str, Any]]:
+    """The units of ``sources`` as a dump keeps them: what the answerer scores them by (their
+    cosine to the question, their features, their vector) and what it quotes."""
+    units = units_from(sources)[:MAX_DUMPED_UNITS]
+    if not units:
+        return []
+    texts = [question, *(f"{unit.source.section}: {unit.words_text}" for unit in units)]
+    vectors = np.asarray(embedder.embed_documents(texts), dtype=np.float32)
+    features = unit_features(question=question, units=units, idfs=idfs)
+    return [
+        {
+            "source": unit.source.number,
+            "position": unit.position,
+            "kind": unit.kind,
+            "holds": list(unit.holds),
+            "paragraph": unit.paragraph,
+            "text": unit.words_text,
+            "similarity": float(vectors[index + 1] @ vectors[0]),
+            "features": [round(float(value), 4) for value in features[index]],
+            "vector": [round(float(value), 4) for value in vectors[index + 1]],
+        }
+        for index, unit in enumerate(units)
+    ]
 
 
 def dump_load(path: Path) -> list[dict[str, Any]]:
@@ -132,69 +140,67 @@ def dump_load(path: Path) -> list[dict[str, Any]]:
 
 
 def states(text: str, row: dict[str, Any]) -> bool:
-    from assistant.evaluation import states as fact_stated
-
+    """Whether ``text`` states the dumped case's facts, as ``AnswerCase.stated_in`` reads them."""
     found = [fact_stated(text, fact) for fact in row["facts"]]
     return bool(found) and (all(found) if row["match"] == "all" else any(found))
 
 
 def replay(row: dict[str, Any], choice: QuoteChoice) -> list[dict[str, Any]]:
-    """The units the answerer would quote for the dumped case under ``choice``."""
-    units = [unit for unit in row["units"] if unit["source"] <= choice.sources]
-    if len(units) > MAX_CANDIDATES:  # the answerer's shortlist: the units holding most terms
-        keep = sorted(range(len(units)), key=lambda index: -units[index]["features"][0])
-        units = [units[index] for index in sorted(keep[:MAX_CANDIDATES])]
+    """The units the answerer would quote for the dumped case under ``choice``: the same
+    shortlist, scores and rules as ``ExtractiveGenerator._choose``, on the dumped units."""
+    every = [unit for unit in row["units"] if unit["source"] <= choice.sources]
+    features = np.array([_features(row, unit) for unit in every], dtype=np.float32)
+    kept = shortlist(features, limit=MAX_CANDIDATES)
+    units = [every[index] for index in kept]
     if not units:
         return []
-    weights = np.array([getattr(choice.weights, name) for name in FEATURES], dtype=np.float32)
-    features = np.array([_features(row, unit) for unit in units], dtype=np.float32)
     similarities = np.array([unit["similarity"] for unit in units], dtype=np.float32)
-    scores = similarities + features.reshape(len(units), len(FEATURES)) @ weights
+    scores = similarities + weighted(features[kept], choice.weights)
     order = [int(index) for index in np.argsort(-scores, kind="stable")]
     best = scores[order[0]]
     if best < RELEVANCE_FLOOR:
         return []
-    idfs = row["idfs"]
-    total = sum(idfs.get(term, 1.0) or 1.0 for term in row["wanted"]) or 1.0
     picked = [order[0]]
-    covered = set(units[order[0]]["lexemes"])
-    following = _following(units[order[0]], units) if choice.with_following else None
-    if following is not None:
-        covered |= set(following["lexemes"])
+    following = _following(units[order[0]], units)
     for index in order[1:]:
-        if units[index] is following:
-            continue
         if len(picked) == choice.max_quotes or scores[index] < best - choice.margin:
             break
         unit = units[index]
-        if any(
-            unit["text"] == units[other]["text"]
-            or (
-                unit["source"] == units[other]["source"]
-                and (
-                    unit["position"] in units[other]["holds"]
-                    or units[other]["position"] in unit["holds"]
-                )
-            )
+        if unit is following or any(
+            _repeats(unit, units[other], units)
             or float(np.dot(unit["vector"], units[other]["vector"])) > DUPLICATE_SIMILARITY
             for other in picked
         ):
             continue
-        new = set(unit["lexemes"]) - covered
-        if sum(idfs.get(term, 1.0) or 1.0 for term in new) / total < choice.min_new:
-            continue
         picked.append(index)
-        covered |= set(unit["lexemes"])
     quoted = [units[index] for index in picked]
     if following is not None:
         quoted[0] = {**quoted[0], "text": f"{quoted[0]['text']} {following['text']}"}
     return quoted
 
 
+def _repeats(unit: dict[str, Any], other: dict[str, Any], units: Sequence[dict[str, Any]]) -> bool:
+    """As ``assistant.generators.extractive._overlaps``, on dumped units."""
+    if unit["text"] == other["text"]:
+        return True
+    if unit["source"] != other["source"]:
+        return False
+    if unit["position"] in other["holds"] or other["position"] in unit["holds"]:
+        return True
+    return any(
+        unit["position"] in whole["holds"] and other["position"] in whole["holds"]
+        for whole in units
+        if whole["kind"] == "procedure" and whole["source"] == unit["source"]
+    )
+
+
 def _features(row: dict[str, Any], unit: dict[str, Any]) -> list[float]:
-    """A dumped unit's features; a dump older than a feature gets it from the unit's text."""
-    features = list(unit["features"])[: FEATURES.index("opposite")]
-    # The features read off the text alone are read again: dumps may predate their rules.
+    """A dumped unit's features. A dump made before the last two text rules (a price for a
+    money question, the opposite action) gets them from the unit's text and the question."""
+    features = list(unit["features"])
+    if len(features) == len(FEATURES):
+        return features
+    features = features[: FEATURES.index("opposite")]
     question = row.get("question", "")
     features[FEATURES.index("quantity")] = float(
         QuestionShape.of(question).answered_by(unit["text"])
@@ -277,9 +283,7 @@ GRID: dict[str, Sequence[float]] = {
     "rank": (0.0, 0.05, 0.1, 0.2),
     "opposite": (0.0, -0.1, -0.2, -0.4),
     "sources": (3, 5, 8, 10),
-    "min_new": (0.0, 0.05, 0.1, 0.2, 0.3),
     "margin": (0.06, 0.09, 0.12, 0.18),
-    "with_following": (0.0, 1.0),
 }
 
 
