@@ -362,17 +362,20 @@ def _corrected(wanted: set[str], vocabulary: set[str]) -> set[str]:
             continue
         allowed = 1 if len(term) < 8 else 2
         near = [
-            stem
+            (slips, stem)
             for stem in stems
-            if abs(len(stem) - len(term)) <= allowed and _slips(term, stem) <= allowed
+            if abs(len(stem) - len(term)) <= allowed
+            and (slips := _slips(term, stem, limit=allowed)) <= allowed
         ]
-        corrected.add(min(near, key=lambda stem: (_slips(term, stem), stem)) if near else term)
+        corrected.add(min(near)[1] if near else term)
     return corrected
 
 
-def _slips(a: str, b: str) -> int:
+def _slips(a: str, b: str, *, limit: int) -> int:
     """Edits between ``a`` and ``b``: insertions, deletions, substitutions and swaps of two
-    neighbouring letters (the optimal string alignment distance)."""
+    neighbouring letters (the optimal string alignment distance), or ``limit + 1`` as soon as
+    it must exceed ``limit``: once two rows in a row hold nothing within it, no later row can.
+    (Most of a help center's words are far from a mistyped one: this is the hot loop.)"""
     previous2: list[int] = []
     previous = list(range(len(b) + 1))
     for i in range(1, len(a) + 1):
@@ -382,8 +385,10 @@ def _slips(a: str, b: str) -> int:
             current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
             if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
                 current[j] = min(current[j], previous2[j - 2] + 1)
+        if min(current) > limit and min(previous) > limit:
+            return limit + 1
         previous2, previous = previous, current
-    return previous[len(b)]
+    return min(previous[len(b)], limit + 1)
 
 
 def _source_units(source: Source) -> list[Unit]:
