@@ -22,6 +22,11 @@ MAX_ANSWERABLE_REFUSED = 0.05  # the target; past it a refused answerable questi
 
 @dataclass(frozen=True)
 class Refusal:
+    """``assistant.no_answer.no_answer_decide``'s rule on a dump's recorded signals. The dump
+    keeps the question's coverage as the decision left it (common words set aside only where
+    it looked at them), so a replay at other thresholds is close, not exact; at today's pair it
+    gave the decision the pipeline made on all 383 cases of the four dumps."""
+
     threshold: float
     unsupported: float
 
