@@ -17,13 +17,13 @@ question to an English help center is English, English wins unless the question 
 English-only word and lingua is surer of another language by a margin: then 86 of the 90
 questions in other languages are named right, and 5 of 1,255 English ones (the eval questions
 of corpus/) are read as another. Its models cost about 190 MB and 3-4 s to load, once per
-process (``detector_warm_up`` at worker start).
+process (``detector_warm_up`` starts it in the background as a worker starts).
 """
 
 from __future__ import annotations
 
-import functools
 import re
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -101,14 +101,31 @@ class LanguageSupport:
         return {"code": self.code, "searched": self.searched, "answered": self.answered}
 
 
-@functools.cache
+_detector_lock = threading.Lock()
+_detectors: list[LanguageDetector] = []  # the one detector, once built
+
+
 def _detector() -> LanguageDetector:
-    return LanguageDetectorBuilder.from_languages(*_LINGUA.values()).build()
+    """The detector, built once per process (3-4 s): a question asked while it is being built
+    waits for it rather than building a second one."""
+    with _detector_lock:
+        if not _detectors:
+            _detectors.append(LanguageDetectorBuilder.from_languages(*_LINGUA.values()).build())
+        return _detectors[0]
 
 
-def detector_warm_up() -> None:
-    """Load the detector's models now (a worker's start), not in a customer's first question."""
-    question_language("Wie kündige ich mein Abonnement?")
+def detector_warm_up() -> threading.Thread:
+    """Start loading the detector's models in the background (a worker's start), so that
+    neither the worker's start nor a customer's first question waits for them; English
+    questions never need them (see ``question_language``)."""
+    loading = threading.Thread(
+        target=question_language,
+        args=("Wie kündige ich mein Abonnement?",),
+        name="language-detector-warm-up",
+        daemon=True,
+    )
+    loading.start()
+    return loading
 
 
 def question_language(question: str) -> str:
