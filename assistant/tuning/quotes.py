@@ -93,9 +93,14 @@ def quotes_dump(
                 "facts": list(case.facts),
                 "confidence": result.confidence,
                 "coverage": decision.question_coverage,
+                "idfs": result.term_idfs,
                 "refused": decision.refuse,
                 "sections_seen": [
                     sections.get(source.chunk_id) == (case.path, case.section) for source in sources
+                ],
+                "sources": [
+                    {"number": source.number, "path": source.path, "section": source.section}
+                    for source in sources
                 ],
                 "units": dumped_units(
                     question=case.question,
@@ -125,6 +130,7 @@ def dumped_units(
             "kind": unit.kind,
             "holds": list(unit.holds),
             "paragraph": unit.paragraph,
+            "section": unit.source.section,
             "text": unit.words_text,
             "similarity": float(vectors[index + 1] @ vectors[0]),
             "features": [round(float(value), 4) for value in features[index]],
