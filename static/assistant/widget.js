@@ -6,9 +6,9 @@
 // adds a launcher button and a panel holding the chat, which is served from Groundwork's own
 // origin in an iframe (/embed/<site key>/): its Content-Security-Policy, cookies and CSRF stay
 // Groundwork's, and the host page needs nothing but the tag (its CSP: script-src and frame-src
-// for that origin). The launcher and panel live in a closed shadow root, styled only from
-// inside it, so the page's styles cannot reach them and theirs cannot reach the page; nothing
-// is added to the page's globals. Optional: data-label="…" names the launcher (default "Help").
+// for that origin). The launcher and panel live in a shadow root, styled only from inside it,
+// so the page's styles cannot reach them and theirs cannot reach the page; nothing is added to
+// the page's globals. Optional: data-label="…" names the launcher (default "Help").
 (function () {
   "use strict";
   var script = document.currentScript;
@@ -92,7 +92,9 @@
   }
 
   var host = document.createElement("groundwork-widget");
-  var shadow = host.attachShadow({ mode: "closed" });
+  // Open, not closed: a closed root keeps out no one who can run script in the page (the page's
+  // own scripts are trusted there anyway), and an open one lets tests and audit tools reach it.
+  var shadow = host.attachShadow({ mode: "open" });
   styleInto(shadow);
 
   var launcher = element("button", {
