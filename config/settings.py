@@ -86,7 +86,9 @@ CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 _SAME_SITE_VALUES = ("Lax", "Strict", "None")
 SESSION_COOKIE_SAMESITE = env.str("SESSION_COOKIE_SAMESITE", default="Lax")
 CSRF_COOKIE_SAMESITE = env.str("CSRF_COOKIE_SAMESITE", default="Lax")
-SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = False  # on by default in production (below)
+# Off outside production unless set (a plain-HTTP laptop); production turns them on (below).
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", default=False)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", default=False)
 for _name, _value in (
     ("SESSION_COOKIE_SAMESITE", SESSION_COOKIE_SAMESITE),
     ("CSRF_COOKIE_SAMESITE", CSRF_COOKIE_SAMESITE),
@@ -116,6 +118,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "config.middleware.RequestIdMiddleware",
+    # Outside the session and CSRF middleware, so it sees the cookies they set.
+    "assistant.widget.cookies.PartitionedCookieMiddleware",
     "config.middleware.ContentSecurityPolicyMiddleware",
     "config.middleware.RequestCharsetMiddleware",
     "config.middleware.NulCharacterMiddleware",

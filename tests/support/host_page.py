@@ -1,5 +1,5 @@
 """A customer's website for the widget's e2e tests: a plain ``http.server`` on 127.0.0.1 at its
-own port (another origin than the app's, same site, as a page on another port is), serving one
+own port (another origin than the app's; the same site unless named ``localhost``), serving one
 page that holds nothing of ours but the widget's ``<script>`` tag, under its own strict
 Content-Security-Policy, and a stylesheet of hostile rules aimed at anything the widget adds."""
 
@@ -31,11 +31,14 @@ class HostPage:
 
 
 @contextmanager
-def host_page_served(*, app_url: str, site_key: str) -> Iterator[HostPage]:
+def host_page_served(
+    *, app_url: str, site_key: str, hostname: str = "127.0.0.1"
+) -> Iterator[HostPage]:
     """The page at a free port; its CSP lets in the app's origin for script-src and frame-src
-    only: no style, image or connect source, no inline anything."""
+    only: no style, image or connect source, no inline anything. ``hostname="localhost"`` makes
+    it another site than the app at 127.0.0.1 (a port alone makes only another origin)."""
     port = free_port()
-    origin = f"http://127.0.0.1:{port}"
+    origin = f"http://{hostname}:{port}"
     policy = "; ".join(
         [
             "default-src 'self'",
