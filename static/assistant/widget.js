@@ -108,8 +108,9 @@
     "class": "panel", id: "panel", role: "dialog", "aria-labelledby": "panel-title", tabindex: "-1",
   }, [element("div", { "class": "header" }, [title, close]), status]);
   panel.hidden = true;
-  shadow.appendChild(panel);
+  // The button first, then what it opens: Tab goes from the launcher into the panel.
   shadow.appendChild(launcher);
+  shadow.appendChild(panel);
 
   var frame = null;
   var ready = false;

@@ -103,6 +103,7 @@ def test_the_tag_alone_gives_a_streamed_cited_answer_and_a_source_with_no_violat
     expect(answer).not_to_have_attribute("aria-busy", "true")
     streams = [r for r in watched["responses"] if r.url.endswith("/events")]
     assert streams and streams[0].headers["content-type"].startswith("text/event-stream")
+    assert page.evaluate("window.scrollY") == 0  # the long shop page was not scrolled
     source = answer.locator(".source-link").first
     expect(source).to_have_attribute("target", "_blank")
     expect(source).to_have_attribute("rel", "noopener")

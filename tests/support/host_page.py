@@ -21,6 +21,7 @@ button { display: none !important; background: lime !important; }
 iframe { display: none !important; }
 groundwork-widget, groundwork-widget * { display: none !important; opacity: 0 !important; }
 .shop-button { display: inline-block !important; }
+.catalogue { height: 3000px; }  /* a long page: it must not scroll while the chat does */
 """
 
 
@@ -53,7 +54,7 @@ def host_page_served(
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
         "<title>Acme shop</title>"
         "<link rel='stylesheet' href='/shop.css'></head><body>"
-        "<h1>Acme shop</h1><p>Our products.</p>"
+        "<h1>Acme shop</h1><p>Our products.</p><div class='catalogue'></div>"
         "<button type='button' class='shop-button' id='shop-button'>Add to cart</button>"
         f'<script src="{app_url}/static/assistant/widget.js" data-site-key="{site_key}" async>'
         "</script></body></html>"
