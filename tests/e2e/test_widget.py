@@ -3,7 +3,8 @@ origin (tests.support.host_page) that holds nothing of ours but the ``<script>``
 its own strict CSP (script-src and frame-src for our origin, nothing else): the launcher opens
 the chat in a frame, a question gets a streamed, cited answer, a source opens in a new tab on
 our origin, Escape closes the panel and gives the focus back; with 0 CSP violations in the host
-page and the frame. A page whose origin is not on the site key's list gets nothing of ours.
+page and the frame. A page whose origin is not on the site key's list gets nothing of ours. A
+steward copies the tag from the admin.
 Saves docs/screenshots/widget-open.png and widget-phone.png."""
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import pytest
 from playwright.sync_api import ConsoleMessage, Frame, Page, expect
 
 from assistant.widget.models import EmbedSite
+from tests.conftest import POLICY_STEWARDS, member
 from tests.support.chat import REFUND_QUESTION
 from tests.support.host_page import HostPage, host_page_served
 
@@ -184,3 +186,25 @@ def test_on_a_phone_the_panel_is_the_whole_screen_and_the_page_keeps_its_own_sty
     panel.get_by_role("button", name="Close Help").tap()
     expect(panel).to_be_hidden()
     expect(launcher).to_be_focused()
+
+
+def test_a_steward_copies_the_tag_from_the_admin_with_no_violation(
+    page: Page, watched, site: EmbedSite, sign_in, e2e_server
+) -> None:
+    # given a steward on the embed site's page, allowed to write to the clipboard
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=e2e_server.url)
+    sign_in(page, member("steward-copying", POLICY_STEWARDS))
+    page.goto(f"/admin/assistant/embedsite/{site.pk}/change/")
+
+    # when "Copy the tag" is pressed
+    page.get_by_role("button", name="Copy the tag").click()
+
+    # then the clipboard holds the one line the site's pages need
+    expect(page.get_by_role("status").filter(has_text="Copied.")).to_be_visible()
+    copied = page.evaluate("navigator.clipboard.readText()")
+    assert copied == (
+        f'<script src="{e2e_server.url}/static/assistant/widget.js" '
+        f'data-site-key="{site.site_key}" async></script>'
+    )
+    assert page.evaluate("window.cspViolations") == []
+    assert watched["console"] == []
