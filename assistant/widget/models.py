@@ -9,6 +9,8 @@ from django.db import models
 
 from assistant.widget.origins import OriginInvalid, origins_parse
 
+SITE_KEY_MAX_LENGTH = 40
+
 
 def site_key_new() -> str:
     # Public (it is in the host page's HTML); random so that one site's key cannot be guessed
@@ -36,7 +38,9 @@ class EmbedSite(models.Model):
     """
 
     name = models.CharField(max_length=100, help_text="Which website this is, for staff.")
-    site_key = models.CharField(max_length=40, unique=True, default=site_key_new, editable=False)
+    site_key = models.CharField(
+        max_length=SITE_KEY_MAX_LENGTH, unique=True, default=site_key_new, editable=False
+    )
     allowed_origins = models.TextField(
         validators=[validate_allowed_origins],
         help_text=(

@@ -19,6 +19,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
 from assistant.views import CONVERSATION_SESSION_KEY, chat_render
+from assistant.widget.models import SITE_KEY_MAX_LENGTH
 from assistant.widget.origins import origin_matches
 from assistant.widget.policy import frame_policy
 from assistant.widget.selectors import embed_site_for_key
@@ -41,18 +42,24 @@ ORIGIN_REFUSED = (
 def embed_frame(request: HttpRequest, site_key: str) -> HttpResponse:
     site = embed_site_for_key(site_key=site_key)
     if site is None:
-        return _refused(request, status=404, reason="unknown_key", message=UNKNOWN_KEY)
-    if not site.active or not site.origins:
-        return _refused(request, status=403, reason="switched_off", message=SWITCHED_OFF)
+        return _refused(
+            request, site_key=site_key, status=404, reason="unknown_key", message=UNKNOWN_KEY
+        )
+    origins = site.origins
+    if not site.active or not origins:
+        return _refused(
+            request, site_key=site_key, status=403, reason="switched_off", message=SWITCHED_OFF
+        )
     framing = _framing_origin(request)
-    if framing is not None and not origin_matches(framing, allowed=site.origins):
-        log.info("widget_refused", reason="origin", site=site.site_key, origin=framing)
+    if framing is not None and not origin_matches(framing, allowed=origins):
         message = ORIGIN_REFUSED.format(origin=framing)
-        return _refused(request, status=403, reason="origin", message=message)
+        return _refused(
+            request, site_key=site_key, status=403, reason="origin", message=message, origin=framing
+        )
     response = chat_render(request, template_name="assistant/widget_frame.html", embed_site=site)
-    response["Content-Security-Policy"] = frame_policy(origins=site.origins)
+    response["Content-Security-Policy"] = frame_policy(origins=origins)
     # frame-ancestors decides who may frame this page; X-Frame-Options has no list to give.
-    response.xframe_options_exempt = True  # type: ignore[attr-defined]
+    response.xframe_options_exempt = True
     return response
 
 
@@ -79,9 +86,22 @@ def _framing_origin(request: HttpRequest) -> str | None:
     return f"{referer.scheme}://{referer.netloc}"
 
 
-def _refused(request: HttpRequest, *, status: int, reason: str, message: str) -> TemplateResponse:
-    if reason != "origin":
-        log.info("widget_refused", reason=reason)
+def _refused(
+    request: HttpRequest,
+    *,
+    site_key: str,
+    status: int,
+    reason: str,
+    message: str,
+    origin: str | None = None,
+) -> TemplateResponse:
+    # The key is public (it is in the host page); the origin tells staff which site to add.
+    log.info(
+        "widget_refused",
+        reason=reason,
+        site=site_key[:SITE_KEY_MAX_LENGTH],
+        origin=origin,
+    )
     return TemplateResponse(
         request, "assistant/widget_refused.html", {"message": message}, status=status
     )
