@@ -19,8 +19,6 @@ from typing import Any
 
 import numpy as np
 
-from assistant.evaluation import AnswerCase
-from assistant.evaluation import states as fact_stated
 from assistant.generators.base import Source
 from assistant.generators.extractive import (
     DUPLICATE_SIMILARITY,
@@ -32,6 +30,8 @@ from assistant.generators.extractive import (
 )
 from assistant.injection import neutralise
 from assistant.no_answer import no_answer_decide
+from assistant.tooling.evaluation import AnswerCase
+from assistant.tooling.evaluation import states as fact_stated
 from assistant.units import (
     FEATURES,
     QuestionShape,
