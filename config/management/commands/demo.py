@@ -3,7 +3,9 @@ from __future__ import annotations
 import os
 import secrets
 import signal
+import socket
 import time
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -16,6 +18,10 @@ from config.processes import Supervisor, SupervisorGaveUp, celery_worker, web_se
 from kb.models import Document
 
 DEMO_USERNAME = "demo"
+DEFAULT_PORT = 8000
+# When the default port is taken, the next ones are tried: a second checkout's demo, or another
+# program's server on 8000, should not stop a newcomer's first run.
+PORTS_TRIED = 20
 
 
 class Command(BaseCommand):
@@ -28,10 +34,21 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--port", type=int, default=int(os.environ.get("DEMO_PORT", "8000")))
+        parser.add_argument(
+            "--port",
+            type=int,
+            default=None,
+            help=f"the web server's port (default: DEMO_PORT, else {DEFAULT_PORT} or the next "
+            "free one)",
+        )
         parser.add_argument("--corpus", default=str(settings.BASE_DIR / "corpus"))
 
-    def handle(self, *args: object, port: int, corpus: str, **options: object) -> None:
+    def handle(self, *args: object, port: int | None, corpus: str, **options: object) -> None:
+        # Before anything else: a taken port is one line now, not 30 of gunicorn's after the load.
+        chosen = demo_port_choose(requested=_requested_port(port), default=DEFAULT_PORT)
+        port = chosen.port
+        if chosen.notice:
+            self.stdout.write(chosen.notice)
         call_command("migrate", interactive=False, verbosity=0)
         self.stdout.write("database migrated")
         demo_corpus_sync(corpus=corpus, stdout=self.stdout)
@@ -98,6 +115,63 @@ def demo_corpus_sync(*, corpus: str, stdout: OutputWrapper) -> None:
     else:
         stdout.write(f"loading {corpus} into the empty database")
     call_command("kb_sync", corpus)
+
+
+@dataclass(frozen=True)
+class DemoPort:
+    port: int
+    notice: str | None  # one line saying the default port was taken, if it was
+
+
+def demo_port_choose(*, requested: int | None, default: int) -> DemoPort:
+    """The port to serve on, checked free before gunicorn starts. A port the user chose is used
+    or refused (``CommandError``, one line naming ``--port`` and ``DEMO_PORT``); the default, if
+    taken, gives way to the next free one."""
+    if requested is not None:
+        if not _port_free(requested):
+            raise CommandError(
+                f"port {requested} is in use on 127.0.0.1: stop what listens there, or choose "
+                "another port with --port N (or DEMO_PORT=N make demo)"
+            )
+        return DemoPort(port=requested, notice=None)
+    for candidate in range(default, default + PORTS_TRIED):
+        if _port_free(candidate):
+            notice = None
+            if candidate != default:
+                notice = (
+                    f"port {default} is in use: serving on {candidate} instead "
+                    "(choose one with --port N or DEMO_PORT=N)"
+                )
+            return DemoPort(port=candidate, notice=notice)
+    raise CommandError(
+        f"ports {default}-{default + PORTS_TRIED - 1} are all in use on 127.0.0.1: choose a free "
+        "port with --port N (or DEMO_PORT=N make demo)"
+    )
+
+
+def _requested_port(option: int | None) -> int | None:
+    if option is not None:
+        if not 0 < option < 65536:
+            raise CommandError(f"--port must be a port number from 1 to 65535 (got {option})")
+        return option
+    value = os.environ.get("DEMO_PORT", "").strip()
+    if not value:
+        return None
+    if not value.isdigit() or not 0 < int(value) < 65536:
+        raise CommandError(f"DEMO_PORT must be a port number from 1 to 65535 (got {value!r})")
+    return int(value)
+
+
+def _port_free(port: int) -> bool:
+    """Whether gunicorn could listen on 127.0.0.1:``port`` now. SO_REUSEADDR as gunicorn sets
+    it: a port left in TIME_WAIT by the last run is free to it, a listening one is not."""
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
 
 
 def _interrupt(signum: int, frame: object) -> None:
