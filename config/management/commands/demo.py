@@ -1,14 +1,12 @@
 from __future__ import annotations
 
 import os
-import secrets
 import signal
 import socket
 import time
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser, OutputWrapper
 from django.db import connections
@@ -16,8 +14,8 @@ from django.db import connections
 from config import embedded
 from config.processes import Supervisor, SupervisorGaveUp, celery_worker, web_server
 from kb.models import Document
+from kb.services.demo_logins import LOGINS_FILE, DemoLogin, DemoLoginsError, demo_logins_ensure
 
-DEMO_USERNAME = "demo"
 DEFAULT_PORT = 8000
 # When the default port is taken, the next ones are tried: a second checkout's demo, or another
 # program's server on 8000, should not stop a newcomer's first run.
@@ -42,8 +40,20 @@ class Command(BaseCommand):
             "free one)",
         )
         parser.add_argument("--corpus", default=str(settings.BASE_DIR / "corpus"))
+        parser.add_argument(
+            "--reset-passwords",
+            action="store_true",
+            help="give the demo, writer and steward users new passwords (signing everyone out)",
+        )
 
-    def handle(self, *args: object, port: int | None, corpus: str, **options: object) -> None:
+    def handle(
+        self,
+        *args: object,
+        port: int | None,
+        corpus: str,
+        reset_passwords: bool = False,
+        **options: object,
+    ) -> None:
         # Before anything else: a taken port is one line now, not 30 of gunicorn's after the load.
         chosen = demo_port_choose(requested=_requested_port(port), default=DEFAULT_PORT)
         port = chosen.port
@@ -52,7 +62,10 @@ class Command(BaseCommand):
         call_command("migrate", interactive=False, verbosity=0)
         self.stdout.write("database migrated")
         demo_corpus_sync(corpus=corpus, stdout=self.stdout)
-        password = self._demo_user()
+        try:
+            logins = demo_logins_ensure(data_dir=settings.DATA_DIR, reset_passwords=reset_passwords)
+        except DemoLoginsError as exc:
+            raise CommandError(str(exc)) from None
         connections.close_all()
 
         supervisor = Supervisor(
@@ -65,8 +78,8 @@ class Command(BaseCommand):
         self.stdout.write(
             f"\nGroundwork is running:\n"
             f"  help center  http://127.0.0.1:{port}/\n"
-            f"  admin        http://127.0.0.1:{port}/admin/  user {DEMO_USERNAME!r}, "
-            f"password {password!r}\n"
+            f"  admin        http://127.0.0.1:{port}/admin/\n"
+            f"{_logins_lines(logins)}"
             f"  search lab   http://127.0.0.1:{port}/admin/search-lab/\n"
             f"Press Ctrl-C to stop.\n"
         )
@@ -88,15 +101,6 @@ class Command(BaseCommand):
             self._stop_servers()
         if gave_up is not None:
             raise CommandError(str(gave_up))
-
-    def _demo_user(self) -> str:
-        """A fresh password on every run, printed once: the demo never ships a known password."""
-        password = secrets.token_urlsafe(12)
-        user, _ = get_user_model().objects.get_or_create(username=DEMO_USERNAME)
-        user.is_staff = user.is_superuser = True
-        user.set_password(password)
-        user.save()
-        return password
 
     def _stop_servers(self) -> None:
         connections.close_all()
@@ -172,6 +176,17 @@ def _port_free(port: int) -> bool:
         except OSError:
             return False
     return True
+
+
+def _logins_lines(logins: list[DemoLogin]) -> str:
+    """The sign-ins, one line each, and where their passwords are kept."""
+    lines = []
+    for login in logins:
+        password = repr(login.password) if login.password else "(changed in admin; not shown)"
+        lines.append(f"    {login.username:<8} password {password:<20} {login.may}\n")
+    kept = settings.DATA_DIR / LOGINS_FILE
+    lines.append(f"    (kept in {kept}; --reset-passwords gives new ones)\n")
+    return "".join(lines)
 
 
 def _interrupt(signum: int, frame: object) -> None:
