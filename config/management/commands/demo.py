@@ -5,12 +5,19 @@ import signal
 import socket
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser, OutputWrapper
 from django.db import connections
 
+from assistant.services.chat_start import (
+    CHAT_START_FILE,
+    ChatStartError,
+    chat_start_add,
+    chat_start_read,
+)
 from config import embedded
 from config.processes import Supervisor, SupervisorGaveUp, celery_worker, web_server
 from kb.models import Document
@@ -62,6 +69,7 @@ class Command(BaseCommand):
         call_command("migrate", interactive=False, verbosity=0)
         self.stdout.write("database migrated")
         demo_corpus_sync(corpus=corpus, stdout=self.stdout)
+        demo_chat_start(corpus=corpus, stdout=self.stdout)
         try:
             logins = demo_logins_ensure(data_dir=settings.DATA_DIR, reset_passwords=reset_passwords)
         except DemoLoginsError as exc:
@@ -119,6 +127,23 @@ def demo_corpus_sync(*, corpus: str, stdout: OutputWrapper) -> None:
     else:
         stdout.write(f"loading {corpus} into the empty database")
     call_command("kb_sync", corpus)
+
+
+def demo_chat_start(*, corpus: str, stdout: OutputWrapper) -> None:
+    """The chat page's greeting and first suggested questions from the corpus's
+    ``chat-start.json``, where the database has none yet (a steward's changes stand)."""
+    try:
+        chat_start = chat_start_read(directory=Path(corpus))
+    except ChatStartError as exc:
+        raise CommandError(str(exc)) from None
+    if chat_start is None:
+        return
+    added = chat_start_add(chat_start=chat_start)
+    if added.greeting or added.suggested_questions:
+        stdout.write(
+            f"chat page: {'a greeting and ' if added.greeting else ''}"
+            f"{added.suggested_questions} suggested questions from {CHAT_START_FILE}"
+        )
 
 
 @dataclass(frozen=True)
