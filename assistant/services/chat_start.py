@@ -107,9 +107,10 @@ def chat_start_add(*, chat_start: ChatStart) -> ChatStartAdded:
     """Fill an empty chat page from ``chat_start``: the greeting if no greeting exists, the
     questions (approved, in the file's order) if no suggested question exists in any state.
     Idempotent, and never undoes a steward's work: a second run adds nothing."""
-    add_greeting = chat_start.greeting is not None and not ChatGreeting.objects.exists()
-    if add_greeting:
+    add_greeting = False
+    if chat_start.greeting is not None and not ChatGreeting.objects.exists():
         ChatGreeting.objects.create(text=chat_start.greeting)
+        add_greeting = True
     added = 0
     if chat_start.suggested_questions and not SuggestedQuestion.objects.exists():
         SuggestedQuestion.objects.bulk_create(
