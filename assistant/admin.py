@@ -22,8 +22,16 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.views.decorators.http import require_GET
 
-from assistant.models import Conversation, Feedback, Message, SuggestedQuestion, SupportRequest
+from assistant.models import (
+    ChatGreeting,
+    Conversation,
+    Feedback,
+    Message,
+    SuggestedQuestion,
+    SupportRequest,
+)
 from assistant.selectors import GAP_WINDOW, content_gaps
+from assistant.services.chat_start import chat_greeting_save
 from assistant.services.suggestions import (
     may_approve_suggestions,
     suggestion_save,
@@ -269,6 +277,19 @@ def _needs_permission(view: Callable[..., TemplateResponse]) -> Callable[..., Te
 # never_cache); reading answers needs the message view permission.
 content_gaps_admin_view = _needs_permission(content_gaps_view)
 
+
+@admin.register(ChatGreeting)
+class ChatGreetingAdmin(admin.ModelAdmin):
+    """What the empty chat page says first (the newest active one). Shown to every visitor:
+    policy stewards write it, through ``assistant.services.chat_start``."""
+
+    list_display = ["__str__", "active", "updated_by", "updated_at"]
+    list_filter = ["active"]
+    fields = ["text", "active", "updated_by", "updated_at"]
+    readonly_fields = ["updated_by", "updated_at"]
+
+    def save_model(self, request: HttpRequest, obj: ChatGreeting, form: Any, change: bool) -> None:
+        chat_greeting_save(greeting=obj, actor=request.user)
 
 # Embed sites (the website widget's keys) register from their own module.
 import assistant.widget.admin  # noqa: E402, F401

@@ -209,5 +209,30 @@ class SuggestedQuestion(models.Model):
         return self.question
 
 
+class ChatGreeting(models.Model):
+    """What the empty chat page says first, above its suggested questions. Shown to every
+    visitor, so a policy steward writes it (in admin); the newest active one is shown."""
+
+    text = models.TextField(
+        max_length=500,
+        help_text="A sentence or two; line breaks are kept. Shown on the empty chat page.",
+    )
+    active = models.BooleanField(default=True, help_text="Shown while on (the newest one wins).")
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="Who wrote or last changed it (empty: loaded by the demo).",
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated_at", "-id"]
+
+    def __str__(self) -> str:
+        return self.text if len(self.text) <= 60 else self.text[:59] + "…"
+
 # The widget's site keys live with the widget; imported here so Django registers the model.
 from assistant.widget.models import EmbedSite  # noqa: E402, F401

@@ -19,7 +19,7 @@ from django.db.models.functions import Lower
 from django.utils import timezone
 
 from assistant.injection import label_reasons, shown_title
-from assistant.models import Conversation, Feedback, Message, SuggestedQuestion
+from assistant.models import ChatGreeting, Conversation, Feedback, Message, SuggestedQuestion
 from assistant.services.questions import question_cache_text
 from kb.embedders import Embedder, get_embedder
 from kb.models import Document
@@ -81,6 +81,12 @@ def suggested_questions(*, limit: int = SUGGESTIONS_SHOWN) -> list[str]:
     visitor typed is here unless a steward approved it (``SuggestedQuestion.objects.shown``)."""
     chosen = SuggestedQuestion.objects.shown().order_by("order", "id")
     return list(chosen.values_list("question", flat=True)[:limit])
+
+
+def chat_greeting() -> str | None:
+    """What the empty chat page says first: the newest active greeting a steward wrote."""
+    greeting = ChatGreeting.objects.filter(active=True).order_by("-updated_at", "-id").first()
+    return greeting.text if greeting is not None else None
 
 
 @dataclass(frozen=True)

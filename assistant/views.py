@@ -40,6 +40,7 @@ from assistant.contact import support_contact_url, support_form_used
 from assistant.models import Conversation, Message
 from assistant.ratelimit import RateDecision, ask_rate_check, support_rate_check
 from assistant.selectors import (
+    chat_greeting,
     conversation_messages,
     message_for_client,
     related_pages_attach,
@@ -167,8 +168,13 @@ def _render_page(
     messages = conversation_messages(conversation=conversation, client_hash=client_hash or "")
     related_pages_attach(messages=messages, audiences=_audiences(request))
     suggestions = [] if messages else suggested_questions()
+    greeting = None if messages else chat_greeting()
     context = _page_context(
-        conversation=conversation, messages=messages, suggestions=suggestions, **extra
+        conversation=conversation,
+        messages=messages,
+        suggestions=suggestions,
+        greeting=greeting,
+        **extra,
     )
     return TemplateResponse(request, template_name, context, status=status)
 

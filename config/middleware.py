@@ -25,6 +25,8 @@ class RequestIdMiddleware:
 
     The log line carries method, path (never the query string, which may hold secrets or a
     customer's question), status and duration; stages log their own timings under the same id.
+    A static file served has no line: a chat page load fetched six, and the demo's console
+    scrolled with lines nobody reads (one that fails, a 404 or 500, is logged).
     """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
@@ -41,6 +43,8 @@ class RequestIdMiddleware:
         # the next request on this thread clears it first.
         response = self.get_response(request)
         response["X-Request-ID"] = request_id
+        if response.status_code < 400 and request.path.startswith(settings.STATIC_URL):
+            return response
         log.info(
             "request_finished",
             request_id=request_id,

@@ -181,9 +181,17 @@ def test_the_demo_serves_as_production_bounds_its_connections_and_restarts_a_wor
     log = demo.log()
     assert "Groundwork is running:" in log and f"help center  {demo.url}/" in log
     assert "UserWarning" not in log, log[-3000:]
+    # with a sign-in for each role, printed once, their passwords kept for the next start
+    for username in ("demo", "writer", "steward"):
+        assert len(re.findall(rf"^    {username} +password '[^']+' ", log, re.MULTILINE)) == 1, log
+    assert "demo-logins.json; --reset-passwords gives new ones" in log
     # and still serves its styles and scripts without a collectstatic
     assert demo.get("/static/groundwork/site.css") == 200
     assert demo.get("/static/assistant/chat.js") == 200
+    # with no request line for them (pages are logged, as the health check below)
+    assert demo.get("/healthz") == 200
+    demo.wait_for(re.compile(r"request_finished.*path=/healthz"), seconds=10)
+    assert "path=/static/" not in demo.log()
 
     # and DEBUG is off: a 404 lists no URL patterns, and the staff-only debug endpoint's 404
     # is the very page an unknown address gets, naming no view
