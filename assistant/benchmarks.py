@@ -34,7 +34,7 @@ from assistant.models import Message
 from assistant.services import answer_cache_key
 from kb.benchmarking import BenchmarkError, percentiles
 from kb.models import EmbeddingModel
-from kb.selectors import index_version
+from kb.selectors.index_version import index_version
 from search.services import PUBLIC_AUDIENCES
 
 STREAM_URL = re.compile(r'sse-connect="(?P<url>/answers/(?P<id>[0-9a-f-]{36})/events)"')

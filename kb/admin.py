@@ -26,12 +26,8 @@ from kb.embedders import EmbeddingError, active_embedder, embedder_for
 from kb.models import Category, Chunk, Document, DocumentIndexState, EmbeddingModel
 from kb.parsing import MAX_DOCUMENT_BYTES, normalise_newlines
 from kb.rendering import markdown_to_html
-from kb.selectors import (
-    EditConflict,
-    document_edit_conflict,
-    document_field_shown,
-    document_folders,
-)
+from kb.selectors.paths import document_folders
+from kb.selectors.versions import EditConflict, document_edit_conflict, document_field_shown
 from kb.services import (
     DocumentActionError,
     DocumentEditConflict,

@@ -21,16 +21,15 @@ from django.views.decorators.http import require_safe
 from config.db_router import replica_reads
 from kb.models import Document
 from kb.pages import document_page_render
-from kb.selectors import (
+from kb.selectors.access import (
     audiences_for,
-    document_category_label,
     document_for_alias,
     document_for_reader,
     document_successor_for_reader,
-    document_version_diff,
-    documents_by_category,
     reader_is_staff,
 )
+from kb.selectors.categories import document_category_label, documents_by_category
+from kb.selectors.versions import document_version_diff
 
 if TYPE_CHECKING:
     from simple_history.admin import SimpleHistoryAdmin
