@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import structlog
@@ -30,7 +31,7 @@ from django.db import transaction
 
 from kb.actors import Actor
 from kb.embedders import Embedder
-from kb.models import Document, DocumentIndexState, content_hash_of
+from kb.models import Document, DocumentIndexState, EmbeddingModel, content_hash_of
 from kb.parsing import ParsedDocument
 from kb.services.chunks import Progress
 from kb.services.documents import DocumentPermissionDenied, document_lifecycle_check, document_save
@@ -38,6 +39,7 @@ from kb.services.embedding_models import embedding_model_for_indexing
 from kb.services.index_queue import index_requests_in_bulk
 from kb.services.sync.inline import documents_index_inline
 from kb.services.sync.provenance import (
+    MissingPage,
     Provenance,
     document_save_with_provenance,
     folder_plan,
@@ -142,6 +144,19 @@ def documents_import(
         )
 
 
+@dataclass
+class _ImportPlan:
+    """What one import works from, all read before it writes anything."""
+
+    parsed: list[ParsedDocument]  # what this run may write, in the order of the sources
+    present: set[str]  # every path the sources hold, parsed or not
+    existing: dict[str, Document]  # every stored row by path (bodies deferred)
+    provenances: dict[str, Provenance]  # by path: where each written row says it came from
+    missing: dict[str, MissingPage]  # files whose synced page a person has moved or deleted
+    current_ids: set[int]  # documents whose chunks are current in the embedding model
+    stored_audiences: dict[str, str]  # as stored: the writes update ``existing`` in place
+
+
 def _documents_import(
     *,
     sources: Sequence[Source],
@@ -158,37 +173,79 @@ def _documents_import(
     started = time.perf_counter()
     report = SyncReport()
     embedding_model = embedding_model_for_indexing(embedder=embedder)
+    plan = _import_plan(
+        sources=sources,
+        origin=origin,
+        actor=actor,
+        folder=folder,
+        overwrite=overwrite,
+        allow_prune_all=allow_prune_all,
+        embedding_model=embedding_model,
+        report=report,
+    )
+    if all_or_nothing and report.failed:
+        report.refused = True
+        report.seconds = time.perf_counter() - started
+        log.info("documents_import_refused", origin=origin, failed=len(report.failed))
+        return report
+    to_index = _texts_to_write(plan=plan, actor=actor, index_inline=index_inline, report=report)
+    if index_inline:
+        documents_index_inline(
+            to_index=to_index,
+            existing=plan.existing,
+            provenances=plan.provenances,
+            embedder=embedder,
+            embedding_model=embedding_model,
+            actor=actor,
+            report=report,
+            progress=progress,
+        )
+    else:
+        _documents_save_for_background(to_index=to_index, plan=plan, actor=actor, report=report)
+    _link_successors(plan.parsed, report, actor, synced=folder is not None)
+    _audience_warnings_add(plan=plan, report=report)
+    if folder is not None:
+        _folder_prune(plan=plan, folder=folder, report=report)
+    report.seconds = time.perf_counter() - started
+    _imported_log(origin=origin, report=report)
+    return report
 
+
+def _import_plan(
+    *,
+    sources: Sequence[Source],
+    origin: str,
+    actor: Actor,
+    folder: str | None,
+    overwrite: bool,
+    allow_prune_all: bool,
+    embedding_model: EmbeddingModel,
+    report: SyncReport,
+) -> _ImportPlan:
+    """Parse the sources and decide what this run may write; what it may not is reported
+    (a parse error, a folder conflict, a change the actor may not make)."""
     present, parsed, files = sources_parse(sources, origin=origin, report=report)
-
     existing = {
         doc.path: doc
         for doc in Document.objects.select_related("superseded_by").defer(
             "body", "superseded_by__body"
         )
     }
-    synced_from_folder = (
-        sum(from_folder(doc, folder) for doc in existing.values()) if folder is not None else 0
-    )
-    if not present and synced_from_folder and not allow_prune_all:
-        raise SyncRefused(
-            f"{origin} has no Markdown files but the index holds {synced_from_folder} documents "
-            "synced from it; refusing to remove them all (pass --allow-prune-all if that is what "
-            "you want)"
+    if folder is not None:
+        _emptied_folder_refuse(
+            present=present,
+            existing=existing,
+            folder=folder,
+            origin=origin,
+            allow_prune_all=allow_prune_all,
         )
     current_ids = set(
         DocumentIndexState.objects.current_in(embedding_model).values_list("document_id", flat=True)
     )
-    missing = (
-        pages_missing(
-            paths={d.path for d in parsed if d.path not in existing},
-            existing=existing,
-            folder=folder,
-        )
-        if folder is not None
-        else {}
-    )
+    missing: dict[str, MissingPage] = {}
     if folder is not None:
+        new_paths = {d.path for d in parsed if d.path not in existing}
+        missing = pages_missing(paths=new_paths, existing=existing, folder=folder)
         parsed = folder_plan(
             parsed=parsed,
             existing=existing,
@@ -204,21 +261,49 @@ def _documents_import(
         }
     else:
         provenances = {d.path: Provenance(Document.Origin.IMPORT) for d in parsed}
-    parsed = _permitted(parsed, existing, actor, report)
-    # As stored before this run writes anything: the writes below update these rows in place.
-    stored_audiences = {path: row.audience for path, row in existing.items()}
-    if all_or_nothing and report.failed:
-        report.refused = True
-        report.seconds = time.perf_counter() - started
-        log.info("documents_import_refused", origin=origin, failed=len(report.failed))
-        return report
+    return _ImportPlan(
+        parsed=_permitted(parsed, existing, actor, report),
+        present=present,
+        existing=existing,
+        provenances=provenances,
+        missing=missing,
+        current_ids=current_ids,
+        stored_audiences={path: row.audience for path, row in existing.items()},
+    )
 
+
+def _emptied_folder_refuse(
+    *,
+    present: set[str],
+    existing: dict[str, Document],
+    folder: str,
+    origin: str,
+    allow_prune_all: bool,
+) -> None:
+    """A folder that holds no Markdown never removes the documents synced from it unless asked:
+    an unmounted volume or a wrong path looks just like that."""
+    if present or allow_prune_all:
+        return
+    synced_from_folder = sum(from_folder(doc, folder) for doc in existing.values())
+    if synced_from_folder:
+        raise SyncRefused(
+            f"{origin} has no Markdown files but the index holds {synced_from_folder} documents "
+            "synced from it; refusing to remove them all (pass --allow-prune-all if that is what "
+            "you want)"
+        )
+
+
+def _texts_to_write(
+    *, plan: _ImportPlan, actor: Actor, index_inline: bool, report: SyncReport
+) -> list[ParsedDocument]:
+    """The documents whose text must be written (see ``_needs_write``). Of the others, a change
+    to metadata alone is saved here, and an unchanged one is counted (its sync record kept up)."""
     to_index: list[ParsedDocument] = []
-    for document in parsed:
-        current = existing.get(document.path)
+    for document in plan.parsed:
+        current = plan.existing.get(document.path)
         content_hash = content_hash_of(title=document.title, body=document.body)
-        provenance = provenances[document.path]
-        if _needs_write(current, content_hash, current_ids, index_inline=index_inline):
+        provenance = plan.provenances[document.path]
+        if _needs_write(current, content_hash, plan.current_ids, index_inline=index_inline):
             to_index.append(document)
         elif current is not None and metadata_differs(current, document):
             try:
@@ -236,58 +321,64 @@ def _documents_import(
             if current is not None and provenance.file is not None:
                 provenance_refresh(row=current, folder=provenance.folder, file=provenance.file)
             report.unchanged += 1
+    return to_index
 
-    if index_inline:
-        documents_index_inline(
-            to_index=to_index,
-            existing=existing,
-            provenances=provenances,
-            embedder=embedder,
-            embedding_model=embedding_model,
-            actor=actor,
-            report=report,
-            progress=progress,
+
+def _documents_save_for_background(
+    *, to_index: list[ParsedDocument], plan: _ImportPlan, actor: Actor, report: SyncReport
+) -> None:
+    """Save each changed document without indexing it: the save's indexing request does that
+    in the background."""
+    for document in to_index:
+        row = document_row(
+            document,
+            current=plan.existing.get(document.path),
+            content_hash=content_hash_of(title=document.title, body=document.body),
         )
-    else:
-        for document in to_index:
-            row = document_row(
-                document,
-                current=existing.get(document.path),
-                content_hash=content_hash_of(title=document.title, body=document.body),
+        try:
+            document_save_with_provenance(
+                row=row,
+                actor=actor,
+                provenance=plan.provenances[document.path],
+                updated_on_given=document.updated_on is not None,
             )
-            try:
-                document_save_with_provenance(
-                    row=row,
-                    actor=actor,
-                    provenance=provenances[document.path],
-                    updated_on_given=document.updated_on is not None,
-                )
-            except DocumentPermissionDenied as exc:
-                report.failed.append(SyncFailure(document.path, str(exc)))
-                continue
-            report.queued.append(document.path)
-            if document.path not in existing:
-                report.created.append(document.path)
-    _link_successors(parsed, report, actor, synced=folder is not None)
+        except DocumentPermissionDenied as exc:
+            report.failed.append(SyncFailure(document.path, str(exc)))
+            continue
+        report.queued.append(document.path)
+        if document.path not in plan.existing:
+            report.created.append(document.path)
+
+
+def _audience_warnings_add(*, plan: _ImportPlan, report: SyncReport) -> None:
+    """Warn of each written document whose audience the file changed (see ``audience_note``)."""
     written = {*report.indexed, *report.queued, *report.updated}
-    for document in parsed:
-        note = audience_note(document, stored=stored_audiences.get(document.path))
+    for document in plan.parsed:
+        note = audience_note(document, stored=plan.stored_audiences.get(document.path))
         if note is not None and document.path in written:
             report.warnings.append(note)
-    removed = (
-        prunable(existing=existing, present=present, folder=folder, missing=missing, report=report)
-        if folder is not None
-        else []
-    )
-    if removed and folder is not None:
-        with transaction.atomic():
-            for row in Document.objects.filter(path__in=removed):
-                # The history tells this removal from a person's: the file may come back.
-                row._change_reason = prune_change_reason(folder)  # type: ignore[attr-defined]
-                row.delete()
-        report.removed = removed
 
-    report.seconds = time.perf_counter() - started
+
+def _folder_prune(*, plan: _ImportPlan, folder: str, report: SyncReport) -> None:
+    """Remove the folder's documents whose file is gone and that no one changed since."""
+    removed = prunable(
+        existing=plan.existing,
+        present=plan.present,
+        folder=folder,
+        missing=plan.missing,
+        report=report,
+    )
+    if not removed:
+        return
+    with transaction.atomic():
+        for row in Document.objects.filter(path__in=removed):
+            # The history tells this removal from a person's: the file may come back.
+            row._change_reason = prune_change_reason(folder)  # type: ignore[attr-defined]
+            row.delete()
+    report.removed = removed
+
+
+def _imported_log(*, origin: str, report: SyncReport) -> None:
     log.info(
         "documents_imported",
         origin=origin,
@@ -302,7 +393,6 @@ def _documents_import(
         chunks=report.chunks,
         seconds=round(report.seconds, 3),
     )
-    return report
 
 
 def _needs_write(
