@@ -23,7 +23,7 @@ from django.utils.html import format_html, format_html_join
 from django.views.decorators.http import require_GET
 
 from assistant.models import Conversation, Feedback, Message, SuggestedQuestion, SupportRequest
-from assistant.selectors import GAP_WINDOW, content_gaps
+from assistant.services.content_gaps import GAP_WINDOW, content_gaps
 from assistant.services.suggestions import (
     may_approve_suggestions,
     suggestion_save,
