@@ -22,7 +22,11 @@ pages' Content-Security-Policy only loads images from the site itself.
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import inspect
 import re
+import sys
 import unicodedata
 from bisect import bisect_right
 from collections.abc import Sequence
@@ -32,6 +36,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 
+import kb.chunking.sentences
 from kb.chunking.sentences import sentence_ends
 from kb.rendering import markdown_references
 
@@ -171,6 +176,23 @@ class RemoteReference:
 
 def company_domains() -> tuple[str, ...]:
     return tuple(settings.COMPANY_DOMAINS)
+
+
+def reader_checks_key(*, domains: Sequence[str] | None = None) -> str:
+    """Changes whenever what `reader_directed_lines` flags in a given text may change: the
+    company's domains, or the code of the rules (this module and the sentence splitter it uses;
+    any edit counts, a comment too, so no change of a rule goes unnoticed). What was counted
+    under another key is out of date (see ``kb.services.reader_checks``)."""
+    domains = company_domains() if domains is None else domains
+    parts = (_rules_digest(), *domains)
+    return hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:24]
+
+
+@functools.cache
+def _rules_digest() -> str:
+    modules = (sys.modules[__name__], kb.chunking.sentences)
+    source = "\x00".join(inspect.getsource(module) for module in modules)
+    return hashlib.sha256(source.encode()).hexdigest()
 
 
 def is_company_host(host: str, *, domains: Sequence[str] | None = None) -> bool:
