@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import structlog
@@ -31,20 +30,16 @@ from django.db import transaction
 
 from kb.actors import Actor
 from kb.embedders import Embedder
-from kb.models import Document, DocumentIndexState, EmbeddingModel, content_hash_of
+from kb.models import Document, content_hash_of
 from kb.parsing import ParsedDocument
 from kb.services.chunks import Progress
-from kb.services.documents import DocumentPermissionDenied, document_lifecycle_check, document_save
+from kb.services.documents import DocumentPermissionDenied, document_save
 from kb.services.embedding_models import embedding_model_for_indexing
 from kb.services.index_queue import index_requests_in_bulk
 from kb.services.sync.inline import documents_index_inline
+from kb.services.sync.planning import ImportPlan, import_plan
 from kb.services.sync.provenance import (
-    MissingPage,
-    Provenance,
     document_save_with_provenance,
-    folder_plan,
-    from_folder,
-    pages_missing,
     provenance_refresh,
     prunable,
     prune_change_reason,
@@ -52,7 +47,7 @@ from kb.services.sync.provenance import (
 )
 from kb.services.sync.report import SyncFailure, SyncRefused, SyncReport
 from kb.services.sync.rows import audience_note, document_row, metadata_apply, metadata_differs
-from kb.services.sync.sources import Source, directory_sources, sources_parse
+from kb.services.sync.sources import Source, directory_sources
 
 log = structlog.get_logger("groundwork.kb")
 
@@ -144,19 +139,6 @@ def documents_import(
         )
 
 
-@dataclass
-class _ImportPlan:
-    """What one import works from, all read before it writes anything."""
-
-    parsed: list[ParsedDocument]  # what this run may write, in the order of the sources
-    present: set[str]  # every path the sources hold, parsed or not
-    existing: dict[str, Document]  # every stored row by path (bodies deferred)
-    provenances: dict[str, Provenance]  # by path: where each written row says it came from
-    missing: dict[str, MissingPage]  # files whose synced page a person has moved or deleted
-    current_ids: set[int]  # documents whose chunks are current in the embedding model
-    stored_audiences: dict[str, str]  # as stored: the writes update ``existing`` in place
-
-
 def _documents_import(
     *,
     sources: Sequence[Source],
@@ -173,7 +155,7 @@ def _documents_import(
     started = time.perf_counter()
     report = SyncReport()
     embedding_model = embedding_model_for_indexing(embedder=embedder)
-    plan = _import_plan(
+    plan = import_plan(
         sources=sources,
         origin=origin,
         actor=actor,
@@ -211,90 +193,8 @@ def _documents_import(
     return report
 
 
-def _import_plan(
-    *,
-    sources: Sequence[Source],
-    origin: str,
-    actor: Actor,
-    folder: str | None,
-    overwrite: bool,
-    allow_prune_all: bool,
-    embedding_model: EmbeddingModel,
-    report: SyncReport,
-) -> _ImportPlan:
-    """Parse the sources and decide what this run may write; what it may not is reported
-    (a parse error, a folder conflict, a change the actor may not make)."""
-    present, parsed, files = sources_parse(sources, origin=origin, report=report)
-    existing = {
-        doc.path: doc
-        for doc in Document.objects.select_related("superseded_by").defer(
-            "body", "superseded_by__body"
-        )
-    }
-    if folder is not None:
-        _emptied_folder_refuse(
-            present=present,
-            existing=existing,
-            folder=folder,
-            origin=origin,
-            allow_prune_all=allow_prune_all,
-        )
-    current_ids = set(
-        DocumentIndexState.objects.current_in(embedding_model).values_list("document_id", flat=True)
-    )
-    missing: dict[str, MissingPage] = {}
-    if folder is not None:
-        new_paths = {d.path for d in parsed if d.path not in existing}
-        missing = pages_missing(paths=new_paths, existing=existing, folder=folder)
-        parsed = folder_plan(
-            parsed=parsed,
-            existing=existing,
-            files=files,
-            missing=missing,
-            folder=folder,
-            overwrite=overwrite,
-            current_ids=current_ids,
-            report=report,
-        )
-        provenances = {
-            d.path: Provenance(Document.Origin.FOLDER, folder, files[d.path]) for d in parsed
-        }
-    else:
-        provenances = {d.path: Provenance(Document.Origin.IMPORT) for d in parsed}
-    return _ImportPlan(
-        parsed=_permitted(parsed, existing, actor, report),
-        present=present,
-        existing=existing,
-        provenances=provenances,
-        missing=missing,
-        current_ids=current_ids,
-        stored_audiences={path: row.audience for path, row in existing.items()},
-    )
-
-
-def _emptied_folder_refuse(
-    *,
-    present: set[str],
-    existing: dict[str, Document],
-    folder: str,
-    origin: str,
-    allow_prune_all: bool,
-) -> None:
-    """A folder that holds no Markdown never removes the documents synced from it unless asked:
-    an unmounted volume or a wrong path looks just like that."""
-    if present or allow_prune_all:
-        return
-    synced_from_folder = sum(from_folder(doc, folder) for doc in existing.values())
-    if synced_from_folder:
-        raise SyncRefused(
-            f"{origin} has no Markdown files but the index holds {synced_from_folder} documents "
-            "synced from it; refusing to remove them all (pass --allow-prune-all if that is what "
-            "you want)"
-        )
-
-
 def _texts_to_write(
-    *, plan: _ImportPlan, actor: Actor, index_inline: bool, report: SyncReport
+    *, plan: ImportPlan, actor: Actor, index_inline: bool, report: SyncReport
 ) -> list[ParsedDocument]:
     """The documents whose text must be written (see ``_needs_write``). Of the others, a change
     to metadata alone is saved here, and an unchanged one is counted (its sync record kept up)."""
@@ -325,7 +225,7 @@ def _texts_to_write(
 
 
 def _documents_save_for_background(
-    *, to_index: list[ParsedDocument], plan: _ImportPlan, actor: Actor, report: SyncReport
+    *, to_index: list[ParsedDocument], plan: ImportPlan, actor: Actor, report: SyncReport
 ) -> None:
     """Save each changed document without indexing it: the save's indexing request does that
     in the background."""
@@ -350,7 +250,7 @@ def _documents_save_for_background(
             report.created.append(document.path)
 
 
-def _audience_warnings_add(*, plan: _ImportPlan, report: SyncReport) -> None:
+def _audience_warnings_add(*, plan: ImportPlan, report: SyncReport) -> None:
     """Warn of each written document whose audience the file changed (see ``audience_note``)."""
     written = {*report.indexed, *report.queued, *report.updated}
     for document in plan.parsed:
@@ -359,7 +259,7 @@ def _audience_warnings_add(*, plan: _ImportPlan, report: SyncReport) -> None:
             report.warnings.append(note)
 
 
-def _folder_prune(*, plan: _ImportPlan, folder: str, report: SyncReport) -> None:
+def _folder_prune(*, plan: ImportPlan, folder: str, report: SyncReport) -> None:
     """Remove the folder's documents whose file is gone and that no one changed since."""
     removed = prunable(
         existing=plan.existing,
@@ -408,27 +308,6 @@ def _needs_write(
     if current is None or current.content_hash != content_hash:
         return True
     return index_inline and current.pk not in current_ids
-
-
-def _permitted(
-    parsed: list[ParsedDocument], existing: dict[str, Document], actor: Actor, report: SyncReport
-) -> list[ParsedDocument]:
-    """The documents ``actor`` may write as their files say; the others are reported failed
-    before anything is embedded. ``document_save`` checks again as each one is written."""
-    permitted = []
-    for document in parsed:
-        try:
-            document_lifecycle_check(
-                actor=actor,
-                document=existing.get(document.path) or Document(path=document.path),
-                status=document.status,
-                successor_path=document.superseded_by,
-            )
-        except DocumentPermissionDenied as exc:
-            report.failed.append(SyncFailure(document.path, str(exc)))
-        else:
-            permitted.append(document)
-    return permitted
 
 
 def _link_successors(
