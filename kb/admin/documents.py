@@ -104,7 +104,7 @@ class DocumentChangeList(ChangeList):
         super().get_results(request)
         counts = flagged_lines_count(documents=self.result_list)
         for document in self.result_list:
-            document.flagged_line_count = counts.get(document.pk, 0)  # type: ignore[attr-defined]
+            document.flagged_line_count = counts.get(document.pk, 0)
 
 
 # Rows that exist only as a function of a document and go when it goes.
