@@ -32,6 +32,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -190,9 +191,14 @@ def reader_checks_key(*, domains: Sequence[str] | None = None) -> str:
 
 @functools.cache
 def _rules_digest() -> str:
-    modules = (sys.modules[__name__], kb.chunking.sentences)
-    source = "\x00".join(inspect.getsource(module) for module in modules)
-    return hashlib.sha256(source.encode()).hexdigest()
+    digest = hashlib.sha256()
+    for module in (sys.modules[__name__], kb.chunking.sentences):
+        try:
+            digest.update(inspect.getsource(module).encode())
+        except OSError:  # installed without sources: the compiled module stands for them
+            digest.update(Path(str(module.__file__)).read_bytes())
+        digest.update(b"\x00")
+    return digest.hexdigest()
 
 
 def is_company_host(host: str, *, domains: Sequence[str] | None = None) -> bool:
