@@ -30,8 +30,8 @@ from assistant.models import (
     SuggestedQuestion,
     SupportRequest,
 )
-from assistant.selectors import GAP_WINDOW, content_gaps
 from assistant.services.chat_start import chat_greeting_save
+from assistant.services.content_gaps import GAP_WINDOW, content_gaps
 from assistant.services.suggestions import (
     may_approve_suggestions,
     suggestion_save,

@@ -30,7 +30,7 @@ from typing import Any
 from django.conf import settings
 
 from assistant.terms import STOPWORDS, WORD, coverage, terms
-from kb.selectors import PUBLIC_AUDIENCES
+from kb.selectors.access import PUBLIC_AUDIENCES
 from search.results import RetrievalResult
 from search.services import words_common_to_most_pages
 

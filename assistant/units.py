@@ -36,7 +36,7 @@ from assistant.generators.base import Source
 from assistant.injection import is_flagged
 from kb.chunking.lines import FenceRole
 from kb.chunking.sentences import split_sentences
-from kb.selectors import passage_lines
+from kb.selectors.passages import passage_lines
 from search.keywords import ENGLISH_STOP_WORDS
 
 # Fences, headings, list items and table delimiters are recognised by kb (``passage_lines``),

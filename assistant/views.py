@@ -66,7 +66,7 @@ from assistant.services import (
 from assistant.services.support import SUPPORT_MESSAGE_MAX_CHARS
 from config.availability import UNAVAILABLE_MESSAGE, is_database_outage
 from kb.errors import one_line
-from kb.selectors import audiences_for
+from kb.selectors.access import audiences_for
 
 log = structlog.get_logger("groundwork.assistant")
 

@@ -22,16 +22,22 @@ pages' Content-Security-Policy only loads images from the site itself.
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import inspect
 import re
+import sys
 import unicodedata
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from django.conf import settings
 
+import kb.chunking.sentences
 from kb.chunking.sentences import sentence_ends
 from kb.rendering import markdown_references
 
@@ -171,6 +177,28 @@ class RemoteReference:
 
 def company_domains() -> tuple[str, ...]:
     return tuple(settings.COMPANY_DOMAINS)
+
+
+def reader_checks_key(*, domains: Sequence[str] | None = None) -> str:
+    """Changes whenever what `reader_directed_lines` flags in a given text may change: the
+    company's domains, or the code of the rules (this module and the sentence splitter it uses;
+    any edit counts, a comment too, so no change of a rule goes unnoticed). What was counted
+    under another key is out of date (see ``kb.services.reader_checks``)."""
+    domains = company_domains() if domains is None else domains
+    parts = (_rules_digest(), *domains)
+    return hashlib.sha256("\x00".join(parts).encode()).hexdigest()[:24]
+
+
+@functools.cache
+def _rules_digest() -> str:
+    digest = hashlib.sha256()
+    for module in (sys.modules[__name__], kb.chunking.sentences):
+        try:
+            digest.update(inspect.getsource(module).encode())
+        except OSError:  # installed without sources: the compiled module stands for them
+            digest.update(Path(str(module.__file__)).read_bytes())
+        digest.update(b"\x00")
+    return digest.hexdigest()
 
 
 def is_company_host(host: str, *, domains: Sequence[str] | None = None) -> bool:

@@ -18,7 +18,7 @@ from django.core.cache import cache
 
 from kb.models import Document
 from kb.rendering import RenderedDocument, document_render
-from kb.selectors import document_paths_present, document_paths_version
+from kb.selectors.paths import document_paths_present, document_paths_version
 
 log = structlog.get_logger("groundwork.kb")
 

@@ -1,39 +1,29 @@
-"""The public document pages, ``/docs/`` and ``/docs/<path>`` where citations lead; and the
-admin page comparing two saved versions of a document."""
+"""The public document pages, ``/docs/`` and ``/docs/<path>`` where citations lead."""
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from django.contrib.admin.utils import unquote
-from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponsePermanentRedirect
 from django.shortcuts import render
-from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.cache import patch_cache_control
 from django.utils.safestring import mark_safe
-from django.utils.timezone import localtime
 from django.views.decorators.http import require_safe
 
 from config.db_router import replica_reads
 from kb.models import Document
 from kb.pages import document_page_render
-from kb.selectors import (
+from kb.selectors.access import (
     audiences_for,
-    document_category_label,
     document_for_alias,
     document_for_reader,
     document_successor_for_reader,
-    document_version_diff,
-    documents_by_category,
     reader_is_staff,
 )
-
-if TYPE_CHECKING:
-    from simple_history.admin import SimpleHistoryAdmin
+from kb.selectors.categories import document_category_label, documents_by_category
 
 # A table of contents earns its space only on a page with a few sections.
 CONTENTS_MIN_HEADINGS = 3
@@ -140,43 +130,3 @@ def quoted_spans_from(params: Mapping[str, str]) -> list[tuple[int, int]]:
         if dash and start.isdigit() and end.isdigit():
             spans.append((int(start), int(end)))
     return spans
-
-
-def document_history_diff(
-    request: HttpRequest, *, model_admin: SimpleHistoryAdmin, object_id: str, history_id: int
-) -> HttpResponse:
-    """Admin: what one saved version of a document changed, against the version before it.
-
-    Reached from the document's history page; reverting stays simple_history's own view."""
-    try:
-        document_id = int(unquote(object_id))
-    except ValueError:
-        raise Http404("No such document.") from None
-    diff = document_version_diff(document_id=document_id, history_id=history_id)
-    if diff is None:
-        raise Http404("No such version of this document.")
-    document = diff.version.instance
-    if not model_admin.has_view_history_or_change_history_permission(request, document):
-        raise PermissionDenied
-    opts = Document._meta
-    context = {
-        **model_admin.admin_site.each_context(request),
-        "title": f"Changes saved {localtime(diff.version.history_date):%Y-%m-%d %H:%M}",
-        "subtitle": document.path,
-        "opts": opts,
-        "object": document,
-        "diff": diff,
-        "revert_url": reverse(
-            "admin:kb_document_simple_history", args=[document_id, diff.version.history_id]
-        ),
-        "history_url": reverse("admin:kb_document_history", args=[document_id]),
-        "previous_diff_url": _diff_url(document_id, diff.previous),
-        "next_diff_url": _diff_url(document_id, diff.version.next_record),
-    }
-    return TemplateResponse(request, "admin/kb/document/history_diff.html", context)
-
-
-def _diff_url(document_id: int, version: Any) -> str | None:
-    if version is None:
-        return None
-    return reverse("admin:kb_document_history_diff", args=[document_id, version.history_id])

@@ -19,7 +19,7 @@ from kb.chunking import embedding_text
 from kb.embedders import Embedder, embedder_for
 from kb.errors import one_line
 from kb.models import EmbeddingModel
-from kb.selectors import PUBLIC_AUDIENCES
+from kb.selectors.access import PUBLIC_AUDIENCES
 from search.fusion import FusionWeights
 from search.hybrid import (
     CANDIDATES,

@@ -22,7 +22,7 @@ from django.views.decorators.http import require_GET
 
 from kb.errors import one_line
 from kb.models import Document
-from kb.selectors import PUBLIC_AUDIENCES, audiences_for
+from kb.selectors.access import PUBLIC_AUDIENCES, audiences_for
 from search.hybrid import CANDIDATES
 from search.results import LEGS, Hit, RetrievalResult, RetrievalUnavailable
 from search.services import retrieve

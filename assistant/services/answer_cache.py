@@ -1,8 +1,8 @@
 """Cached answers, keyed by the normalised question and the version of the index.
 
-The version (``kb.selectors.index_version``) changes whenever anything that decides what
-retrieval may return changes, so a cached answer is never served over an index that would
-answer differently, and nothing has to delete cache entries: a new version simply misses.
+The version (``kb.selectors.index_version.index_version``) changes whenever anything that
+decides what retrieval may return changes, so a cached answer is never served over an index that
+would answer differently, and nothing has to delete cache entries: a new version simply misses.
 """
 
 from __future__ import annotations

@@ -62,7 +62,7 @@ from assistant.services.shown_sources import quoted_sources_only
 from assistant.units import best_lines
 from kb.attention.contradictions import contradicting_chunks
 from kb.errors import REASON_CHARS, one_line
-from kb.selectors import index_version
+from kb.selectors.index_version import index_version
 from search.results import RetrievalResult, RetrievalUnavailable
 from search.services import PUBLIC_AUDIENCES, retrieve
 

@@ -33,7 +33,7 @@ from assistant.generators import get_generator
 from assistant.models import Message
 from assistant.services import answer_cache_key
 from kb.models import EmbeddingModel
-from kb.selectors import index_version
+from kb.selectors.index_version import index_version
 from kb.tooling.benchmarking import BenchmarkError, percentiles
 from search.services import PUBLIC_AUDIENCES
 

@@ -36,7 +36,7 @@ from assistant.services.answering import answer_complete
 from assistant.services.conversations import conversation_start, message_ask
 from kb.chunking.sentences import split_sentences
 from kb.models import Chunk, Document
-from kb.selectors import index_version
+from kb.selectors.index_version import index_version
 from search.services import PUBLIC_AUDIENCES
 
 HALVES = ("calibration", "report")

@@ -25,7 +25,7 @@ from django.db import connection, transaction
 
 from kb.attention.quantities import Disagreement, Quantity, disagreements, quantities_in
 from kb.models import Chunk, Document, EmbeddingModel
-from kb.selectors import index_version
+from kb.selectors.index_version import index_version
 
 log = structlog.get_logger("groundwork.kb")
 

@@ -7,7 +7,7 @@ from django.test import Client
 
 from kb.actors import SYSTEM
 from kb.models import Document
-from kb.selectors import DiffLine, line_diff
+from kb.selectors.versions import DiffLine, line_diff
 from kb.services import document_retire
 from tests.conftest import member, signed_in
 

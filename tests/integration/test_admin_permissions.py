@@ -15,7 +15,7 @@ from django.core.management.base import CommandError
 from django.test import Client, RequestFactory
 
 from kb.actors import SYSTEM
-from kb.admin import DocumentAdmin
+from kb.admin.documents import DocumentAdmin
 from kb.models import Chunk, Document
 from kb.services import embedding_model_register
 from kb.services import index_queue as indexing_services

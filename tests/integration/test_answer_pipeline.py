@@ -28,7 +28,8 @@ from assistant.services import (
 )
 from kb.actors import SYSTEM
 from kb.models import Document, EmbeddingModel
-from kb.selectors import ALL_AUDIENCES, index_version
+from kb.selectors.access import ALL_AUDIENCES
+from kb.selectors.index_version import index_version
 from kb.services import document_restore, document_retire
 from kb.services.sync import corpus_sync
 from search.rerankers.base import RerankError

@@ -1,5 +1,5 @@
-"""Who sees internal pages: one rule, ``kb.selectors.audiences_for``, for the /docs pages, chat
-answers, debug search and evals alike. Internal pages are for active staff holding
+"""Who sees internal pages: one rule, ``kb.selectors.access.audiences_for``, for the /docs pages,
+chat answers, debug search and evals alike. Internal pages are for active staff holding
 ``kb.view_document``; anyone else must not learn they exist."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from django.core.cache import cache
 from django.test import Client
 
 from kb.actors import SYSTEM
-from kb.selectors import ALL_AUDIENCES, PUBLIC_AUDIENCES, audiences_for
+from kb.selectors.access import ALL_AUDIENCES, PUBLIC_AUDIENCES, audiences_for
 from tests.support.chat import INTERNAL_QUESTION, index_help_center
 
 pytestmark = pytest.mark.django_db

@@ -14,7 +14,7 @@ from django.test import Client
 
 from kb.models import Category, Document
 from kb.parsing import parse_document
-from kb.selectors import category_label
+from kb.selectors.categories import category_label
 from kb.services.categories import category_labels_read
 from tests.conftest import CORPUS_DIR, signed_in
 

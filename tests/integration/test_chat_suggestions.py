@@ -14,7 +14,7 @@ from django.test import Client
 from assistant.models import Conversation, Message, SuggestedQuestion
 from assistant.selectors import AskedQuestion, most_asked_questions, related_pages_attach
 from kb.models import Document
-from kb.selectors import PUBLIC_AUDIENCES
+from kb.selectors.access import PUBLIC_AUDIENCES
 from tests.support.chat import REFUND_QUESTION
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("empty_cache")]

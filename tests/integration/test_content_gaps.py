@@ -13,12 +13,12 @@ from django.test import Client
 from django.utils import timezone
 
 from assistant.models import Conversation, Feedback, Message
-from assistant.selectors import GAP_SIMILARITY, content_gaps
+from assistant.services.content_gaps import GAP_SIMILARITY, content_gaps
 
 pytestmark = pytest.mark.django_db
 
 # Needs the sample help center does not cover (its "unanswerable" eval questions), each asked
-# in a few ways. GAP_SIMILARITY was chosen on this set; see assistant/selectors.py.
+# in a few ways. GAP_SIMILARITY was chosen on this set; see assistant/services/content_gaps.py.
 GAP_SET = {
     "crypto": [
         "Can my customers pay invoices in bitcoin or USDC?",

@@ -10,7 +10,7 @@ import pytest
 import search.hybrid
 from kb.actors import SYSTEM
 from kb.models import Chunk, Document
-from kb.selectors import ALL_AUDIENCES
+from kb.selectors.access import ALL_AUDIENCES
 from kb.services.sync import corpus_sync
 from search.fusion import FusionWeights, fuse
 from search.rerankers.base import RerankError

@@ -14,7 +14,7 @@ from assistant.no_answer import no_answer_decide
 from kb.actors import SYSTEM
 from kb.embedders.hashing import HashingEmbedder
 from kb.models import Document
-from kb.selectors import ALL_AUDIENCES, PUBLIC_AUDIENCES
+from kb.selectors.access import ALL_AUDIENCES, PUBLIC_AUDIENCES
 from kb.services import document_retire, embedding_model_add
 from kb.services.sync import corpus_sync
 from search.results import RetrievalResult

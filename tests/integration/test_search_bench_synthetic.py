@@ -12,7 +12,7 @@ from django.db import connection
 
 from kb.embedders.hashing import HashingEmbedder
 from kb.models import Chunk, Document
-from kb.selectors import PUBLIC_AUDIENCES
+from kb.selectors.access import PUBLIC_AUDIENCES
 from kb.services import embedding_model_add
 from search.hybrid import hybrid_search
 from search.keywords import keyword_query

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from kb.actors import SYSTEM
-from kb.selectors import ALL_AUDIENCES
+from kb.selectors.access import ALL_AUDIENCES
 from kb.services.sync import corpus_sync
 from search.keywords import proper_names
 from search.results import UNKNOWN_NAME_PENALTY

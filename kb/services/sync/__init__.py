@@ -1,6 +1,7 @@
 """Making the documents match a folder of Markdown files (kb_sync) or an upload (admin import).
 
-``importing`` decides what each file needs (nothing, metadata, a new text) and writes it;
+``importing`` decides what each file needs (nothing, metadata, a new text) and writes it, from
+what ``planning`` read first;
 ``inline`` chunks, embeds and writes kb_sync's changed documents itself; ``sources`` reads the
 files; ``rows`` turns a parsed file into its document row; ``report`` says what was done.
 """

@@ -30,19 +30,16 @@ from django.db import transaction
 
 from kb.actors import Actor
 from kb.embedders import Embedder
-from kb.models import Document, DocumentIndexState, content_hash_of
+from kb.models import Document, content_hash_of
 from kb.parsing import ParsedDocument
 from kb.services.chunks import Progress
-from kb.services.documents import DocumentPermissionDenied, document_lifecycle_check, document_save
+from kb.services.documents import DocumentPermissionDenied, document_save
 from kb.services.embedding_models import embedding_model_for_indexing
 from kb.services.index_queue import index_requests_in_bulk
 from kb.services.sync.inline import documents_index_inline
+from kb.services.sync.planning import ImportPlan, import_plan
 from kb.services.sync.provenance import (
-    Provenance,
     document_save_with_provenance,
-    folder_plan,
-    from_folder,
-    pages_missing,
     provenance_refresh,
     prunable,
     prune_change_reason,
@@ -50,7 +47,7 @@ from kb.services.sync.provenance import (
 )
 from kb.services.sync.report import SyncFailure, SyncRefused, SyncReport
 from kb.services.sync.rows import audience_note, document_row, metadata_apply, metadata_differs
-from kb.services.sync.sources import Source, directory_sources, sources_parse
+from kb.services.sync.sources import Source, directory_sources
 
 log = structlog.get_logger("groundwork.kb")
 
@@ -158,67 +155,55 @@ def _documents_import(
     started = time.perf_counter()
     report = SyncReport()
     embedding_model = embedding_model_for_indexing(embedder=embedder)
-
-    present, parsed, files = sources_parse(sources, origin=origin, report=report)
-
-    existing = {
-        doc.path: doc
-        for doc in Document.objects.select_related("superseded_by").defer(
-            "body", "superseded_by__body"
-        )
-    }
-    synced_from_folder = (
-        sum(from_folder(doc, folder) for doc in existing.values()) if folder is not None else 0
+    plan = import_plan(
+        sources=sources,
+        origin=origin,
+        actor=actor,
+        folder=folder,
+        overwrite=overwrite,
+        allow_prune_all=allow_prune_all,
+        embedding_model=embedding_model,
+        report=report,
     )
-    if not present and synced_from_folder and not allow_prune_all:
-        raise SyncRefused(
-            f"{origin} has no Markdown files but the index holds {synced_from_folder} documents "
-            "synced from it; refusing to remove them all (pass --allow-prune-all if that is what "
-            "you want)"
-        )
-    current_ids = set(
-        DocumentIndexState.objects.current_in(embedding_model).values_list("document_id", flat=True)
-    )
-    missing = (
-        pages_missing(
-            paths={d.path for d in parsed if d.path not in existing},
-            existing=existing,
-            folder=folder,
-        )
-        if folder is not None
-        else {}
-    )
-    if folder is not None:
-        parsed = folder_plan(
-            parsed=parsed,
-            existing=existing,
-            files=files,
-            missing=missing,
-            folder=folder,
-            overwrite=overwrite,
-            current_ids=current_ids,
-            report=report,
-        )
-        provenances = {
-            d.path: Provenance(Document.Origin.FOLDER, folder, files[d.path]) for d in parsed
-        }
-    else:
-        provenances = {d.path: Provenance(Document.Origin.IMPORT) for d in parsed}
-    parsed = _permitted(parsed, existing, actor, report)
-    # As stored before this run writes anything: the writes below update these rows in place.
-    stored_audiences = {path: row.audience for path, row in existing.items()}
     if all_or_nothing and report.failed:
         report.refused = True
         report.seconds = time.perf_counter() - started
         log.info("documents_import_refused", origin=origin, failed=len(report.failed))
         return report
+    to_index = _texts_to_write(plan=plan, actor=actor, index_inline=index_inline, report=report)
+    if index_inline:
+        documents_index_inline(
+            to_index=to_index,
+            existing=plan.existing,
+            provenances=plan.provenances,
+            embedder=embedder,
+            embedding_model=embedding_model,
+            actor=actor,
+            report=report,
+            progress=progress,
+        )
+    else:
+        _documents_save_for_background(to_index=to_index, plan=plan, actor=actor, report=report)
+    _link_successors(plan.parsed, report, actor, synced=folder is not None)
+    _audience_warnings_add(plan=plan, report=report)
+    if folder is not None:
+        _folder_prune(plan=plan, folder=folder, report=report)
+    report.seconds = time.perf_counter() - started
+    _imported_log(origin=origin, report=report)
+    return report
 
+
+def _texts_to_write(
+    *, plan: ImportPlan, actor: Actor, index_inline: bool, report: SyncReport
+) -> list[ParsedDocument]:
+    """The documents whose text must be written (see ``_needs_write``). Of the others, a change
+    to metadata alone is saved here, and an unchanged one is counted (its sync record kept up)."""
     to_index: list[ParsedDocument] = []
-    for document in parsed:
-        current = existing.get(document.path)
+    for document in plan.parsed:
+        current = plan.existing.get(document.path)
         content_hash = content_hash_of(title=document.title, body=document.body)
-        provenance = provenances[document.path]
-        if _needs_write(current, content_hash, current_ids, index_inline=index_inline):
+        provenance = plan.provenances[document.path]
+        if _needs_write(current, content_hash, plan.current_ids, index_inline=index_inline):
             to_index.append(document)
         elif current is not None and metadata_differs(current, document):
             try:
@@ -236,58 +221,64 @@ def _documents_import(
             if current is not None and provenance.file is not None:
                 provenance_refresh(row=current, folder=provenance.folder, file=provenance.file)
             report.unchanged += 1
+    return to_index
 
-    if index_inline:
-        documents_index_inline(
-            to_index=to_index,
-            existing=existing,
-            provenances=provenances,
-            embedder=embedder,
-            embedding_model=embedding_model,
-            actor=actor,
-            report=report,
-            progress=progress,
+
+def _documents_save_for_background(
+    *, to_index: list[ParsedDocument], plan: ImportPlan, actor: Actor, report: SyncReport
+) -> None:
+    """Save each changed document without indexing it: the save's indexing request does that
+    in the background."""
+    for document in to_index:
+        row = document_row(
+            document,
+            current=plan.existing.get(document.path),
+            content_hash=content_hash_of(title=document.title, body=document.body),
         )
-    else:
-        for document in to_index:
-            row = document_row(
-                document,
-                current=existing.get(document.path),
-                content_hash=content_hash_of(title=document.title, body=document.body),
+        try:
+            document_save_with_provenance(
+                row=row,
+                actor=actor,
+                provenance=plan.provenances[document.path],
+                updated_on_given=document.updated_on is not None,
             )
-            try:
-                document_save_with_provenance(
-                    row=row,
-                    actor=actor,
-                    provenance=provenances[document.path],
-                    updated_on_given=document.updated_on is not None,
-                )
-            except DocumentPermissionDenied as exc:
-                report.failed.append(SyncFailure(document.path, str(exc)))
-                continue
-            report.queued.append(document.path)
-            if document.path not in existing:
-                report.created.append(document.path)
-    _link_successors(parsed, report, actor, synced=folder is not None)
+        except DocumentPermissionDenied as exc:
+            report.failed.append(SyncFailure(document.path, str(exc)))
+            continue
+        report.queued.append(document.path)
+        if document.path not in plan.existing:
+            report.created.append(document.path)
+
+
+def _audience_warnings_add(*, plan: ImportPlan, report: SyncReport) -> None:
+    """Warn of each written document whose audience the file changed (see ``audience_note``)."""
     written = {*report.indexed, *report.queued, *report.updated}
-    for document in parsed:
-        note = audience_note(document, stored=stored_audiences.get(document.path))
+    for document in plan.parsed:
+        note = audience_note(document, stored=plan.stored_audiences.get(document.path))
         if note is not None and document.path in written:
             report.warnings.append(note)
-    removed = (
-        prunable(existing=existing, present=present, folder=folder, missing=missing, report=report)
-        if folder is not None
-        else []
-    )
-    if removed and folder is not None:
-        with transaction.atomic():
-            for row in Document.objects.filter(path__in=removed):
-                # The history tells this removal from a person's: the file may come back.
-                row._change_reason = prune_change_reason(folder)  # type: ignore[attr-defined]
-                row.delete()
-        report.removed = removed
 
-    report.seconds = time.perf_counter() - started
+
+def _folder_prune(*, plan: ImportPlan, folder: str, report: SyncReport) -> None:
+    """Remove the folder's documents whose file is gone and that no one changed since."""
+    removed = prunable(
+        existing=plan.existing,
+        present=plan.present,
+        folder=folder,
+        missing=plan.missing,
+        report=report,
+    )
+    if not removed:
+        return
+    with transaction.atomic():
+        for row in Document.objects.filter(path__in=removed):
+            # The history tells this removal from a person's: the file may come back.
+            row._change_reason = prune_change_reason(folder)  # type: ignore[attr-defined]
+            row.delete()
+    report.removed = removed
+
+
+def _imported_log(*, origin: str, report: SyncReport) -> None:
     log.info(
         "documents_imported",
         origin=origin,
@@ -302,7 +293,6 @@ def _documents_import(
         chunks=report.chunks,
         seconds=round(report.seconds, 3),
     )
-    return report
 
 
 def _needs_write(
@@ -318,27 +308,6 @@ def _needs_write(
     if current is None or current.content_hash != content_hash:
         return True
     return index_inline and current.pk not in current_ids
-
-
-def _permitted(
-    parsed: list[ParsedDocument], existing: dict[str, Document], actor: Actor, report: SyncReport
-) -> list[ParsedDocument]:
-    """The documents ``actor`` may write as their files say; the others are reported failed
-    before anything is embedded. ``document_save`` checks again as each one is written."""
-    permitted = []
-    for document in parsed:
-        try:
-            document_lifecycle_check(
-                actor=actor,
-                document=existing.get(document.path) or Document(path=document.path),
-                status=document.status,
-                successor_path=document.superseded_by,
-            )
-        except DocumentPermissionDenied as exc:
-            report.failed.append(SyncFailure(document.path, str(exc)))
-        else:
-            permitted.append(document)
-    return permitted
 
 
 def _link_successors(

@@ -13,7 +13,7 @@ from tqdm import tqdm
 
 from kb.actors import SYSTEM
 from kb.embedders import Embedder, active_embedder, get_embedder
-from kb.selectors import audiences_for
+from kb.selectors.access import audiences_for
 from search.hybrid import LEG_DEPTH, LEG_PAGES
 from search.results import RetrievalUnavailable
 from search.services import retrieve
