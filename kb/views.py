@@ -18,9 +18,9 @@ from django.utils.safestring import mark_safe
 from django.utils.timezone import localtime
 from django.views.decorators.http import require_safe
 
-from config.db_router import replica_reads
 from kb.models import Document
 from kb.pages import document_page_render
+from kb.runtime.db_router import replica_reads
 from kb.selectors import (
     audiences_for,
     document_category_label,

@@ -11,9 +11,9 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser, OutputWrapper
 from django.db import connections
 
-from config import embedded
-from config.processes import Supervisor, SupervisorGaveUp, celery_worker, web_server
 from kb.models import Document
+from kb.runtime import embedded
+from kb.runtime.processes import Supervisor, SupervisorGaveUp, celery_worker, web_server
 
 DEMO_USERNAME = "demo"
 
