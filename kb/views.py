@@ -40,7 +40,7 @@ CONTENTS_MIN_HEADINGS = 3
 
 
 def _pages_from_replica(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """Read the page from the read replica, if there is one (``config.db_router``), and the
+    """Read the page from the read replica, if there is one (``kb.runtime.db_router``), and the
     reader (session, user) from the primary first: a sign-in just made may not be there yet."""
 
     @functools.wraps(view)

@@ -165,7 +165,8 @@ def _locked(path: Path):  # -> Iterator[None]
 
 def _postgres_settle(endpoint: PostgresEndpoint, *, shared_buffers: str) -> bool:
     """Create the application database if it is missing, and say whether the server runs with
-    ``shared_buffers``: one connection, since every process start comes through here."""
+    ``shared_buffers``: one connection, since the first connection of every process comes
+    through here."""
     import psycopg
 
     with _maintenance_connection(endpoint) as connection:
@@ -264,6 +265,16 @@ def redis_ensure_running(*, data_dir: Path, timeout: float = 15.0) -> Path:
     if _redis_ping(socket_path):
         return socket_path
     redis_dir.mkdir(parents=True, exist_ok=True)
+    # One starter at a time: processes that first need Redis together (a web server's workers
+    # and a Celery worker) would otherwise each start one, and a second redis-server takes the
+    # socket path over from the first while both write the same append-only file.
+    with _locked(redis_dir / "start.lock"):
+        if _redis_ping(socket_path):
+            return socket_path
+        return _redis_start(redis_dir=redis_dir, socket_path=socket_path, timeout=timeout)
+
+
+def _redis_start(*, redis_dir: Path, socket_path: Path, timeout: float) -> Path:
     socket_path.parent.mkdir(parents=True, exist_ok=True)
     log_file = redis_dir / "redis.log"
     config = "\n".join(

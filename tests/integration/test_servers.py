@@ -256,3 +256,49 @@ def test_the_first_cache_use_and_the_first_broker_connection_each_start_redis() 
         assert _servers_under(broker_dir) == {"redis"}
     finally:
         embedded.stop_all([cache_dir, broker_dir])
+
+
+def test_processes_whose_first_cache_use_comes_together_share_one_redis() -> None:
+    # given a data directory no server has used, and three processes (a web server's workers
+    # and a Celery worker, say) that first touch the cache at the same moment
+    data_dir = _fresh_data_dir()
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL")}
+    env.update(
+        GROUNDWORK_ENV="test",
+        GROUNDWORK_DATA_DIR=str(data_dir),
+        DJANGO_SETTINGS_MODULE="config.settings",
+    )
+    code = FIRST_CACHE_USE.replace('"first use"', "sys.argv[1]").replace(
+        "import django", "import sys, django", 1
+    )
+    try:
+        processes = [
+            subprocess.Popen(
+                [sys.executable, "-c", code, f"process {number}"],
+                cwd=ROOT,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for number in range(3)
+        ]
+        outputs = [process.communicate(timeout=120) for process in processes]
+
+        # then each of them worked, and on one and the same server
+        for number, (process, (stdout, stderr)) in enumerate(zip(processes, outputs, strict=True)):
+            assert process.returncode == 0, stderr
+            assert stdout.strip() == f"process {number}"
+        redis_servers = [
+            process
+            for process in psutil.process_iter(["cmdline"])
+            if str(data_dir) in " ".join(process.info["cmdline"] or [])
+            and "redis-server" in (process.info["cmdline"] or [""])[0]
+        ]
+        assert len(redis_servers) == 1, [process.info["cmdline"] for process in redis_servers]
+    finally:
+        for process in psutil.process_iter(["cmdline"]):
+            command = process.info["cmdline"] or [""]
+            if str(data_dir) in " ".join(command) and "redis-server" in command[0]:
+                process.kill()  # a second server the socket no longer leads to
+        embedded.stop_all([data_dir])
