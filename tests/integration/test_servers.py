@@ -4,6 +4,7 @@ none); external servers configured by URL work too."""
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -167,6 +168,12 @@ def _run_embedded(*args: str, data_dir: Path) -> subprocess.CompletedProcess[str
     )
 
 
+def _stop_and_remove(*data_dirs: Path) -> None:
+    embedded.stop_all(list(data_dirs))
+    for data_dir in data_dirs:
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
 def _servers_under(data_dir: Path) -> set[str]:
     """Which embedded servers run with their data under ``data_dir``: postgres, redis."""
     found = set()
@@ -202,7 +209,7 @@ def test_loading_the_settings_and_manage_py_check_start_no_server() -> None:
         assert not data_dir.exists()
         assert _servers_under(data_dir) == set()
     finally:
-        embedded.stop_all([data_dir])
+        _stop_and_remove(data_dir)
 
 
 FIRST_CONNECTION = """
@@ -231,7 +238,7 @@ def test_the_first_database_connection_starts_postgres_and_only_postgres() -> No
         assert (data_dir / "postgres" / "postmaster.pid").exists()
         assert _servers_under(data_dir) == {"postgres"}
     finally:
-        embedded.stop_all([data_dir])
+        _stop_and_remove(data_dir)
 
 
 FIRST_CACHE_USE = """
@@ -255,7 +262,7 @@ def test_the_first_cache_use_and_the_first_broker_connection_each_start_redis() 
         assert published.returncode == 0, published.stderr
         assert _servers_under(broker_dir) == {"redis"}
     finally:
-        embedded.stop_all([cache_dir, broker_dir])
+        _stop_and_remove(cache_dir, broker_dir)
 
 
 def test_processes_whose_first_cache_use_comes_together_share_one_redis() -> None:
@@ -301,4 +308,4 @@ def test_processes_whose_first_cache_use_comes_together_share_one_redis() -> Non
             command = process.info["cmdline"] or [""]
             if str(data_dir) in " ".join(command) and "redis-server" in command[0]:
                 process.kill()  # a second server the socket no longer leads to
-        embedded.stop_all([data_dir])
+        _stop_and_remove(data_dir)
