@@ -22,6 +22,7 @@ from kb.runtime.db_router import read_alias, replica_reads
 from kb.selectors import PUBLIC_AUDIENCES
 from search.fusion import FusionWeights
 from search.hybrid import (
+    CANDIDATES,
     HybridRows,
     chunks_still_visible,
     common_words,
@@ -42,7 +43,7 @@ def retrieve(
     question: str,
     audiences: Sequence[str] = PUBLIC_AUDIENCES,
     limit: int = 5,
-    candidates: int = 20,
+    candidates: int = CANDIDATES,
     legs: Sequence[str] = ("vector", "keyword"),
     rerank: bool = True,
     embedder: Embedder | None = None,

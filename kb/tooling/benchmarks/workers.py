@@ -26,10 +26,10 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from kb.actors import SYSTEM
-from kb.benchmarking import BenchmarkError
 from kb.models import Document, DocumentIndexState, EmbeddingModel
 from kb.runtime.processes import BASE_DIR, database_url
 from kb.services import document_save, index_requests_in_bulk
+from kb.tooling.benchmarking import BenchmarkError
 
 PATH_PREFIX = "workers-bench/"
 _WORDS = [
