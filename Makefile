@@ -37,7 +37,7 @@ demo: install
 # The tests run in parallel, one worker per core (at most 4), each with its own embedded servers
 # under .data/test/<worker>; PYTEST_WORKERS=0 runs them in one process.
 PYTEST_WORKERS ?= auto
-STOP_TEST_SERVERS := $(PY) -m config.embedded stop .data/test .data/test/gw* >/dev/null 2>&1 || true
+STOP_TEST_SERVERS := $(PY) -m kb.runtime.embedded stop .data/test .data/test/gw* >/dev/null 2>&1 || true
 
 # pytest exits 5 when it collected no tests: that is a failure here, never a silent pass.
 test: install browser

@@ -12,7 +12,7 @@ def main() -> None:
     from django.core.exceptions import ImproperlyConfigured
     from django.core.management import execute_from_command_line
 
-    from config.embedded import EmbeddedServerError
+    from kb.runtime.embedded import EmbeddedServerError
 
     try:
         execute_from_command_line(sys.argv)

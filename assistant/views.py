@@ -64,8 +64,8 @@ from assistant.services import (
     support_request_create,
 )
 from assistant.services.support import SUPPORT_MESSAGE_MAX_CHARS
-from config.availability import UNAVAILABLE_MESSAGE, is_database_outage
 from kb.errors import one_line
+from kb.runtime.availability import UNAVAILABLE_MESSAGE, is_database_outage
 from kb.selectors.access import audiences_for
 
 log = structlog.get_logger("groundwork.assistant")

@@ -1,5 +1,6 @@
 """Request ids and one structured log line per request; the Content-Security-Policy header;
-requests in a charset other than UTF-8, and requests holding a NUL, refused."""
+requests in a charset other than UTF-8, and requests holding a NUL, refused; the 503 page while
+the database is down."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ import structlog
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.utils.html import escape
+
+from kb.runtime.availability import is_database_outage, unavailable_response
 
 log = structlog.get_logger("groundwork.request")
 
@@ -150,3 +153,19 @@ class ContentSecurityPolicyMiddleware:
         response = self.get_response(request)
         response.headers.setdefault("Content-Security-Policy", settings.CONTENT_SECURITY_POLICY)
         return response
+
+
+class DatabaseUnavailableMiddleware:
+    """Turns a database outage raised by any view (or the template it renders) into the 503."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if not is_database_outage(exception):
+            return None
+        log.warning("database_unavailable", path=request.path, error=str(exception).split("\n")[0])
+        return unavailable_response()

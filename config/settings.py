@@ -1,8 +1,10 @@
 """Settings, read from the environment in this one place.
 
-Defaults run on a laptop with nothing installed: embedded PostgreSQL + pgvector and an embedded
-Redis start by themselves when ``DATABASE_URL`` / ``CELERY_BROKER_URL`` are not set. Production
-(``GROUNDWORK_ENV=production``) refuses the unsafe defaults instead of running with them.
+Defaults run on a laptop with nothing installed: when ``DATABASE_URL`` / ``CELERY_BROKER_URL``
+are not set, an embedded PostgreSQL + pgvector and an embedded Redis start by themselves at the
+first database and broker (or cache) connection of a process (``kb.runtime.embedded``); reading
+these settings starts nothing. Production (``GROUNDWORK_ENV=production``) refuses the unsafe
+defaults instead of running with them.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import environ
 from django.core.exceptions import ImproperlyConfigured
 from kombu import Queue
 
-from config import embedded
+from kb.runtime import embedded
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -123,7 +125,7 @@ MIDDLEWARE = [
     "config.middleware.ContentSecurityPolicyMiddleware",
     "config.middleware.RequestCharsetMiddleware",
     "config.middleware.NulCharacterMiddleware",
-    "config.availability.DatabaseUnavailableMiddleware",
+    "config.middleware.DatabaseUnavailableMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -188,23 +190,22 @@ elif PRODUCTION:
         "DATABASE_URL is required in production (PostgreSQL with the pgvector extension)"
     )
 else:
-    _pg = embedded.postgres_ensure_running(
-        data_dir=DATA_DIR,
-        shared_buffers=env.str(
-            "EMBEDDED_POSTGRES_SHARED_BUFFERS", default=embedded.DEFAULT_SHARED_BUFFERS
-        ),
-    )
+    # The embedded server starts at the first connection and fills in HOST and PORT then.
     DATABASES = {
         "default": {
-            "ENGINE": "django.db.backends.postgresql",
-            "NAME": _pg.name,
-            "USER": _pg.user,
-            "HOST": str(_pg.socket_dir),
-            "PORT": str(_pg.port),
+            "ENGINE": "kb.runtime.postgres",
+            "NAME": embedded.DATABASE_NAME,
+            "USER": embedded.DATABASE_USER,
+            "HOST": "",
+            "PORT": "",
+            "EMBEDDED_DATA_DIR": DATA_DIR,
+            "EMBEDDED_SHARED_BUFFERS": env.str(
+                "EMBEDDED_POSTGRES_SHARED_BUFFERS", default=embedded.DEFAULT_SHARED_BUFFERS
+            ),
         }
     }
 # A streaming replica of the primary for reads that may lag (retrieval, the /docs pages):
-# ``config.db_router`` sends them there; writes and read-after-write stay on the primary.
+# ``kb.runtime.db_router`` sends them there; writes and read-after-write stay on the primary.
 if "DATABASE_REPLICA_URL" in env:
     DATABASES["replica"] = env.db_url("DATABASE_REPLICA_URL")
     DATABASES["replica"]["HOST"] = unquote(DATABASES["replica"].get("HOST") or "")
@@ -215,17 +216,21 @@ if "DATABASE_REPLICA_URL" in env:
 for _database in DATABASES.values():
     _database.setdefault("CONN_MAX_AGE", env_int("DATABASE_CONN_MAX_AGE", default=60))
     _database.setdefault("CONN_HEALTH_CHECKS", True)
-DATABASE_ROUTERS = ["config.db_router.PrimaryReplicaRouter"]
+DATABASE_ROUTERS = ["kb.runtime.db_router.PrimaryReplicaRouter"]
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Celery ---------------------------------------------------------------------------------------
+# Set when the embedded Redis is the broker: the Celery app (config.celery_app) starts it at its
+# first broker connection, the cache below at its first use.
+EMBEDDED_REDIS_DATA_DIR: Path | None = None
 _embedded_redis_socket = None
 if "CELERY_BROKER_URL" in env:
     CELERY_BROKER_URL = env.str("CELERY_BROKER_URL")
 elif PRODUCTION:
     raise ImproperlyConfigured("CELERY_BROKER_URL is required in production (Redis or RabbitMQ)")
 else:
-    _embedded_redis_socket = embedded.redis_ensure_running(data_dir=DATA_DIR)
+    EMBEDDED_REDIS_DATA_DIR = DATA_DIR
+    _embedded_redis_socket = embedded.redis_socket_path(data_dir=DATA_DIR)
     CELERY_BROKER_URL = f"redis+socket://{_embedded_redis_socket}?virtual_host=0"
 
 # --- Cache: answers and rate limits; the broker's Redis unless CACHE_URL says otherwise ----------
@@ -234,8 +239,9 @@ if "CACHE_URL" in env:
 elif _embedded_redis_socket is not None:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "kb.runtime.cache.EmbeddedRedisCache",
             "LOCATION": f"unix://{_embedded_redis_socket}?db=1",
+            "EMBEDDED_DATA_DIR": DATA_DIR,
         }
     }
 elif CELERY_BROKER_URL.startswith(("redis://", "rediss://")):

@@ -12,8 +12,8 @@ from django.db.models import Count, Min
 from django.utils import timezone
 
 from config.celery_app import app
-from config.db_router import REPLICA_DB_ALIAS, replica_configured
 from kb.models import DocumentIndexState, EmbeddingModel
+from kb.runtime.db_router import REPLICA_DB_ALIAS, replica_configured
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,9 @@ from django.utils.cache import patch_cache_control
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_safe
 
-from config.db_router import replica_reads
 from kb.models import Document
 from kb.pages import document_page_render
+from kb.runtime.db_router import replica_reads
 from kb.selectors.access import (
     audiences_for,
     document_for_alias,
@@ -30,7 +30,7 @@ CONTENTS_MIN_HEADINGS = 3
 
 
 def _pages_from_replica(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """Read the page from the read replica, if there is one (``config.db_router``), and the
+    """Read the page from the read replica, if there is one (``kb.runtime.db_router``), and the
     reader (session, user) from the primary first: a sign-in just made may not be there yet."""
 
     @functools.wraps(view)

@@ -26,8 +26,8 @@ from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 
-from config.db_router import read_alias
 from kb.models import EmbeddingModel, vector_literal
+from kb.runtime.db_router import read_alias
 from search.fusion import FusionWeights, fuse
 from search.keywords import KeywordQuery
 from search.results import Hit

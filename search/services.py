@@ -14,11 +14,11 @@ from collections.abc import Sequence
 import structlog
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, transaction
 
-from config.db_router import read_alias, replica_reads
 from kb.chunking import embedding_text
 from kb.embedders import Embedder, embedder_for
 from kb.errors import one_line
 from kb.models import EmbeddingModel
+from kb.runtime.db_router import read_alias, replica_reads
 from kb.selectors.access import PUBLIC_AUDIENCES
 from search.fusion import FusionWeights
 from search.hybrid import (

@@ -73,7 +73,7 @@ from playwright.sync_api import (
     sync_playwright,
 )
 
-from config.processes import free_port
+from kb.runtime.processes import free_port
 from tests.support.polling import until
 from tests.support.processes import database_url, stop_process
 

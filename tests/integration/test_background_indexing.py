@@ -259,7 +259,7 @@ def test_a_save_made_while_the_broker_is_down_is_indexed_after_it_returns(
 ) -> None:
     from django.conf import settings
 
-    from config import embedded
+    from kb.runtime import embedded
 
     if "CELERY_BROKER_URL" in os.environ:
         pytest.skip("needs the embedded broker, which this test stops and restarts")

@@ -14,7 +14,7 @@ from urllib.parse import quote
 import psycopg
 import pytest
 
-from config import embedded
+from kb.runtime import embedded
 from tests.support.polling import until
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,7 +69,7 @@ def _restart_postgres(data_dir: Path) -> None:
     """Stop the server (fast shutdown: every connection is cut) and start it again, from
     another process, as an operator or a crash-restarting supervisor would."""
     script = (
-        "import sys; from pathlib import Path; from config import embedded; "
+        "import sys; from pathlib import Path; from kb.runtime import embedded; "
         "d = Path(sys.argv[1]); assert embedded.postgres_stop(data_dir=d); "
         "embedded.postgres_ensure_running(data_dir=d)"
     )

@@ -14,9 +14,9 @@ from django.db import connection, connections
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from config.db_router import REPLICA_DB_ALIAS
 from kb.actors import SYSTEM
 from kb.models import Document
+from kb.runtime.db_router import REPLICA_DB_ALIAS
 from kb.services import document_index, document_save
 from search.services import retrieve
 from tests.support.chat import REFUND_QUESTION, index_help_center

@@ -1,19 +1,22 @@
-"""The embedded servers start by themselves; external servers configured by URL work too."""
+"""The embedded servers start by themselves when first needed (loading the settings starts
+none); external servers configured by URL work too."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
 import uuid
 from pathlib import Path
 
+import psutil
 import pytest
 from django.conf import settings
 from django.db import connection
 
-from config import embedded
+from kb.runtime import embedded
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -145,3 +148,164 @@ def test_embedded_postgres_runs_with_the_configured_shared_buffers(tmp_path: Pat
         assert _shared_buffers_and_start(endpoint) == ("64MB", restarted)
     finally:
         embedded.postgres_stop(data_dir=data_dir)
+
+
+# --- Started at first use, never on import -------------------------------------------------------
+
+
+def _fresh_data_dir() -> Path:
+    """A data directory no server has used yet, under the run's own (short enough for sockets)."""
+    return Path(settings.DATA_DIR) / f"fresh-{uuid.uuid4().hex[:8]}"
+
+
+def _run_embedded(*args: str, data_dir: Path) -> subprocess.CompletedProcess[str]:
+    """``python ARGS`` on the default set-up, with its embedded servers under ``data_dir``."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL")}
+    env.update(GROUNDWORK_ENV="test", GROUNDWORK_DATA_DIR=str(data_dir))
+    env.update(DJANGO_SETTINGS_MODULE="config.settings")
+    return subprocess.run(
+        [sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+def _stop_and_remove(*data_dirs: Path) -> None:
+    embedded.stop_all(list(data_dirs))
+    for data_dir in data_dirs:
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def _servers_under(data_dir: Path) -> set[str]:
+    """Which embedded servers run with their data under ``data_dir``: postgres, redis."""
+    found = set()
+    for process in psutil.process_iter(["cmdline"]):
+        command = " ".join(process.info["cmdline"] or [])
+        if str(data_dir) in command:
+            if "postgres" in command.split()[0]:
+                found.add("postgres")
+            elif "redis-server" in command.split()[0]:
+                found.add("redis")
+    return found
+
+
+def test_loading_the_settings_and_manage_py_check_start_no_server() -> None:
+    # given a data directory no server has used
+    data_dir = _fresh_data_dir()
+    try:
+        # when the settings are loaded and the apps set up (what mypy's Django plugin does),
+        # and `manage.py check` runs
+        loaded = _run_embedded(
+            "-c",
+            "import django; django.setup(); from django.conf import settings; "
+            "print(settings.DATABASES['default']['ENGINE'], settings.CELERY_BROKER_URL)",
+            data_dir=data_dir,
+        )
+        checked = _run_embedded("manage.py", "check", data_dir=data_dir)
+
+        # then both succeed with the embedded set-up, and no server started or data appeared
+        assert loaded.returncode == 0, loaded.stderr
+        assert loaded.stdout.split()[0] == "kb.runtime.postgres"
+        assert checked.returncode == 0, checked.stderr
+        assert "no issues" in checked.stdout
+        assert not data_dir.exists()
+        assert _servers_under(data_dir) == set()
+    finally:
+        _stop_and_remove(data_dir)
+
+
+FIRST_CONNECTION = """
+import django
+django.setup()
+from pathlib import Path
+from django.conf import settings
+from django.db import connection
+data_dir = Path(settings.DATA_DIR)
+assert not data_dir.exists(), "a server started before the first connection"
+with connection.cursor() as cursor:
+    cursor.execute("SELECT current_database()")
+    print(cursor.fetchone()[0], connection.settings_dict["HOST"])
+print(sorted(path.name for path in data_dir.iterdir()))
+"""
+
+
+def test_the_first_database_connection_starts_postgres_and_only_postgres() -> None:
+    data_dir = _fresh_data_dir()
+    try:
+        result = _run_embedded("-c", FIRST_CONNECTION, data_dir=data_dir)
+
+        assert result.returncode == 0, result.stderr
+        database, host = result.stdout.splitlines()[0].split()
+        assert database == "groundwork" and host  # the socket directory, filled in at connect
+        assert (data_dir / "postgres" / "postmaster.pid").exists()
+        assert _servers_under(data_dir) == {"postgres"}
+    finally:
+        _stop_and_remove(data_dir)
+
+
+FIRST_CACHE_USE = """
+import django
+django.setup()
+from django.core.cache import cache
+cache.set("started-by", "first use", 30)
+print(cache.get("started-by"))
+"""
+
+
+def test_the_first_cache_use_and_the_first_broker_connection_each_start_redis() -> None:
+    cache_dir, broker_dir = _fresh_data_dir(), _fresh_data_dir()
+    try:
+        cached = _run_embedded("-c", FIRST_CACHE_USE, data_dir=cache_dir)
+        published = _run_embedded("-c", ROUND_TRIP, data_dir=broker_dir)
+
+        assert cached.returncode == 0, cached.stderr
+        assert cached.stdout.strip() == "first use"
+        assert _servers_under(cache_dir) == {"redis"}
+        assert published.returncode == 0, published.stderr
+        assert _servers_under(broker_dir) == {"redis"}
+    finally:
+        _stop_and_remove(cache_dir, broker_dir)
+
+
+def test_processes_whose_first_cache_use_comes_together_share_one_redis() -> None:
+    # given a data directory no server has used, and three processes (a web server's workers
+    # and a Celery worker, say) that first touch the cache at the same moment
+    data_dir = _fresh_data_dir()
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL")}
+    env.update(
+        GROUNDWORK_ENV="test",
+        GROUNDWORK_DATA_DIR=str(data_dir),
+        DJANGO_SETTINGS_MODULE="config.settings",
+    )
+    code = FIRST_CACHE_USE.replace('"first use"', "sys.argv[1]").replace(
+        "import django", "import sys, django", 1
+    )
+    try:
+        processes = [
+            subprocess.Popen(
+                [sys.executable, "-c", code, f"process {number}"],
+                cwd=ROOT,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for number in range(3)
+        ]
+        outputs = [process.communicate(timeout=120) for process in processes]
+
+        # then each of them worked, and on one and the same server
+        for number, (process, (stdout, stderr)) in enumerate(zip(processes, outputs, strict=True)):
+            assert process.returncode == 0, stderr
+            assert stdout.strip() == f"process {number}"
+        redis_servers = [
+            process
+            for process in psutil.process_iter(["cmdline"])
+            if str(data_dir) in " ".join(process.info["cmdline"] or [])
+            and "redis-server" in (process.info["cmdline"] or [""])[0]
+        ]
+        assert len(redis_servers) == 1, [process.info["cmdline"] for process in redis_servers]
+    finally:
+        for process in psutil.process_iter(["cmdline"]):
+            command = process.info["cmdline"] or [""]
+            if str(data_dir) in " ".join(command) and "redis-server" in command[0]:
+                process.kill()  # a second server the socket no longer leads to
+        _stop_and_remove(data_dir)

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from config.processes import free_port
+from kb.runtime.processes import free_port
 
 # Rules a careless (or hostile) site might have, aimed at the widget: its element, buttons,
 # iframes, every element's font. The widget must look and work the same under them.

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import subprocess
 
-from config.processes import database_url
+from kb.runtime.processes import database_url
 
 __all__ = ["database_url", "stop_process"]
 

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from config.processes import free_port
+from kb.runtime.processes import free_port
 from tests.e2e.conftest import E2EServer, running_server
 
 REQUEST_START = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n"

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from django.db import DEFAULT_DB_ALIAS, connections
 
-from config.db_router import REPLICA_DB_ALIAS, PrimaryReplicaRouter, read_alias, replica_reads
 from kb.models import Document
+from kb.runtime.db_router import REPLICA_DB_ALIAS, PrimaryReplicaRouter, read_alias, replica_reads
 
 router = PrimaryReplicaRouter()
 

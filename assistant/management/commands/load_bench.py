@@ -19,9 +19,9 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from assistant.tooling.benchmarks import LoadReport, load_run
-from config.processes import Supervisor, database_url, free_port, web_server
 from kb.actors import SYSTEM
 from kb.embedders import get_embedder
+from kb.runtime.processes import Supervisor, database_url, free_port, web_server
 from kb.services.sync import corpus_sync
 from kb.tooling.benchmarking import throwaway_database
 

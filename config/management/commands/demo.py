@@ -18,9 +18,9 @@ from assistant.services.chat_start import (
     chat_start_add,
     chat_start_read,
 )
-from config import embedded
-from config.processes import Supervisor, SupervisorGaveUp, celery_worker, web_server
 from kb.models import Document
+from kb.runtime import embedded
+from kb.runtime.processes import Supervisor, SupervisorGaveUp, celery_worker, web_server
 from kb.services.demo_logins import LOGINS_FILE, DemoLogin, DemoLoginsError, demo_logins_ensure
 
 DEFAULT_PORT = 8000

@@ -21,13 +21,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from celery import current_app
 from django.conf import settings
 from django.db import connection, transaction
 
-from config.celery_app import app
-from config.processes import BASE_DIR, database_url
 from kb.actors import SYSTEM
 from kb.models import Document, DocumentIndexState, EmbeddingModel
+from kb.runtime.processes import BASE_DIR, database_url
 from kb.services import document_save, index_requests_in_bulk
 from kb.tooling.benchmarking import BenchmarkError
 
@@ -180,7 +180,7 @@ def _worker_processes(
 def _wait_for_workers(count: int, *, progress: Callable[[str], None]) -> None:
     deadline = time.monotonic() + 120
     while True:
-        replies = app.control.ping(timeout=0.5) or []
+        replies = current_app.control.ping(timeout=0.5) or []
         names = {name for reply in replies for name in reply if name.startswith("bench")}
         if len(names) >= count:
             return

@@ -32,7 +32,8 @@ from django.db import connection
 
 log = structlog.get_logger("groundwork.demo")
 
-BASE_DIR = Path(__file__).resolve().parent.parent
+BASE_DIR = Path(__file__).resolve().parents[2]
+# Files and modules of the wiring, named to the child processes (not imported here).
 GUNICORN_CONFIG = BASE_DIR / "config" / "gunicorn.conf.py"
 # glibc gives each allocating thread its own heap arena (up to 8 per core) and keeps what a
 # burst grew them to. Two arenas, and large buffers (the embedder's tensors) in their own
@@ -114,6 +115,8 @@ def free_port() -> int:
 def database_url() -> str:
     """``DATABASE_URL`` for a child process: the database this process is connected to (a
     benchmark's or a test run's own, not the one in the settings)."""
+    # Connected first: the embedded server's HOST and PORT are known from its first connection.
+    connection.ensure_connection()
     database = connection.settings_dict
     host = quote(str(database["HOST"] or ""), safe="")
     password = f":{quote(database['PASSWORD'], safe='')}" if database.get("PASSWORD") else ""

