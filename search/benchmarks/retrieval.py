@@ -48,9 +48,9 @@ from search.benchmarks.synthetic import (
     synthetic_vectors,
     vectors_copy,
 )
-from search.hybrid import hybrid_search, term_weights
 from search.keywords import keyword_query
-from search.services import PUBLIC_AUDIENCES, retrieve
+from search.services import PUBLIC_AUDIENCES, hybrid_search, retrieve
+from search.terms import term_weights
 
 SQL_P50_TARGET_MS = 15.0
 SQL_P95_TARGET_MS = 40.0

@@ -11,8 +11,8 @@ from django.db import connection
 from kb.models import Document, EmbeddingModel
 from kb.services import embedding_model_register
 from search.benchmarks.plans import StatementCapture, explain_as_run
-from search.hybrid import hybrid_search
 from search.keywords import keyword_query
+from search.services import hybrid_search
 
 pytestmark = pytest.mark.django_db
 

@@ -23,8 +23,8 @@ from search.benchmarks.synthetic import (
     synthetic_vectors,
     vectors_copy,
 )
-from search.hybrid import hybrid_search
 from search.keywords import keyword_query
+from search.services import hybrid_search
 
 pytestmark = pytest.mark.django_db
 
