@@ -22,11 +22,15 @@ can use the partial index only when the query spells out the index's predicate.
 
 from __future__ import annotations
 
+from django.db.models import Field
+
 from kb.models import Document
 
 
 def _column(field_name: str) -> str:
-    return Document._meta.get_field(field_name).column  # type: ignore[union-attr]
+    field = Document._meta.get_field(field_name)
+    assert isinstance(field, Field) and field.column
+    return field.column
 
 
 def current_document_sql(*, alias: str) -> str:

@@ -41,7 +41,7 @@ def every_kind_of_page() -> dict[str, Document]:
     return pages
 
 
-def _paths_by_sql(condition: str, params: dict[str, object]) -> set[str]:
+def _paths_by_sql(condition: str, params: dict[str, list[str]]) -> set[str]:
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT d.path FROM {Document._meta.db_table} d WHERE {condition}", params)
         return {path for (path,) in cursor.fetchall()}
