@@ -268,3 +268,7 @@ def _needs_permission(view: Callable[..., TemplateResponse]) -> Callable[..., Te
 # Served at admin/content-gaps/ by config.admin_site (behind the admin's login, staff check and
 # never_cache); reading answers needs the message view permission.
 content_gaps_admin_view = _needs_permission(content_gaps_view)
+
+
+# Embed sites (the website widget's keys) register from their own module.
+import assistant.widget.admin  # noqa: E402, F401

@@ -207,3 +207,7 @@ class SuggestedQuestion(models.Model):
 
     def __str__(self) -> str:
         return self.question
+
+
+# The widget's site keys live with the widget; imported here so Django registers the model.
+from assistant.widget.models import EmbedSite  # noqa: E402, F401

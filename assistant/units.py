@@ -48,6 +48,9 @@ IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
 LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
 EMPHASIS = re.compile(r"\*\*|__")
 HTML_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
+# Other inline or block HTML a page writes in its Markdown (``<a href=…>``, ``<ul><li>``, ``</p>``):
+# the words are quoted, the tags never (pages exported from other help-center tools hold many).
+HTML_TAG = re.compile(r"</?[a-zA-Z][a-zA-Z0-9-]*(?:\s[^<>]*)?/?>")
 WORDY = re.compile(r"\b[^\W\d_]{2,}")  # a word with letters in it
 NUMBER = re.compile(r"\d")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -608,5 +611,6 @@ def clean(text: str) -> str:
     text = IMAGE.sub("", text)
     text = LINK.sub(r"\1", text)
     text = HTML_BREAK.sub(" ", text)
+    text = HTML_TAG.sub(" ", text)
     text = EMPHASIS.sub("", text)
-    return " ".join(text.split())
+    return re.sub(r"\s+([.,;:!?])", r"\1", " ".join(text.split()))

@@ -138,9 +138,21 @@ def _page_context(**extra: Any) -> dict[str, Any]:
 @require_GET
 @never_cache
 def chat_page(request: HttpRequest) -> TemplateResponse:
+    return chat_render(request, template_name="assistant/chat.html")
+
+
+def chat_render(request: HttpRequest, *, template_name: str, **extra: Any) -> TemplateResponse:
+    """This browser's current conversation in ``template_name``: the chat page, or the compact
+    frame the website widget shows (``assistant.widget.views``), so both show the same turns."""
     client_hash = _client_hash(request)
     conversation = _current_conversation(request, client_hash)
-    return _render_page(request, conversation=conversation, client_hash=client_hash)
+    return _render_page(
+        request,
+        conversation=conversation,
+        client_hash=client_hash,
+        template_name=template_name,
+        **extra,
+    )
 
 
 def _render_page(
@@ -149,6 +161,7 @@ def _render_page(
     conversation: Conversation | None,
     client_hash: str | None,
     status: int = 200,
+    template_name: str = "assistant/chat.html",
     **extra: Any,
 ) -> TemplateResponse:
     messages = conversation_messages(conversation=conversation, client_hash=client_hash or "")
@@ -157,7 +170,7 @@ def _render_page(
     context = _page_context(
         conversation=conversation, messages=messages, suggestions=suggestions, **extra
     )
-    return TemplateResponse(request, "assistant/chat.html", context, status=status)
+    return TemplateResponse(request, template_name, context, status=status)
 
 
 @require_POST

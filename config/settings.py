@@ -80,6 +80,21 @@ SECRET_KEY = env.str("DJANGO_SECRET_KEY", default=_INSECURE_SECRET_KEY)
 DEBUG = env_bool("DJANGO_DEBUG", default=not PRODUCTION)
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
+# The website widget's frame on another site (not a subdomain of ours) gets its session and CSRF
+# cookies only when they are SameSite=None, which browsers accept only with Secure (HTTPS):
+# docs/widget.md. Lax (Django's default) serves the chat page and same-site embeds.
+_SAME_SITE_VALUES = ("Lax", "Strict", "None")
+SESSION_COOKIE_SAMESITE = env.str("SESSION_COOKIE_SAMESITE", default="Lax")
+CSRF_COOKIE_SAMESITE = env.str("CSRF_COOKIE_SAMESITE", default="Lax")
+# Off outside production unless set (a plain-HTTP laptop); production turns them on (below).
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", default=False)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", default=False)
+for _name, _value in (
+    ("SESSION_COOKIE_SAMESITE", SESSION_COOKIE_SAMESITE),
+    ("CSRF_COOKIE_SAMESITE", CSRF_COOKIE_SAMESITE),
+):
+    if _value not in _SAME_SITE_VALUES:
+        raise ImproperlyConfigured(f"{_name} must be Lax, Strict or None (got {_value!r})")
 
 # The embedded servers' data (PostgreSQL cluster, Redis append-only file).
 DATA_DIR = Path(env.str("GROUNDWORK_DATA_DIR", default=str(BASE_DIR / ".data"))).resolve()
@@ -103,6 +118,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "config.middleware.RequestIdMiddleware",
+    # Outside the session and CSRF middleware, so it sees the cookies they set.
+    "assistant.widget.cookies.PartitionedCookieMiddleware",
     "config.middleware.ContentSecurityPolicyMiddleware",
     "config.middleware.RequestCharsetMiddleware",
     "config.middleware.NulCharacterMiddleware",
@@ -441,3 +458,12 @@ if PRODUCTION:
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=False)
     SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", default=0)
     CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", default=True)
+# Browsers drop a SameSite=None cookie that is not also Secure: refuse the pair that cannot work.
+if SESSION_COOKIE_SAMESITE == "None" and not SESSION_COOKIE_SECURE:
+    raise ImproperlyConfigured(
+        "SESSION_COOKIE_SAMESITE=None needs SESSION_COOKIE_SECURE on (HTTPS, production)"
+    )
+if CSRF_COOKIE_SAMESITE == "None" and not CSRF_COOKIE_SECURE:
+    raise ImproperlyConfigured(
+        "CSRF_COOKIE_SAMESITE=None needs CSRF_COOKIE_SECURE on (HTTPS, production)"
+    )

@@ -17,6 +17,7 @@ from django.db.models.expressions import CombinedExpression
 from pgvector.django import VectorField
 from simple_history.models import HistoricalRecords
 
+from kb import document_choices
 from kb.chunking import CHUNKER_VERSION
 from kb.parsing import document_path_problem
 
@@ -126,14 +127,9 @@ class DocumentQuerySet(models.QuerySet["Document"]):
 class Document(models.Model):
     """A help-center page. ``path`` is its citation id, e.g. ``policies/refunds.md``."""
 
-    class Audience(models.TextChoices):
-        PUBLIC = "public", "Public"
-        INTERNAL = "internal", "Internal"
-
-    class Status(models.TextChoices):
-        DRAFT = "draft", "Draft"
-        PUBLISHED = "published", "Published"
-        RETIRED = "retired", "Retired"
+    # Defined apart so that the front-matter parser, which imports no model, shares them.
+    Audience = document_choices.Audience
+    Status = document_choices.Status
 
     class Origin(models.TextChoices):
         FOLDER = "folder", "Folder sync"

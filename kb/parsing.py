@@ -1,6 +1,7 @@
 """Turning a Markdown file (bytes) into a `ParsedDocument`: front matter, title and body.
 
-Pure Python with no Django imports. Every problem is raised as a `DocumentParseError` that names
+No models and no database (the audiences and statuses come from ``kb.document_choices``, which
+the model uses too). Every problem is raised as a `DocumentParseError` that names
 the file and, where it can, the line, because the person who has to fix it is a doc writer
 looking at that file, not someone reading a traceback.
 
@@ -29,6 +30,7 @@ import yaml
 
 from kb.chunking.lines import markup_warnings
 from kb.chunking.structure import first_heading
+from kb.document_choices import Audience, Status
 
 MAX_DOCUMENT_BYTES = 1_000_000
 # What YAML aliases (`*name`) may add to the values a front matter writes: enough for a shared
@@ -38,8 +40,8 @@ MAX_ALIAS_EXPANSION = 1_000
 # on the development machine is 676 characters; every page view and sync reads it.
 MAX_METADATA_CHARS = 65_536
 
-AUDIENCES = ("public", "internal")
-STATUSES = ("draft", "published", "retired")
+AUDIENCES = tuple(Audience.values)
+STATUSES = tuple(Status.values)
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")  # .mdx: Docusaurus pages, MDX like its .md
 
 _FRONT_MATTER_OPEN = re.compile(r"---[ \t]*")

@@ -13,26 +13,45 @@ from kb.services import (
     index_sweep,
 )
 
+# Indexing that failed on something that may pass (a provider outage) is retried this often,
+# after 10 s, 20 s, 40 s...: the outage is given time; the sweep covers longer ones.
+INDEX_MAX_RETRIES = 5
+# Handing a message to an unreachable broker is retried once, briefly: the caller's request
+# must not wait on it, and the durable index state plus the sweep deliver what did not go out.
+PUBLISH_RETRY_POLICY: dict[str, float] = {
+    "max_retries": 1,
+    "interval_start": 0.2,
+    "interval_step": 0.5,
+}
 
-@shared_task(bind=True, max_retries=5, acks_late=True)
+
+def index_retry_countdown(*, retries: int) -> int:
+    """Seconds before retry number ``retries + 1`` of an indexing task."""
+    return 10 * 2**retries
+
+
+@shared_task(bind=True, max_retries=INDEX_MAX_RETRIES, acks_late=True)
 def document_index_task(self, document_id: int) -> str:
     """Index one document into every model that follows edits; models already current are
     no-ops, so a retry after a transient failure only redoes what failed."""
     try:
         return ",".join(document_index_all_models(document_id=document_id))
     except IndexingFailed as exc:
-        # 10 s, 20 s, 40 s...: a provider outage is given time; the sweep covers longer ones.
-        raise self.retry(exc=exc, countdown=10 * 2**self.request.retries) from exc
+        raise self.retry(
+            exc=exc, countdown=index_retry_countdown(retries=self.request.retries)
+        ) from exc
 
 
-@shared_task(bind=True, max_retries=5, acks_late=True)
+@shared_task(bind=True, max_retries=INDEX_MAX_RETRIES, acks_late=True)
 def documents_index_batch_task(self, document_ids: list[int]) -> str:
     """Index a batch of documents (the bulk queue's unit); documents already current are
     skipped, so a retry or a duplicate writes nothing twice."""
     try:
         reports = documents_index_batch(document_ids=document_ids)
     except EmbeddingError as exc:
-        raise self.retry(exc=exc, countdown=10 * 2**self.request.retries) from exc
+        raise self.retry(
+            exc=exc, countdown=index_retry_countdown(retries=self.request.retries)
+        ) from exc
     return "; ".join(report.summary() for report in reports)
 
 

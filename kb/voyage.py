@@ -222,7 +222,8 @@ def voyage_api_from_settings(*, min_total_timeout: float = 0.0) -> VoyageAPI:
     """The Voyage connection ``VOYAGE_*`` settings describe, for the embedder and the reranker.
 
     ``min_total_timeout`` raises the overall deadline for a caller that can wait longer than a
-    customer (indexing); a query keeps the configured, tighter bound."""
+    customer (indexing); without it a call keeps ``VOYAGE_TOTAL_TIMEOUT``. The embedder holds one
+    connection of each kind and sends queries through the tighter one."""
     from django.conf import settings
 
     return VoyageAPI(

@@ -1,8 +1,8 @@
 """Fusing the two legs' scores: a convex combination of z-scored scores with a keyword weight
 chosen per question, plus each page's topic on its best candidate (``FusionWeights``).
 ``search.hybrid`` scores every candidate by both legs and ``search.services.hybrid_search``
-calls ``fuse`` on those scores; ``search.tuning.fusion`` replays it offline to choose the
-weights."""
+calls ``fuse`` on those scores; ``search.tooling.tuning.fusion`` replays it offline to choose
+the weights."""
 
 from __future__ import annotations
 

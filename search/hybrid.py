@@ -50,6 +50,9 @@ KEYWORD_CANDIDATE_CAP = 500
 LEG_DEPTH = 40
 LEG_PAGES = 10
 LEG_READ_FACTOR = 2
+# Fused candidates one search returns: what the reranker reorders, so the most hits any caller
+# can get (retrieve's default, the debug endpoint's largest limit, the benchmarks).
+CANDIDATES = 20
 # psycopg prepares a statement once it has run this many times on a connection; no statement
 # does, so only a cursor that asks for preparation (``_PreparedCursor``) gets it.
 PREPARE_ONLY_WHEN_ASKED = 2**31 - 1

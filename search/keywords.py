@@ -1,8 +1,11 @@
 """Turning a customer's question into terms for the keyword leg.
 
 Natural questions contain words no page has, so the leg ORs its terms instead of requiring all.
-Postgres ranking has no IDF: a pasted identifier (``invoice.paid``, ``E4012``, ``X-Acme-Signature``)
-would rank no higher than a common word, so identifiers are kept apart and given a boost.
+The leg ranks by BM25 (``search.hybrid``), which weighs each term on its own: a pasted identifier
+(``invoice.paid``, ``E4012``, ``X-Acme-Signature``) would count no more than its words found apart,
+so identifiers are kept apart too, a chunk holding one as a phrase gets a bonus
+(``FusionWeights.identifier_bonus``) and a question carrying one leans the fusion towards the
+keyword leg.
 
 A bare number is not an identifier by its shape: "404", "2025" and "100" are as often a
 quantity, a year or a limit as a code. It is one only where the help center uses it as one, a

@@ -23,7 +23,7 @@ from kb.errors import one_line
 from kb.models import EmbeddingModel
 from kb.selectors import PUBLIC_AUDIENCES
 from search.fusion import FusionWeights, fuse
-from search.hybrid import LEG_DEPTH, CandidateRow, HybridQuery, hybrid_candidates
+from search.hybrid import CANDIDATES, LEG_DEPTH, CandidateRow, HybridQuery, hybrid_candidates
 from search.keywords import KeywordQuery, keyword_query, proper_names
 from search.rerankers import get_reranker
 from search.rerankers.base import Reranker, RerankError
@@ -40,7 +40,7 @@ def retrieve(
     question: str,
     audiences: Sequence[str] = PUBLIC_AUDIENCES,
     limit: int = 5,
-    candidates: int = 20,
+    candidates: int = CANDIDATES,
     legs: Sequence[str] = ("vector", "keyword"),
     rerank: bool = True,
     embedder: Embedder | None = None,
@@ -259,7 +259,7 @@ def hybrid_search(
     keywords: KeywordQuery | None,
     audiences: Sequence[str],
     leg_depth: int = LEG_DEPTH,
-    limit: int = 20,
+    limit: int = CANDIDATES,
     weights: FusionWeights = FusionWeights(),
 ) -> HybridRows:
     """Finish the keyword query against the index (``search.terms``), run the legs that have

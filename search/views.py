@@ -13,6 +13,7 @@ from typing import Any
 
 import structlog
 from django import forms
+from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict
@@ -22,14 +23,14 @@ from django.views.decorators.http import require_GET
 from kb.errors import one_line
 from kb.models import Document
 from kb.selectors import PUBLIC_AUDIENCES, audiences_for
+from search.hybrid import CANDIDATES
 from search.results import LEGS, Hit, RetrievalResult, RetrievalUnavailable
 from search.services import retrieve
 
 log = structlog.get_logger("groundwork.search")
 
-MAX_QUESTION_CHARS = 5000
-# retrieve() fuses 20 candidates by default: a larger limit could not return more hits.
-MAX_LIMIT = 20
+# retrieve() fuses CANDIDATES candidates: a larger limit could not return more hits.
+MAX_LIMIT = CANDIDATES
 PREVIEW_CHARS = 300
 
 # What an absent query parameter means; the same as what the assistant asks for.
@@ -71,7 +72,8 @@ class SearchForm(forms.Form):
 
     q = forms.CharField(
         label="Question",
-        max_length=MAX_QUESTION_CHARS,
+        # The chat's limit: the lab judges a question as a customer's would be judged.
+        max_length=settings.QUESTION_MAX_CHARS,
         widget=forms.Textarea(attrs={"rows": 3, "cols": 80}),
         error_messages={
             "required": "q is required: pass the question to search for.",

@@ -1,17 +1,18 @@
 """Packing a document's sections into chunks that fit the embedding model's window.
 
 The pipeline: sections by heading (fence- and comment-aware, see `structure`), atomic blocks,
-tiny sections merged forward, blocks packed greedily up to the target with block-level overlap,
-oversized blocks split (see `splitting`), and every chunk measured exactly as the model will read
-it. Block token counts are summed while packing because counting each block once is cheap; the
-sum is only an estimate of what the joined text counts, so each chunk is re-counted once at the
-end and split further if the estimate was wrong. That final count is what makes the budget a
-guarantee rather than a hope.
+each section's blocks packed greedily up to the target with block-level overlap (a chunk never
+spans two sections, however short: see ``ChunkLimits.for_window``), oversized blocks split (see
+`splitting`), and every chunk measured exactly as the model will read it. Block token counts
+are summed while packing because counting each block once is cheap; the sum is only an
+estimate of what the joined text counts, so each chunk is re-counted once at the end and split
+further if the estimate was wrong. That final count is what makes the budget a guarantee rather
+than a hope.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from kb.chunking.splitting import longest_fitting, split_block, split_text
@@ -52,7 +53,6 @@ class ChunkLimits:
     target_tokens: int  # pack blocks up to about this
     max_tokens: int  # never exceeded
     overlap_tokens: int  # trailing whole blocks repeated at the start of the next chunk
-    min_section_tokens: int  # smaller sections merge forward into the next one
 
     def __post_init__(self) -> None:
         if not 0 < self.target_tokens <= self.max_tokens:
@@ -65,8 +65,6 @@ class ChunkLimits:
                 f"ChunkLimits needs 0 <= overlap_tokens < target_tokens "
                 f"(got overlap_tokens={self.overlap_tokens}, target_tokens={self.target_tokens})"
             )
-        if self.min_section_tokens < 0:
-            raise ValueError(f"min_section_tokens must be >= 0 (got {self.min_section_tokens})")
 
     @classmethod
     def for_window(cls, window_tokens: int) -> ChunkLimits:
@@ -77,7 +75,7 @@ class ChunkLimits:
         max 254) with the target a fifth below it, and overlap shrinks with the target so that
         overlap never dominates a chunk.
 
-        Sections are never merged (``min_section_tokens=0``): a short, specific section (one
+        Sections are never merged, whatever the limits: a short, specific section (one
         setting, one error code, one fee) keeps a vector and a keyword entry of its own, found by
         its own heading and words. Merging small siblings under their parent's heading cost the
         vector leg 0.08-0.14 nDCG@10 on real documentation against the same model per section.
@@ -92,7 +90,6 @@ class ChunkLimits:
             target_tokens=target_tokens,
             max_tokens=max_tokens,
             overlap_tokens=min(MAX_OVERLAP_TOKENS, target_tokens // 5),
-            min_section_tokens=0,
         )
 
 
@@ -153,8 +150,6 @@ class _Item:
     end: int
     tokens: int
     path: Path
-    section: int  # index of the section it came from: overlap never crosses sections
-    is_heading: bool  # a heading kept as text because its section was merged with another
 
 
 @dataclass(frozen=True)
@@ -164,9 +159,6 @@ class _Rendered:
     start: int
     end: int
     tokens: int
-
-
-Group = list[tuple[int, Section]]
 
 
 class _Chunker:
@@ -183,16 +175,12 @@ class _Chunker:
             )
 
     def chunk(self, sections: list[Section]) -> list[ChunkDraft]:
-        groups, tail = self._group(sections)
+        # A section with no blocks (a heading straight above its subsections) makes no chunk:
+        # its heading lives on in the paths of the sections below it.
         planned: list[list[_Item]] = []
-        for group in groups:
-            planned += self._pack(self._items(group, with_headings=len(group) > 1))
-        if tail:
-            merged = self._merge_backward(planned[-1], tail, sections)
-            if merged is not None and self._render(merged).tokens <= self._limits.max_tokens:
-                planned[-1] = merged
-            else:
-                planned += self._pack(self._items(tail, with_headings=len(tail) > 1))
+        for section in sections:
+            if section.blocks:
+                planned += self._pack(self._items(section))
         drafts: list[ChunkDraft] = []
         for items in planned:
             for rendered in self._emit(items):
@@ -208,92 +196,39 @@ class _Chunker:
                 )
         return drafts
 
-    def _group(self, sections: list[Section]) -> tuple[list[Group], Group]:
-        """Sections grouped so that each group reaches `min_section_tokens`, plus a small tail.
-
-        A small section joins the one after it (and so on until the group is big enough),
-        because a two-line section alone makes a chunk with too little to match. A heading with
-        no body before a group starts is only context: its text lives on in the paths below it.
-        The tail is what is left at the end still under the threshold; it merges backward.
-        """
-        groups: list[Group] = []
-        pending: Group = []
-        pending_tokens = 0
-        for number, section in enumerate(sections):
-            if not pending and not section.blocks:
-                continue
-            pending.append((number, section))
-            pending_tokens += sum(self._tokens_of(block) for block in section.blocks)
-            if pending_tokens >= self._limits.min_section_tokens:
-                groups.append(pending)
-                pending, pending_tokens = [], 0
-        if pending and not groups:
-            return [pending], []
-        return groups, pending
-
-    def _merge_backward(
-        self, previous: list[_Item], tail: Group, sections: list[Section]
-    ) -> list[_Item] | None:
-        """The last chunk with the small tail appended, or None if that would lose a heading.
-
-        The merged chunk is labelled with the common ancestor, so the previous chunk's own
-        heading must come along as text. That is only possible when the chunk starts where its
-        section starts; otherwise the tail stays a chunk of its own.
-        """
-        merged = previous + self._items(tail, with_headings=True)
-        if _common_path(merged) == _common_path(previous) or previous[0].is_heading:
-            return merged
-        first = previous[0]
-        section = sections[first.section]
-        if section.heading is None or first.start != section.blocks[0].start:
-            return None
-        heading = self._block_items(section.heading, first.section, section.path, is_heading=True)
-        return heading + merged
-
-    def _items(self, group: Group, *, with_headings: bool) -> list[_Item]:
+    def _items(self, section: Section) -> list[_Item]:
         items: list[_Item] = []
-        for number, section in group:
-            if with_headings and section.heading is not None:
-                items += self._block_items(section.heading, number, section.path, is_heading=True)
-            for block in section.blocks:
-                items += self._block_items(block, number, section.path, is_heading=False)
+        for block in section.blocks:
+            items += self._block_items(block, section.path)
         return items
 
-    def _block_items(
-        self, block: Block, number: int, path: Path, *, is_heading: bool
-    ) -> list[_Item]:
+    def _block_items(self, block: Block, path: Path) -> list[_Item]:
         tokens = self._tokens_of(block)
         max_text = self._text_budget(path)
         if tokens <= max_text:
-            return [_Item(block.text, block.start, block.end, tokens, path, number, is_heading)]
+            return [_Item(block.text, block.start, block.end, tokens, path)]
         # Pieces aim at the target like any packed chunk; only a prefix that leaves little room
         # under the target lets them grow towards the maximum.
         target_text = self._limits.target_tokens - self._prefix_tokens(path)
         budget = min(max_text, max(target_text, max_text // 2, 1))
         return [
-            _Item(piece.text, piece.start, piece.end, piece.tokens, path, number, is_heading)
+            _Item(piece.text, piece.start, piece.end, piece.tokens, path)
             for piece in split_block(block, budget, self._count, tokens=tokens)
         ]
 
     def _pack(self, items: list[_Item]) -> list[list[_Item]]:
-        """Items packed greedily up to the target, each new chunk opening with overlap."""
+        """One section's items packed greedily up to the target, each new chunk opening with
+        overlap."""
         target = self._limits.target_tokens
         chunks: list[list[_Item]] = []
         current: list[_Item] = []
         current_tokens = 0
         for item in items:
-            if current and self._estimate(current, current_tokens, item) > target:
-                carried = _trailing_headings(current)
-                closed = current[: len(current) - len(carried)]
-                if closed:
-                    chunks.append(closed)
-                current = carried or self._overlap(closed, item)
+            if current and self._estimate(current_tokens, item) > target:
+                chunks.append(current)
+                current = self._overlap(current)
                 current_tokens = sum(previous.tokens for previous in current)
-                if (
-                    not carried
-                    and current
-                    and self._estimate(current, current_tokens, item) > target
-                ):
+                if current and self._estimate(current_tokens, item) > target:
                     current, current_tokens = [], 0
             current.append(item)
             current_tokens += item.tokens
@@ -301,22 +236,19 @@ class _Chunker:
             chunks.append(current)
         return chunks
 
-    def _estimate(self, current: list[_Item], current_tokens: int, item: _Item) -> int:
-        path = _common_path([*current, item])
-        return self._prefix_tokens(path) + current_tokens + item.tokens
+    def _estimate(self, current_tokens: int, item: _Item) -> int:
+        return self._prefix_tokens(item.path) + current_tokens + item.tokens
 
-    def _overlap(self, closed: list[_Item], item: _Item) -> list[_Item]:
+    def _overlap(self, closed: list[_Item]) -> list[_Item]:
         """The previous chunk's trailing whole blocks worth at most `overlap_tokens`.
 
-        Only blocks from the section the next chunk continues are carried, a block bigger than
-        the allowance is never cut to fit it, and the first block stays behind so that a chunk
-        is never repeated whole.
+        A block bigger than the allowance is never cut to fit it, and the first block stays
+        behind so that a chunk is never repeated whole. Packing is per section, so overlap never
+        carries one section's text into another's chunk.
         """
         carried: list[_Item] = []
         total = 0
         for previous in reversed(closed[1:]):
-            if previous.section != item.section or previous.is_heading:
-                break
             if total + previous.tokens > self._limits.overlap_tokens:
                 break
             carried.insert(0, previous)
@@ -358,14 +290,10 @@ class _Chunker:
             middle = len(item.text) // 2
             halves = (item.text[:middle], item.text[middle:])
             pieces = [(half, self._count(half)) for half in halves]
-        return [
-            _Item(text, item.start, item.end, tokens, item.path, item.section, item.is_heading)
-            for text, tokens in pieces
-        ]
+        return [_Item(text, item.start, item.end, tokens, item.path) for text, tokens in pieces]
 
     def _render(self, items: list[_Item]) -> _Rendered:
-        items = _without_redundant_headings(items)
-        label = self._label(_common_path(items))
+        label = self._label(items[0].path)  # every item of a chunk is of one section
         text = "\n\n".join(item.text for item in items)
         tokens = self._count(embedding_text(self._title, label, text))
         return _Rendered(label, text, items[0].start, items[-1].end, tokens)
@@ -419,37 +347,3 @@ class _Chunker:
 
         found = longest_fitting(range(1, len(heading) + 1), 0, fits)
         return heading[: found[0] + 1].rstrip() if found else ""
-
-
-def _common_path(items: Sequence[_Item]) -> Path:
-    """The deepest heading path that every item sits under.
-
-    A chunk that spans merged sections is labelled with their common ancestor rather than the
-    first or the next section's path: a label is a claim about all of the chunk's text, and only
-    the common ancestor is true of all of it. The merged sections' own headings stay in the text.
-    """
-    path = items[0].path
-    for item in items[1:]:
-        if item.path[: len(path)] != path:
-            depth = 0
-            while depth < min(len(path), len(item.path)) and path[depth] == item.path[depth]:
-                depth += 1
-            path = path[:depth]
-    return path
-
-
-def _trailing_headings(items: list[_Item]) -> list[_Item]:
-    """Headings at the end of a chunk, which belong with the text after them."""
-    count = 0
-    while count < len(items) and items[len(items) - 1 - count].is_heading:
-        count += 1
-    return items[len(items) - count :]
-
-
-def _without_redundant_headings(items: list[_Item]) -> list[_Item]:
-    """Items minus leading headings that the chunk's heading path already states."""
-    path = _common_path(items)
-    start = 0
-    while start < len(items) - 1 and items[start].is_heading and items[start].path == path:
-        start += 1
-    return items[start:] if start else items

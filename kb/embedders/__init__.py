@@ -19,11 +19,18 @@ __all__ = ["Embedder", "EmbeddingError", "active_embedder", "embedder_for", "get
 LOCAL_MODEL_KEY = "local/all-MiniLM-L6-v2"
 # Feature hashing, for tests and benchmarks of the indexing machinery only (kb.embedders.hashing).
 HASHING_MODEL_KEY = "test/hashing-64"
+# The overall deadline (seconds, retries included) of a Voyage call that embeds documents: nobody
+# waits on indexing, so a slow spell is better outlasted than failed. Queries keep
+# VOYAGE_TOTAL_TIMEOUT, a customer's wait.
+VOYAGE_INDEXING_TOTAL_TIMEOUT = 60.0
 
 
 @functools.cache
 def embedder_for(key: str) -> Embedder:
-    """The embedder for an embedding model key, loaded once per process."""
+    """The embedder for an embedding model key, loaded once per process.
+
+    One cached object serves both indexing and queries, so anything that must differ between
+    them (the Voyage deadline) is carried inside it, never fixed when it is built."""
     provider, _, model = key.partition("/")
     if key == LOCAL_MODEL_KEY:
         from kb.embedders.local import LocalMiniLMEmbedder
@@ -43,9 +50,11 @@ def embedder_for(key: str) -> Embedder:
         from kb.embedders.voyage import VoyageEmbedder
         from kb.voyage import voyage_api_from_settings
 
-        # Indexing can wait longer than a customer; a query keeps the tighter bound.
-        api = voyage_api_from_settings(min_total_timeout=60.0)
-        return VoyageEmbedder(api=api, model=model)
+        return VoyageEmbedder(
+            api=voyage_api_from_settings(min_total_timeout=VOYAGE_INDEXING_TOTAL_TIMEOUT),
+            query_api=voyage_api_from_settings(),
+            model=model,
+        )
     raise EmbeddingError(f"no embedder for model {key!r}: use {LOCAL_MODEL_KEY} or voyage/<model>")
 
 

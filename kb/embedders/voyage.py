@@ -2,7 +2,9 @@
 
 Documents and queries are encoded differently (``input_type``), texts go out in batches, every
 call runs under ``kb.voyage.VoyageAPI``'s bounded retries, and what comes back is checked for
-count, shape, finiteness and unit length before it can reach the index.
+count, shape, finiteness and unit length before it can reach the index. Documents and queries
+may run under different connections (``api`` and ``query_api``): one embedder object serves both
+indexing, which can wait, and a customer's question, which cannot.
 
 Voyage counts tokens with its own tokenizer, which the SDK downloads on first use; nothing here
 may download at run time, so chunk sizes are measured in all-MiniLM's WordPiece tokens, which the
@@ -38,7 +40,10 @@ class VoyageEmbedder:
     provider = "voyage"
     multilingual = True  # voyage-3.5 puts a question and its page close in any major language
 
-    def __init__(self, *, api: VoyageAPI, model: str = "voyage-3.5") -> None:
+    def __init__(
+        self, *, api: VoyageAPI, query_api: VoyageAPI | None = None, model: str = "voyage-3.5"
+    ) -> None:
+        """``api`` embeds documents; ``query_api`` (default: ``api``) embeds queries."""
         if model not in KNOWN_MODELS:
             raise EmbeddingError(
                 f"unknown Voyage embedding model {model!r}; known: {', '.join(KNOWN_MODELS)}"
@@ -47,6 +52,7 @@ class VoyageEmbedder:
         self.key = f"voyage/{model}"
         self.dimensions, self.max_input_tokens = KNOWN_MODELS[model]
         self._api = api
+        self._query_api = query_api or api
         self._counter: Tokenizer | None = None
         self._counter_lock = threading.Lock()
 
@@ -64,7 +70,7 @@ class VoyageEmbedder:
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         texts = list(texts)
         vectors = [
-            self._embed(texts[start : start + BATCH_SIZE], input_type="document")
+            self._embed(texts[start : start + BATCH_SIZE], input_type="document", api=self._api)
             for start in range(0, len(texts), BATCH_SIZE)
         ]
         if not vectors:
@@ -72,11 +78,11 @@ class VoyageEmbedder:
         return np.concatenate(vectors)
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self._embed([text], input_type="query")[0]
+        return self._embed([text], input_type="query", api=self._query_api)[0]
 
-    def _embed(self, texts: list[str], *, input_type: str) -> np.ndarray:
+    def _embed(self, texts: list[str], *, input_type: str, api: VoyageAPI) -> np.ndarray:
         try:
-            embeddings = self._api.call(
+            embeddings = api.call(
                 "embed",
                 lambda client: client.embed(
                     texts, model=self.model_name, input_type=input_type, truncation=True

@@ -167,7 +167,7 @@ def index_enqueue(*, document_ids: Sequence[int], bulk: bool = False) -> int:
     queue, or with ``bulk`` one task per ``BULK_BATCH_DOCUMENTS`` on the bulk queue. A broker
     outage is logged, never raised, because the pending rows stay and the sweep retries them.
     Returns how many documents were sent."""
-    from kb.tasks import document_index_task, documents_index_batch_task
+    from kb.tasks import PUBLISH_RETRY_POLICY, document_index_task, documents_index_batch_task
 
     messages: list[tuple[Any, int | list[int], int]]  # task, its argument, documents it covers
     if bulk:
@@ -184,7 +184,7 @@ def index_enqueue(*, document_ids: Sequence[int], bulk: bool = False) -> int:
             task.apply_async(
                 args=[argument],
                 retry=True,
-                retry_policy={"max_retries": 1, "interval_start": 0.2, "interval_step": 0.5},
+                retry_policy=PUBLISH_RETRY_POLICY,
             )
         except Exception as exc:  # kombu raises several types when the broker is unreachable
             log.warning("index_enqueue_failed", documents=argument, error=str(exc)[:200])

@@ -85,13 +85,13 @@ def _mark_documents_pending(model: EmbeddingModel) -> None:
 
 
 def _enqueue_build(model_id: int) -> None:
-    from kb.tasks import embedding_model_build_task
+    from kb.tasks import PUBLISH_RETRY_POLICY, embedding_model_build_task
 
     try:
         embedding_model_build_task.apply_async(
             args=[model_id],
             retry=True,
-            retry_policy={"max_retries": 1, "interval_start": 0.2, "interval_step": 0.5},
+            retry_policy=PUBLISH_RETRY_POLICY,
         )
     except Exception as exc:  # the pending rows stay; the sweep sends them one by one
         log.warning("embedding_model_build_enqueue_failed", model_id=model_id, error=str(exc))

@@ -33,8 +33,8 @@ from django.db.models import Q
 from assistant.models import Message
 from config.processes import free_port
 from kb.actors import SYSTEM
-from kb.benchmarking import percentiles
 from kb.services.sync import corpus_sync
+from kb.tooling.benchmarking import percentiles
 from tests.e2e.conftest import ROOT, E2EServer, running_server
 from tests.support.chat import write_help_center
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import time
 
-from kb.benchmarking import percentiles
+from kb.tooling.benchmarking import percentiles
 from tests.e2e.conftest import ROOT
 from tests.support.slow_clients import SlowClients, port_of, production_server, timed_get
 

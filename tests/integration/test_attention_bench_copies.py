@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from kb.actors import SYSTEM
-from kb.attention.benchmark import pages_copy
 from kb.embedders.hashing import HashingEmbedder
 from kb.models import Chunk, Document
 from kb.services import embedding_model_add
 from kb.services.sync import corpus_sync
+from kb.tooling.benchmarks.attention import pages_copy
 
 pytestmark = pytest.mark.django_db
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from assistant.benchmarks import BenchmarkError, answer_latency
 from assistant.models import Conversation, Message
+from assistant.tooling.benchmarks import BenchmarkError, answer_latency
 from tests.support.chat import REFUND_QUESTION, UNANSWERABLE_QUESTION, index_help_center
 
 pytestmark = pytest.mark.django_db

@@ -116,6 +116,8 @@ def test_every_other_public_url_never_fails(segment: str, query: str, method: st
         f"/answers/{quote(segment, safe='')}/events",
         "/conversations/new",
         "/support",
+        f"/embed/{quote(segment, safe='')}/",
+        f"/embed/{quote(segment, safe='')}/new-conversation",
         "/debug/search",
         "/healthz",
         "/" + quote(segment, safe="/"),

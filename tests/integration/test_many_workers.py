@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from kb.benchmarks.workers import workers_run
 from kb.embedders.hashing import HashingEmbedder
 from kb.models import EmbeddingModel
 from kb.services import embedding_model_add
+from kb.tooling.benchmarks.workers import workers_run
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -14,7 +14,9 @@ from kb.embedders.hashing import HashingEmbedder
 from kb.models import Chunk, Document
 from kb.selectors import PUBLIC_AUDIENCES
 from kb.services import embedding_model_add
-from search.benchmarks.synthetic import (
+from search.keywords import keyword_query
+from search.services import hybrid_search
+from search.tooling.benchmarks.synthetic import (
     chunks_insert,
     corpus_identifiers,
     documents_insert,
@@ -23,8 +25,6 @@ from search.benchmarks.synthetic import (
     synthetic_vectors,
     vectors_copy,
 )
-from search.keywords import keyword_query
-from search.services import hybrid_search
 
 pytestmark = pytest.mark.django_db
 

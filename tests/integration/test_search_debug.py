@@ -165,7 +165,7 @@ def test_internal_documents_need_the_internal_audience_and_the_permission(
     [
         ({}, "q is required"),
         ({"q": "   "}, "q is required"),
-        ({"q": "x" * 6000}, "too long: 6000 characters, at most 5000"),
+        ({"q": "x" * 6000}, "too long: 6000 characters, at most 1000"),
         ({"q": "refunds", "limit": "0"}, "limit must be a whole number from 1 to 20"),
         ({"q": "refunds", "limit": "21"}, "limit must be a whole number from 1 to 20"),
         ({"q": "refunds", "limit": "five"}, "limit must be a whole number from 1 to 20"),

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from assistant.evaluation import (
+from assistant.tooling.evaluation import (
     AnswerEvalError,
     answer_cases_load,
     fact_text,
     lead_sentence,
     states,
 )
-from search.evalsets.pages import pages_read
+from search.tooling.evalsets.pages import pages_read
 from tests.conftest import CORPUS_DIR
 
 CASES = CORPUS_DIR / "answer-eval.jsonl"

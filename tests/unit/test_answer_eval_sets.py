@@ -9,9 +9,9 @@ import hashlib
 
 import pytest
 
-from assistant.evaluation import answer_cases_load, states
-from search.evalsets.pages import pages_read
-from search.evaluation import cases_load
+from assistant.tooling.evaluation import answer_cases_load, states
+from search.tooling.evalsets.pages import pages_read
+from search.tooling.evaluation import cases_load
 from tests.conftest import CORPUS_DIR
 
 ANSWERS = CORPUS_DIR / "eval-sets" / "answers"

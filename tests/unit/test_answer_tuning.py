@@ -1,6 +1,6 @@
-"""The answer lab's replay (``assistant.tuning.quotes``) chooses what the offline answerer would
-quote: weights are fitted on replays, so a replay that drifted from the answerer would fit
-constants for another answerer."""
+"""The answer lab's replay (``assistant.tooling.tuning.quotes``) chooses what the offline
+answerer would quote: weights are fitted on replays, so a replay that drifted from the answerer
+would fit constants for another answerer."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from assistant.generators.extractive import ExtractiveGenerator
 from assistant.prompting import build_prompt
-from assistant.tuning.quotes import QuoteChoice, dumped_units, replay
+from assistant.tooling.tuning.quotes import QuoteChoice, dumped_units, replay
 from assistant.units import UnitWeights
 from kb.embedders import Embedder
 from tests.unit.test_extractive_generator import CASES, DISTRACTORS, _answer, _passage, _quotes

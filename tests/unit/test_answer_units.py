@@ -204,3 +204,17 @@ def test_a_leading_sentence_brings_the_next_one_of_its_paragraph_and_no_further(
     assert following_sentence(rule, units) is how
     assert following_sentence(how, units) is None  # the next paragraph is another statement
     assert following_sentence(other, units) is None
+
+
+def test_html_a_page_writes_inline_is_quoted_as_its_text() -> None:
+    # given: help centers exported from other tools write links and lists as HTML in Markdown
+    source = _source(
+        'For site settings, see <a href="/docs/website-settings">website settings</a>.</p>\n'
+        "<ul> <li>Two-factor authentication</li> </ul>"
+    )
+
+    # when
+    texts = [unit.text for unit in units_of([source])]
+
+    # then
+    assert texts == ["For site settings, see website settings. Two-factor authentication"]

@@ -38,10 +38,8 @@ def count_words(text: str) -> int:
 
 
 MINILM = ChunkLimits.for_window(256)
-# Word budgets small enough to see packing in a few lines. Sections are never merged unless a
-# test is about merging (min_section_tokens=0).
-WORDS = ChunkLimits(target_tokens=30, max_tokens=40, overlap_tokens=8, min_section_tokens=0)
-MERGING = ChunkLimits(target_tokens=30, max_tokens=40, overlap_tokens=8, min_section_tokens=10)
+# Word budgets small enough to see packing in a few lines.
+WORDS = ChunkLimits(target_tokens=30, max_tokens=40, overlap_tokens=8)
 
 
 def chunk(
@@ -155,25 +153,24 @@ def test_limits_for_minilm_window_fill_its_254_word_pieces() -> None:
     limits = ChunkLimits.for_window(256)
     assert limits.max_tokens == 254
     assert 190 <= limits.target_tokens <= 210
-    assert (limits.overlap_tokens, limits.min_section_tokens) == (40, 0)
+    assert limits.overlap_tokens == 40
 
 
 def test_limits_for_long_context_window_are_350_target_and_500_max() -> None:
     assert ChunkLimits.for_window(32_000) == ChunkLimits(
-        target_tokens=350, max_tokens=500, overlap_tokens=40, min_section_tokens=0
+        target_tokens=350, max_tokens=500, overlap_tokens=40
     )
 
 
-def test_limits_for_tiny_window_keep_overlap_well_under_target_and_sections_apart() -> None:
+def test_limits_for_tiny_window_keep_overlap_well_under_target() -> None:
     limits = ChunkLimits.for_window(32)
     assert limits.max_tokens == 30
     assert 0 < limits.overlap_tokens * 4 <= limits.target_tokens
-    assert limits.min_section_tokens == 0
 
 
 def test_limits_reject_a_target_above_the_maximum() -> None:
     with pytest.raises(ValueError, match="target_tokens"):
-        ChunkLimits(target_tokens=300, max_tokens=200, overlap_tokens=10, min_section_tokens=10)
+        ChunkLimits(target_tokens=300, max_tokens=200, overlap_tokens=10)
 
 
 def test_chunker_version_is_a_non_empty_string() -> None:
@@ -398,7 +395,7 @@ def test_block_bigger_than_the_overlap_is_not_carried() -> None:
 def test_overlap_never_crosses_a_section_boundary() -> None:
     # "A" is small enough to carry as overlap, but it belongs to another section than "B".
     body = f"## A\n\n{words('a', 5)}\n\n## B\n\n{words('b', 25)}"
-    chunks = chunk(body, limits=MERGING)
+    chunks = chunk(body)
     assert chunks[-1].heading_path == "B"
     assert "a0" not in chunks[-1].text
 
@@ -412,53 +409,15 @@ def test_chunk_boundary_falls_between_blocks() -> None:
 # --- small sections ----------------------------------------------------------------------------
 
 
-def test_small_section_merges_into_the_next_section() -> None:
-    body = f"# Policy\n\n## Eligibility\n\n{words('e', 5)}\n\n## Timing\n\n{words('t', 15)}"
-    [only] = chunk(body, limits=MERGING)
-    assert "e0" in only.text and "t0" in only.text
-
-
-def test_merged_chunk_is_labelled_with_the_sections_common_ancestor() -> None:
-    body = f"# Policy\n\n## Eligibility\n\n{words('e', 5)}\n\n## Timing\n\n{words('t', 15)}"
-    [only] = chunk(body, limits=MERGING)
-    assert only.heading_path == "Policy"
-
-
-def test_merged_sections_keep_their_headings_as_text() -> None:
-    body = f"# Policy\n\n## Eligibility\n\n{words('e', 5)}\n\n## Timing\n\n{words('t', 15)}"
-    [only] = chunk(body, limits=MERGING)
-    assert only.text == f"## Eligibility\n\n{words('e', 5)}\n\n## Timing\n\n{words('t', 15)}"
-
-
-def test_small_intro_merged_with_its_subsection_keeps_the_parent_path() -> None:
-    body = f"# Policy\n\n{words('intro', 4)}\n\n## Eligibility\n\n{words('e', 15)}"
-    [only] = chunk(body, limits=MERGING)
-    assert only.heading_path == "Policy"
-    assert only.text == f"{words('intro', 4)}\n\n## Eligibility\n\n{words('e', 15)}"
-
-
-def test_chunks_after_the_merged_one_carry_the_next_sections_full_path() -> None:
-    timing = "\n\n".join(words(f"t{n}_", 12) for n in range(3))
-    body = f"# Policy\n\n## Eligibility\n\n{words('e', 5)}\n\n## Timing\n\n{timing}"
-    assert paths(chunk(body, limits=MERGING)) == ["Policy", "Policy > Timing"]
-
-
-def test_small_last_section_merges_into_the_previous_chunk() -> None:
-    body = f"## A\n\n{words('a', 15)}\n\n## B\n\n{words('b', 3)}"
-    [only] = chunk(body, limits=MERGING)
-    assert only.heading_path == ""
-    assert only.text == f"## A\n\n{words('a', 15)}\n\n## B\n\n{words('b', 3)}"
-
-
-def test_small_last_section_stays_alone_when_merging_would_pass_max() -> None:
-    body = f"## A\n\n{words('a', 35)}\n\n## B\n\n{words('b', 3)}"
-    chunks = chunk(body, limits=MERGING)
-    assert paths(chunks) == ["A", "B"]
-    assert chunks[1].text == words("b", 3)
+def test_a_small_section_keeps_a_chunk_of_its_own_beside_a_bigger_sibling() -> None:
+    body = f"# Policy\n\n## Eligibility\n\n{words('e', 2)}\n\n## Timing\n\n{words('t', 15)}"
+    chunks = chunk(body)
+    assert paths(chunks) == ["Policy > Eligibility", "Policy > Timing"]
+    assert chunks[0].text == words("e", 2)
 
 
 def test_heading_only_section_stays_in_the_path_of_the_section_below() -> None:
-    [only] = chunk(f"# Policy\n\n## Eligibility\n\n{words('e', 15)}", limits=MERGING)
+    [only] = chunk(f"# Policy\n\n## Eligibility\n\n{words('e', 15)}")
     assert only.heading_path == "Policy > Eligibility"
     assert only.text == words("e", 15)
 
@@ -481,7 +440,7 @@ def test_sentence_split_does_not_cut_after_an_abbreviation() -> None:
 
 
 def test_run_without_spaces_is_hard_sliced_within_max() -> None:
-    limits = ChunkLimits(target_tokens=80, max_tokens=100, overlap_tokens=10, min_section_tokens=0)
+    limits = ChunkLimits(target_tokens=80, max_tokens=100, overlap_tokens=10)
     chunks = chunk("a" * 20_000, title="T", limits=limits, count=len)
     assert all(c.token_count <= 100 for c in chunks)
     assert "".join(c.text for c in chunks) == "a" * 20_000
@@ -563,7 +522,7 @@ def test_chunk_found_over_max_by_its_exact_count_sheds_whole_blocks() -> None:
         return len(text.split()) + text.count("\n")
 
     # The block sums say three paragraphs fit (1 + 3 * 9 = 28); the newlines joining them say no.
-    no_slack = ChunkLimits(target_tokens=30, max_tokens=30, overlap_tokens=0, min_section_tokens=0)
+    no_slack = ChunkLimits(target_tokens=30, max_tokens=30, overlap_tokens=0)
     paragraphs = [words(f"p{n}_", 9) for n in range(6)]
     chunks = chunk("\n\n".join(paragraphs), limits=no_slack, count=count_words_and_newlines)
     assert all(c.token_count <= 30 for c in chunks)
@@ -571,14 +530,14 @@ def test_chunk_found_over_max_by_its_exact_count_sheds_whole_blocks() -> None:
 
 
 def test_title_that_leaves_no_room_for_text_is_an_error() -> None:
-    tiny = ChunkLimits(target_tokens=4, max_tokens=5, overlap_tokens=0, min_section_tokens=0)
+    tiny = ChunkLimits(target_tokens=4, max_tokens=5, overlap_tokens=0)
     with pytest.raises(ValueError, match="leaves no room"):
         chunk("Text.", title="one two three four five six", limits=tiny)
 
 
 def test_only_a_document_that_cannot_fit_is_a_chunking_error() -> None:
     # given limits too small for the title, and limits that are simply invalid
-    tiny = ChunkLimits(target_tokens=4, max_tokens=5, overlap_tokens=0, min_section_tokens=0)
+    tiny = ChunkLimits(target_tokens=4, max_tokens=5, overlap_tokens=0)
 
     # then the first is the document's problem: a ChunkingError, which indexing records
     with pytest.raises(ChunkingError):

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from search.evalsets.cases import cases_as_lines, cases_derive, how_to_question
-from search.evalsets.pages import pages_read
+from search.tooling.evalsets.cases import cases_as_lines, cases_derive, how_to_question
+from search.tooling.evalsets.pages import pages_read
 
 FAQ = """# FAQ
 

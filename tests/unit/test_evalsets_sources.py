@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from search.evalsets.sources import (
+from search.tooling.evalsets.sources import (
     EvalSource,
     EvalSourceError,
     source_stage,

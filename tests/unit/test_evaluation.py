@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from search.evaluation import (
+from search.tooling.evaluation import (
     EvalCase,
     EvalCaseError,
     cases_load,

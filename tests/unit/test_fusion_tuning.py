@@ -1,10 +1,10 @@
-"""The offline fusion fit (search.tuning.fusion) replays the product's fusion on dumps."""
+"""The offline fusion fit (search.tooling.tuning.fusion) replays the product's fusion on dumps."""
 
 from __future__ import annotations
 
 import pytest
 
-from search.tuning.fusion import (
+from search.tooling.tuning.fusion import (
     TOPIC_GRID,
     DumpedCandidate,
     DumpedCase,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from search.evaluation import cases_load
+from search.tooling.evaluation import cases_load
 from tests.conftest import CORPUS_DIR
 
 REPOSITORY = CORPUS_DIR.parent

@@ -11,7 +11,7 @@ from kb.chunking import ChunkDraft, ChunkLimits, chunk_markdown, embedding_text
 from kb.chunking.lines import markup_left, markup_warnings, scan_lines
 from kb.chunking.structure import split_sections
 
-LIMITS = ChunkLimits(target_tokens=200, max_tokens=300, overlap_tokens=0, min_section_tokens=0)
+LIMITS = ChunkLimits(target_tokens=200, max_tokens=300, overlap_tokens=0)
 MARKUP = ("{#", "{{<", "{{%", ":::", "!!!", "{%", "```{")
 
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import numpy as np
 import pytest
 
-from kb.embedders import Embedder, EmbeddingError
+from kb.embedders import Embedder, EmbeddingError, embedder_for
 from kb.embedders.voyage import BATCH_SIZE, VoyageEmbedder
 from kb.voyage import VoyageAPI
 from tests.support.voyage_stub import VoyageStub
@@ -113,3 +114,52 @@ def test_an_unknown_model_is_refused_by_name() -> None:
     api = VoyageAPI(api_key=API_KEY)
     with pytest.raises(EmbeddingError, match="unknown Voyage embedding model 'voyage-9'"):
         VoyageEmbedder(api=api, model="voyage-9")
+
+
+@pytest.fixture
+def configured(settings, stub: VoyageStub) -> Iterator[VoyageStub]:
+    """``VOYAGE_*`` settings pointing at the stub: the embedder ``embedder_for`` builds from them.
+
+    Attempts time out after 0.3 s and a call may take 1 s in all, with retries to spare, so which
+    deadline a call keeps shows in how long it goes on retrying a server that is too slow."""
+    settings.VOYAGE_API_KEY = API_KEY
+    settings.VOYAGE_BASE_URL = stub.base_url
+    settings.VOYAGE_TIMEOUT = 0.3
+    settings.VOYAGE_TOTAL_TIMEOUT = 1.0
+    settings.VOYAGE_MAX_RETRIES = 20
+    embedder_for.cache_clear()
+    yield stub
+    embedder_for.cache_clear()
+
+
+def test_a_query_gives_up_at_the_query_deadline_not_the_indexing_one(
+    configured: VoyageStub,
+) -> None:
+    # given a server that outlasts every attempt's timeout for the next 4 requests (the
+    # indexing deadline would keep retrying through them: 3-6 s of backoff, then an answer)
+    configured.fail_next(delay=1.0, times=4)
+    embedder = embedder_for("voyage/voyage-3.5")
+
+    # when a customer's question is embedded
+    started = time.monotonic()
+    with pytest.raises(EmbeddingError, match="timed out"):
+        embedder.embed_query("how do refunds work")
+    waited = time.monotonic() - started
+
+    # then it fails within VOYAGE_TOTAL_TIMEOUT (1 s here; a little slack for a busy machine),
+    # so the search degrades to the keyword leg instead of keeping the customer waiting
+    assert waited < 1.8
+
+
+def test_indexing_keeps_retrying_past_the_query_deadline(configured: VoyageStub) -> None:
+    # given the same slow server, for fewer requests than indexing has time for
+    configured.fail_next(delay=1.0, times=3)
+    embedder = embedder_for("voyage/voyage-3.5")
+
+    # when a document is embedded, then it outlasts the slow spell (past the 1 s query bound)
+    started = time.monotonic()
+    vectors = embedder.embed_documents(["Annual plans get a prorated refund."])
+
+    assert vectors.shape == (1, 1024)
+    assert time.monotonic() - started > 1.0
+    assert len(configured.requests) == 4

@@ -15,11 +15,11 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from assistant.benchmarks import answer_latency
+from assistant.tooling.benchmarks import answer_latency
 from kb.actors import SYSTEM
-from kb.benchmarking import BenchmarkError, throwaway_database
 from kb.embedders import get_embedder
 from kb.services.sync import corpus_sync
+from kb.tooling.benchmarking import BenchmarkError, throwaway_database
 
 DATABASE_NAME = "test_groundwork_answer_bench"
 

@@ -1,7 +1,7 @@
 """Score answers on corpus/answer-eval.jsonl: facts stated, facts cited, refusals.
 
 Runs on the indexed help center (``manage.py kb_sync corpus``), through the real answer
-pipeline, and leaves nothing behind (see ``assistant.evaluation``). With ``--generator
+pipeline, and leaves nothing behind (see ``assistant.tooling.evaluation``). With ``--generator
 anthropic`` it calls Claude, or whatever serves the Messages API at ``--anthropic-base-url``
 (default ANTHROPIC_BASE_URL): against a stub that run checks plumbing and citation mapping, not
 quality, since the stub's answers are whatever it returns.
@@ -17,14 +17,14 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from assistant.evaluation import (
+from assistant.generators import GENERATOR_CHOICES, generator_for
+from assistant.tooling.evaluation import (
     AnswerEvalError,
     HalfSummary,
     answer_cases_load,
     answer_eval_run,
     answer_eval_summarise,
 )
-from assistant.generators import GENERATOR_CHOICES, generator_for
 from kb.models import EmbeddingModel
 
 

@@ -10,9 +10,9 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from assistant.evaluation import AnswerEvalError, answer_cases_load
-from assistant.tuning.quotes import dump_load, quotes_dump, quotes_fit_report
-from assistant.tuning.refusal import Refusal, refusal_fit_report
+from assistant.tooling.evaluation import AnswerEvalError, answer_cases_load
+from assistant.tooling.tuning.quotes import dump_load, quotes_dump, quotes_fit_report
+from assistant.tooling.tuning.refusal import Refusal, refusal_fit_report
 from kb.models import EmbeddingModel
 
 

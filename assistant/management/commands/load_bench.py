@@ -18,12 +18,12 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from assistant.benchmarks import LoadReport, load_run
+from assistant.tooling.benchmarks import LoadReport, load_run
 from config.processes import Supervisor, database_url, free_port, web_server
 from kb.actors import SYSTEM
-from kb.benchmarking import throwaway_database
 from kb.embedders import get_embedder
 from kb.services.sync import corpus_sync
+from kb.tooling.benchmarking import throwaway_database
 
 DATABASE_NAME = "test_groundwork_load_bench"
 START_SECONDS = 120.0

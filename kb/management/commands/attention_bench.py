@@ -11,12 +11,12 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
 from kb.actors import SYSTEM
-from kb.attention.benchmark import contradictions_time, pages_copy
-from kb.benchmarking import quiet, throwaway_database
 from kb.embedders import get_embedder
 from kb.management.progress import progress_bar
 from kb.models import EmbeddingModel
 from kb.services.sync import corpus_sync
+from kb.tooling.benchmarking import quiet, throwaway_database
+from kb.tooling.benchmarks.attention import contradictions_time, pages_copy
 
 DATABASE_NAME = "test_groundwork_attention_bench"
 # A page load that has to compute the list (the first after a change) should stay under this.

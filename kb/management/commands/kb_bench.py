@@ -18,12 +18,12 @@ from django.core.management.base import BaseCommand, CommandParser
 from django.db import connection
 
 from kb.actors import SYSTEM
-from kb.benchmarking import throwaway_database
 from kb.chunking.sentences import split_sentences
 from kb.embedders import Embedder, get_embedder
 from kb.parsing import parse_document
 from kb.services import document_chunk
 from kb.services.sync import corpus_sync
+from kb.tooling.benchmarking import throwaway_database
 
 THROUGHPUT_TARGET = 0.85
 NOOP_TARGET_SECONDS = 2.0

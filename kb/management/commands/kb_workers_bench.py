@@ -1,9 +1,9 @@
 """``manage.py kb_workers_bench``: 1, 2 and 4 worker processes, each given the database and
 broker by URL as separate machines would be, index 1,000 synthetic documents and a burst of 200
 edits; prints throughput per worker count and the audit (lost / indexed twice / mixed), which
-must be 0 / 0 / 0. The measuring is ``kb.benchmarks.workers``; each run has its own throwaway
-database. Workers run the embedder on one core each (``LOCAL_EMBEDDER_THREADS=1``), so the curve
-shows what more processes buy on this machine's cores.
+must be 0 / 0 / 0. The measuring is ``kb.tooling.benchmarks.workers``; each run has its own
+throwaway database. Workers run the embedder on one core each (``LOCAL_EMBEDDER_THREADS=1``), so
+the curve shows what more processes buy on this machine's cores.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from kb.benchmarking import BenchmarkError, throwaway_database
-from kb.benchmarks.workers import WorkersRun, workers_run
 from kb.embedders import HASHING_MODEL_KEY, LOCAL_MODEL_KEY, embedder_for
 from kb.services import embedding_model_add
+from kb.tooling.benchmarking import BenchmarkError, throwaway_database
+from kb.tooling.benchmarks.workers import WorkersRun, workers_run
 
 DATABASE_NAME = "test_groundwork_workers_bench"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from kb.benchmarking import quiet, throwaway_database
-from kb.benchmarks.rendering import page_cost
+from kb.tooling.benchmarking import quiet, throwaway_database
+from kb.tooling.benchmarks.rendering import page_cost
 
 DATABASE_NAME = "test_groundwork_render_bench"
 

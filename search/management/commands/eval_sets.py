@@ -4,9 +4,9 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from search.evalsets.cases import KINDS, cases_as_lines, cases_derive
-from search.evalsets.pages import pages_read
-from search.evalsets.sources import (
+from search.tooling.evalsets.cases import KINDS, cases_as_lines, cases_derive
+from search.tooling.evalsets.pages import pages_read
+from search.tooling.evalsets.sources import (
     SOURCES_FILE,
     EvalSourceError,
     source_stage,

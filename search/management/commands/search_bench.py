@@ -1,6 +1,6 @@
 """Retrieval benchmark at scale: hybrid SQL latency and index use at N chunks, full retrieval.
 
-The measuring is ``search.benchmarks.retrieval``: it runs in a throwaway database holding a
+The measuring is ``search.tooling.benchmarks.retrieval``: it runs in a throwaway database holding a
 synthetic index built from the sample corpus and returns a report, which this command prints.
 Timings on shared machines are noisy: read them as a range.
 """
@@ -12,9 +12,9 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from kb.benchmarking import BenchmarkError
-from search.benchmarks.recall import RECALL_AT
-from search.benchmarks.retrieval import (
+from kb.tooling.benchmarking import BenchmarkError
+from search.tooling.benchmarks.recall import RECALL_AT
+from search.tooling.benchmarks.retrieval import (
     BUILD_MAINTENANCE_WORK_MEM,
     DATABASE_NAME,
     GIN_INDEX,

@@ -14,14 +14,17 @@ from tqdm import tqdm
 from kb.actors import SYSTEM
 from kb.embedders import Embedder, active_embedder, get_embedder
 from kb.selectors import audiences_for
-from search.evalsets.baselines import (
+from search.hybrid import LEG_DEPTH, LEG_PAGES
+from search.results import RetrievalUnavailable
+from search.services import retrieve
+from search.tooling.evalsets.baselines import (
     BASELINES,
     BaselineUnavailable,
     SectionBaselines,
     VectorCache,
 )
-from search.evalsets.pages import pages_read
-from search.evaluation import (
+from search.tooling.evalsets.pages import pages_read
+from search.tooling.evaluation import (
     METRIC_KEYS,
     CaseOutcome,
     EvalCase,
@@ -34,9 +37,6 @@ from search.evaluation import (
     threshold_for,
     threshold_sweep,
 )
-from search.hybrid import LEG_DEPTH, LEG_PAGES
-from search.results import RetrievalUnavailable
-from search.services import retrieve
 
 
 @dataclass(frozen=True)

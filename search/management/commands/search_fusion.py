@@ -10,11 +10,11 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from search.evaluation import EvalCaseError, cases_load
 from search.fusion import FusionWeights
 from search.results import RetrievalUnavailable
 from search.services import retrieve
-from search.tuning.fusion import (
+from search.tooling.evaluation import EvalCaseError, cases_load
+from search.tooling.tuning.fusion import (
     WEIGHT_GRID,
     best_policy,
     dump_load,

@@ -19,8 +19,6 @@ from typing import Any
 
 import numpy as np
 
-from assistant.evaluation import AnswerCase
-from assistant.evaluation import states as fact_stated
 from assistant.generators.base import Source
 from assistant.generators.extractive import (
     DUPLICATE_SIMILARITY,
@@ -32,6 +30,8 @@ from assistant.generators.extractive import (
 )
 from assistant.injection import neutralise
 from assistant.no_answer import no_answer_decide
+from assistant.tooling.evaluation import AnswerCase
+from assistant.tooling.evaluation import states as fact_stated
 from assistant.units import (
     FEATURES,
     QuestionShape,
@@ -93,9 +93,14 @@ def quotes_dump(
                 "facts": list(case.facts),
                 "confidence": result.confidence,
                 "coverage": decision.question_coverage,
+                "idfs": result.term_idfs,
                 "refused": decision.refuse,
                 "sections_seen": [
                     sections.get(source.chunk_id) == (case.path, case.section) for source in sources
+                ],
+                "sources": [
+                    {"number": source.number, "path": source.path, "section": source.section}
+                    for source in sources
                 ],
                 "units": dumped_units(
                     question=case.question,
@@ -125,6 +130,7 @@ def dumped_units(
             "kind": unit.kind,
             "holds": list(unit.holds),
             "paragraph": unit.paragraph,
+            "section": unit.source.section,
             "text": unit.words_text,
             "similarity": float(vectors[index + 1] @ vectors[0]),
             "features": [round(float(value), 4) for value in features[index]],

@@ -23,7 +23,7 @@ from tqdm import tqdm
 
 from kb.chunking import embedding_text
 from kb.embedders import Embedder
-from search.evalsets.pages import PageSection
+from search.tooling.evalsets.pages import PageSection
 
 BASELINES = ("bm25", "dense", "rrf")
 BM25_K1 = 1.2

@@ -1,7 +1,7 @@
 """Retrieval benchmark at scale: hybrid SQL latency and index use at N chunks, full retrieval.
 
 Runs in a throwaway database (created and dropped here) filled with a synthetic index built from
-the sample corpus (see ``search.benchmarks.synthetic``). ``search_benchmark`` measures and
+the sample corpus (see ``search.tooling.benchmarks.synthetic``). ``search_benchmark`` measures and
 returns a ``SearchBenchReport``; the ``search_bench`` command parses its options and prints the
 report. Progress lines (the 100k-chunk build takes minutes) go to the ``progress`` callback.
 Timings on shared machines are noisy: read them as a range.
@@ -23,11 +23,21 @@ import psycopg
 from django.conf import settings
 from django.db import connection, connections
 
-from kb.benchmarking import BenchmarkError, percentiles, questions_cycle, quiet, throwaway_database
 from kb.embedders import get_embedder
 from kb.models import EmbeddingModel
 from kb.services import embedding_model_register, hnsw_index_create
-from search.benchmarks.plans import (
+from kb.tooling.benchmarking import (
+    BenchmarkError,
+    percentiles,
+    questions_cycle,
+    quiet,
+    throwaway_database,
+)
+from search.hybrid import CANDIDATES
+from search.keywords import keyword_query
+from search.services import PUBLIC_AUDIENCES, hybrid_search, retrieve
+from search.terms import term_weights
+from search.tooling.benchmarks.plans import (
     VECTOR_LITERAL,
     StatementCapture,
     cte_milliseconds,
@@ -36,8 +46,8 @@ from search.benchmarks.plans import (
     relevant_lines,
     search_settings,
 )
-from search.benchmarks.recall import RecallPoint, recall_measure
-from search.benchmarks.synthetic import (
+from search.tooling.benchmarks.recall import RecallPoint, recall_measure
+from search.tooling.benchmarks.synthetic import (
     CHUNKS_PER_DOCUMENT,
     SeedChunk,
     chunks_insert,
@@ -48,16 +58,12 @@ from search.benchmarks.synthetic import (
     synthetic_vectors,
     vectors_copy,
 )
-from search.keywords import keyword_query
-from search.services import PUBLIC_AUDIENCES, hybrid_search, retrieve
-from search.terms import term_weights
 
 SQL_P50_TARGET_MS = 15.0
 SQL_P95_TARGET_MS = 40.0
 RETRIEVAL_P50_TARGET_MS = 250.0
 WARM_UP = 20
 BATCH_ROWS = 10_000
-CANDIDATES = 20  # what retrieve() asks hybrid_search for
 GIN_INDEX = "kb_chunk_tsv_gin"
 # Enough for the 100k-chunk HNSW graph to fit in memory while it is built: with the 64MB default
 # it does not, and the build took 65 s instead of 22 s here. 1M chunks need ~4GB (see
@@ -66,7 +72,7 @@ BUILD_MAINTENANCE_WORK_MEM = "1GB"
 RECALL_QUERIES = 200
 DATABASE_NAME = "test_groundwork_search_bench"
 
-Percentiles = dict[int, float]  # p50, p95, p99 (kb.benchmarking.percentiles)
+Percentiles = dict[int, float]  # p50, p95, p99 (kb.tooling.benchmarking.percentiles)
 
 
 @dataclass(frozen=True)

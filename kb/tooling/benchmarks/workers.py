@@ -27,9 +27,9 @@ from django.db import connection, transaction
 from config.celery_app import app
 from config.processes import BASE_DIR, database_url
 from kb.actors import SYSTEM
-from kb.benchmarking import BenchmarkError
 from kb.models import Document, DocumentIndexState, EmbeddingModel
 from kb.services import document_save, index_requests_in_bulk
+from kb.tooling.benchmarking import BenchmarkError
 
 PATH_PREFIX = "workers-bench/"
 _WORDS = [

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from kb.chunking.sentences import first_sentence
 from kb.chunking.structure import BlockKind, is_table_delimiter_row
-from search.evalsets.pages import Page, PageFolder, PageSection
+from search.tooling.evalsets.pages import Page, PageFolder, PageSection
 
 KINDS = ("natural", "definition")
 CASES_PER_KIND = 150

@@ -14,8 +14,8 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from kb.benchmarking import BenchmarkError
 from kb.models import Document
+from kb.tooling.benchmarking import BenchmarkError
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """What every benchmark needs: a database of its own, percentiles, questions to ask, quiet logs,
 and one error type. The one home of benchmark support: it sits in ``kb``, the bottom layer, so
-each layer's benchmark (``kb_bench``, ``search.benchmarks``, ``assistant.benchmarks``) can use it.
+each layer's benchmark (``kb_bench``, ``search.tooling.benchmarks``,
+``assistant.tooling.benchmarks``) can use it.
 """
 
 from __future__ import annotations

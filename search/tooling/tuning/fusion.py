@@ -14,9 +14,15 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from search.evaluation import EvalCase, ndcg_at, ranked_documents, recall_at, reciprocal_rank
 from search.fusion import FusionWeights, fuse
 from search.results import RetrievalResult
+from search.tooling.evaluation import (
+    EvalCase,
+    ndcg_at,
+    ranked_documents,
+    recall_at,
+    reciprocal_rank,
+)
 
 WEIGHT_GRID = tuple(round(step * 0.05, 2) for step in range(21))
 TOPIC_GRID = tuple(round(step * 0.1, 1) for step in range(26))  # FusionWeights.page_topic

@@ -32,9 +32,9 @@ from django.test import Client, override_settings
 from assistant.generators import get_generator
 from assistant.models import Message
 from assistant.services import answer_cache_key
-from kb.benchmarking import BenchmarkError, percentiles
 from kb.models import EmbeddingModel
 from kb.selectors import index_version
+from kb.tooling.benchmarking import BenchmarkError, percentiles
 from search.services import PUBLIC_AUDIENCES
 
 STREAM_URL = re.compile(r'sse-connect="(?P<url>/answers/(?P<id>[0-9a-f-]{36})/events)"')

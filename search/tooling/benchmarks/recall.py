@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 from django.db import connection
 
-from kb.benchmarking import BenchmarkError, percentiles
 from kb.models import EmbeddingModel, vector_literal
+from kb.tooling.benchmarking import BenchmarkError, percentiles
 from search.sql import visible_chunks_sql
 
 RECALL_AT = 10

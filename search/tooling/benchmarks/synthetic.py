@@ -16,11 +16,11 @@ from pathlib import Path
 import numpy as np
 from django.db.backends.utils import CursorWrapper
 
-from kb.benchmarking import BenchmarkError
 from kb.embedders import Embedder
 from kb.models import EmbeddingModel
 from kb.parsing import parse_document
 from kb.services import document_chunk
+from kb.tooling.benchmarking import BenchmarkError
 from search.keywords import keyword_query
 
 CHUNKS_PER_DOCUMENT = 10

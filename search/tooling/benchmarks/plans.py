@@ -9,7 +9,7 @@ from typing import Any
 from django.conf import settings
 from django.db import connection
 
-from kb.benchmarking import BenchmarkError
+from kb.tooling.benchmarking import BenchmarkError
 
 
 def index_definition(name: str) -> str:
