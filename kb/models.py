@@ -107,7 +107,7 @@ PROVENANCE_FIELDS = (
 # ones that may be named as a successor. The ORM form of the rule (``DocumentQuerySet.current``,
 # ``.visible_to``) and the partial index ``kb_document_searchable`` are built on it;
 # ``kb.visibility`` holds its SQL form (the module's docstring says who uses which).
-CURRENT_DOCUMENT = Q(status="published", superseded_by__isnull=True)
+CURRENT_DOCUMENT = Q(status=document_choices.Status.PUBLISHED, superseded_by__isnull=True)
 
 
 class DocumentQuerySet(models.QuerySet["Document"]):
