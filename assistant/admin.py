@@ -291,5 +291,6 @@ class ChatGreetingAdmin(admin.ModelAdmin):
     def save_model(self, request: HttpRequest, obj: ChatGreeting, form: Any, change: bool) -> None:
         chat_greeting_save(greeting=obj, actor=request.user)
 
+
 # Embed sites (the website widget's keys) register from their own module.
 import assistant.widget.admin  # noqa: E402, F401

@@ -106,9 +106,7 @@ def uncited_pages(*, now: datetime.datetime | None = None) -> list[UncitedPage]:
             """
         )
         last_cited: dict[int, datetime.datetime] = dict(cursor.fetchall())
-    documents = (
-        Document.objects.published().filter(superseded_by=None).defer("body").order_by("path")
-    )
+    documents = Document.objects.current().defer("body").order_by("path")
     pages = [
         UncitedPage(document=document, last_cited=last_cited.get(document.pk))
         for document in documents

@@ -161,12 +161,7 @@ def _sort(attention: AttentionList, request: HttpRequest) -> None:
 
 
 def _successor_choices() -> list[tuple[str, str]]:
-    return list(
-        Document.objects.published()
-        .filter(superseded_by=None)
-        .order_by("path")
-        .values_list("path", "title")
-    )
+    return list(Document.objects.current().order_by("path").values_list("path", "title"))
 
 
 @dataclass(frozen=True)

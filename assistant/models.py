@@ -234,5 +234,6 @@ class ChatGreeting(models.Model):
     def __str__(self) -> str:
         return self.text if len(self.text) <= 60 else self.text[:59] + "…"
 
+
 # The widget's site keys live with the widget; imported here so Django registers the model.
 from assistant.widget.models import EmbedSite  # noqa: E402, F401

@@ -103,13 +103,25 @@ PROVENANCE_FIELDS = (
 )
 
 
+# A current page: published and superseded by nothing, the pages retrieval answers from and the
+# ones that may be named as a successor. The ORM form of the rule (``DocumentQuerySet.current``,
+# ``.visible_to``) and the partial index ``kb_document_searchable`` are built on it;
+# ``kb.visibility`` holds its SQL form (the module's docstring says who uses which).
+CURRENT_DOCUMENT = Q(status=document_choices.Status.PUBLISHED, superseded_by__isnull=True)
+
+
 class DocumentQuerySet(models.QuerySet["Document"]):
     def published(self) -> DocumentQuerySet:
         return self.filter(status=Document.Status.PUBLISHED)
 
     def current(self) -> DocumentQuerySet:
-        """Published and superseded by nothing: the pages that may be named as a successor."""
-        return self.published().filter(superseded_by=None)
+        """Published and superseded by nothing (``CURRENT_DOCUMENT``)."""
+        return self.filter(CURRENT_DOCUMENT)
+
+    def visible_to(self, audiences: Sequence[str]) -> DocumentQuerySet:
+        """The current pages of ``audiences``: what a reader of those audiences is answered
+        from (``kb.visibility.visible_document_sql`` is the same rule in SQL)."""
+        return self.current().filter(audience__in=list(audiences))
 
 
 class Document(models.Model):
@@ -184,7 +196,7 @@ class Document(models.Model):
             models.Index(
                 fields=["id"],
                 include=["audience"],
-                condition=models.Q(status="published", superseded_by__isnull=True),
+                condition=CURRENT_DOCUMENT,
                 name="kb_document_searchable",
             ),
             GinIndex(fields=["aliases"], name="kb_document_aliases_gin"),

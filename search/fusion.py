@@ -1,15 +1,14 @@
 """Fusing the two legs' scores: a convex combination of z-scored scores with a keyword weight
 chosen per question, plus each page's topic on its best candidate (``FusionWeights``).
-``search.hybrid`` scores every candidate by both legs and calls ``fuse``;
-``search.tooling.tuning.fusion`` replays it offline to choose the weights."""
+``search.hybrid`` scores every candidate by both legs and ``search.services.hybrid_search``
+calls ``fuse`` on those scores; ``search.tooling.tuning.fusion`` replays it offline to choose
+the weights."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-from search.keywords import KeywordQuery
 
 
 @dataclass(frozen=True)
@@ -42,14 +41,14 @@ class FusionWeights:
     # leave-one-set-out 0.842 -> 0.846 (figures in docs/retrieval.md).
     page_topic: float = 1.3
 
-    def keyword_weight(
-        self, keywords: KeywordQuery, *, vector_leg: bool, coverage: float = 0.0
-    ) -> float:
+    def keyword_weight(self, *, identifier: bool, vector_leg: bool, coverage: float = 0.0) -> float:
+        """``w`` for a question that carries an identifier phrase (or not) and whose best
+        keyword hit holds ``coverage`` of its IDF."""
         if not vector_leg:
             return 1.0
         if coverage >= self.quoted_coverage:
             return self.keyword_quoted
-        return self.keyword_identifier if keywords.identifier_phrases else self.keyword_plain
+        return self.keyword_identifier if identifier else self.keyword_plain
 
 
 def fuse(

@@ -1,58 +1,46 @@
-"""The hybrid retrieval SQL: a vector leg and a BM25 keyword leg as CTEs, one query.
+"""The hybrid retrieval statement: a vector leg and a BM25 keyword leg as CTEs, one query.
 
 The vector leg takes the nearest chunks by cosine distance; the keyword leg the best chunks by
 BM25 (IDF and length normalisation from per-model statistics that triggers keep, see
-``kb.models.IndexStatistic``), with the GIN index selecting its candidates. Every candidate of
-either leg is then scored by both, and the scores are fused in Python (``fuse``).
+``kb.models.IndexStatistic``; ``search.terms`` looks the question's terms up before the
+statement runs), with the GIN index selecting its candidates. Every candidate of either leg is
+then scored by both; ``search.services.hybrid_search`` fuses the scores (``search.fusion``).
 
-Both legs filter to published documents of the asker's audiences and to one embedding model
+Both legs filter to the pages the asker may see (``kb.visibility``) and to one embedding model
 inside the SQL, so nothing the asker may not see is ever fetched. The vector leg orders by
 ``embedding::vector(d) <=> query`` with ``embedding_model_id`` as a literal, the exact shape of
 that model's partial HNSW index; pgvector's iterative scan (set per connection, see
 ``search.apps``) keeps scanning when the filters reject index candidates. Each leg lists its
 LEG_DEPTH best chunks and the best chunk of its LEG_PAGES best pages, so one long page cannot
 fill it alone.
+
+The statement is built by one small function per part (each leg's CTEs, the page topic, the
+final select), each returning its SQL and the named parameters it binds; a value bound in
+several places (the question's vector, the audiences) is one parameter, sent once.
 """
 
 from __future__ import annotations
 
-import math
+import dataclasses
+import datetime
+import functools
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Self
+from dataclasses import dataclass
+from typing import Any, Self
 
 import psycopg
 from django.conf import settings
-from django.db import DEFAULT_DB_ALIAS, connections
-from django.db.backends.base.base import BaseDatabaseWrapper
 
 from kb.models import EmbeddingModel, vector_literal
-from kb.runtime.db_router import read_alias
-from search.fusion import FusionWeights, fuse
-from search.keywords import KeywordQuery
-from search.results import Hit
+from search.sql import CHUNKS, DOCUMENTS, PAGE_VECTORS, reading_connection, visible_chunks_sql
+from search.terms import KeywordTerms
 
 # BM25's free parameters, at the values Lucene and most reference implementations ship with.
 BM25_K1 = 1.2
 BM25_B = 0.75
-# The keyword leg scores the chunks that hold the question's rarest terms: lexemes are taken
-# rarest first while the chunks holding them add up to at most this many. BM25 is dominated by
-# rare terms, and scoring costs ~10 microseconds per candidate: at 100k chunks ranking every
-# chunk holding "delete" (8% of them) cost 166 ms. When even the rarest term is more common
-# than that, a candidate must hold two of the three rarest terms; and no more than
-# KEYWORD_CANDIDATE_CAP chunks are ever scored (a bound on the worst case, not a ranking).
-# 500 and 1,000 gave the same nDCG@10 on every eval set (4-7k chunks each); at 100k synthetic
-# chunks 500 took hybrid SQL from p50 32 / p95 55 ms to 24 / 33 ms.
-KEYWORD_CANDIDATE_BUDGET = 500
+# No more than this many chunks are ever scored by the keyword leg's own selection (a bound on
+# the worst case, not a ranking; ``search.terms.KEYWORD_CANDIDATE_BUDGET`` says which).
 KEYWORD_CANDIDATE_CAP = 500
-# What the GIN index may read to find those candidates: the posting lists of the selected terms
-# (in "pairs" mode, of the three it intersects). The LIMIT above bounds the rows scored, not the
-# bitmap built first: at 1M chunks "customers pay invoices" read 208k matches (42 ms) to keep an
-# arbitrary 500 of them. Past this many postings the terms are so common that the leg selects no
-# candidates of its own (the vector leg's are still scored by BM25). At 0.2 us per posting it
-# bounds that scan near 10 ms; a corpus under ~16k chunks never reaches it (three terms cannot
-# hold more postings than three times the chunks), so every eval set ranks as it did.
-KEYWORD_SELECTION_POSTINGS = 50_000
 # Each leg lists its LEG_DEPTH best chunks and, beside them, the best chunk of each of
 # its LEG_PAGES best pages, so its list spans 10 pages when the corpus has them: a long page
 # (an upgrade note, a command reference) otherwise filled a leg alone (Argo CD: all 40 nearest
@@ -69,123 +57,246 @@ CANDIDATES = 20
 # does, so only a cursor that asks for preparation (``_PreparedCursor``) gets it.
 PREPARE_ONLY_WHEN_ASKED = 2**31 - 1
 
-# What the hybrid statement binds: numbers, text, and arrays of either.
+# What the hybrid statement binds, by name: numbers, text, and arrays of either.
 SqlValue = float | str | list[str] | list[float] | None
+SqlParams = dict[str, SqlValue]
 
 
 @dataclass(frozen=True)
-class HybridRows:
-    candidates: list[Hit]  # fused order, not yet reranked
-    vector_candidates: int
-    keyword_candidates: int
-    # The share of the question's IDF that the best-covering keyword hit holds: near 1 when a
-    # passage has every rare word of the question (it quotes the page), low for a paraphrase;
-    # words no chunk holds count against it.
-    keyword_coverage: float | None = None
-    identifier_phrases: tuple[str, ...] = ()  # the codes boosted, named numbers included
-    # The question's lexemes that some chunk holds, with their IDF (``TermWeights``): the
-    # answerer weighs the question's words by them.
-    term_idfs: dict[str, float] = field(default_factory=dict)
+class HybridQuery:
+    """What the statement is built from: the legs that have input, and whom it is for."""
 
-
-@dataclass(frozen=True)
-class TermWeights:
-    """The question's index terms with their BM25 inverse document frequencies."""
-
-    lexemes: tuple[str, ...]
-    idfs: tuple[float, ...]
-    selecting: tuple[str, ...]  # the lexemes whose matches are the keyword leg's candidates
-    # (none when even the rarest are too common to look up: see KEYWORD_SELECTION_POSTINGS)
-    average_length: float
-    pairs: bool = False  # candidates must hold two of ``selecting`` (all its terms are common)
-    question_idf: float = 0.0  # of every lexeme of the question, those no chunk holds included
+    embedding_model: EmbeddingModel
+    audiences: tuple[str, ...]
+    query_vector: Sequence[float] | None  # None: no vector leg
+    terms: KeywordTerms | None  # None or empty: no keyword leg
+    leg_depth: int = LEG_DEPTH
+    identifier_bonus: float = 0.0  # times the rarest term's IDF (FusionWeights)
+    page_topic: bool = False  # score each candidate page's centroid (when both legs run)
 
     @property
-    def is_empty(self) -> bool:
-        return not self.lexemes
+    def uses_vector(self) -> bool:
+        return self.query_vector is not None
+
+    @property
+    def uses_keyword(self) -> bool:
+        return self.terms is not None and not self.terms.is_empty
+
+    @property
+    def uses_page_topic(self) -> bool:
+        return self.page_topic and self.uses_vector and self.uses_keyword
+
+    @functools.cached_property
+    def vector_text(self) -> str:
+        """The question's vector as pgvector text, bound once however many places read it."""
+        assert self.query_vector is not None
+        return vector_literal(self.query_vector)
 
 
-def term_weights(*, embedding_model: EmbeddingModel, keywords: KeywordQuery) -> TermWeights:
-    """Look up the question's lexemes (as the index parses them) in the model's statistics.
+@dataclass(frozen=True)
+class CandidateRow:
+    """One candidate chunk as the statement returns it (its columns are named after these
+    fields), with each leg's evidence: None where a leg did not run or did not rank it."""
 
-    IDF is Lucene's ``ln(1 + (N - df + 0.5) / (df + 0.5))``, always positive. A lexeme no chunk
-    holds can match nothing and is dropped from the terms, but still counts (as the rarest of
-    all) in ``question_idf``: a question full of words the docs never use does not quote them.
-    """
-    with _reading().cursor() as cursor:
-        cursor.execute(
-            """
-            SELECT q.lexeme, coalesce(t.chunk_count, 0), s.chunk_count, s.term_count
-            FROM (SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', %s))) q
-            CROSS JOIN kb_index_stat s
-            LEFT JOIN kb_term_stat t
-                ON t.embedding_model_id = s.embedding_model_id AND t.lexeme = q.lexeme
-            WHERE s.embedding_model_id = %s AND s.chunk_count > 0
-            ORDER BY q.lexeme
-            """,
-            [" ".join(keywords.terms), embedding_model.pk],
-        )
-        every = cursor.fetchall()
-    rows = [row for row in every if row[1] > 0]
-    if not rows:
-        return TermWeights(lexemes=(), idfs=(), selecting=(), average_length=1.0)
-    chunks, terms = rows[0][2], rows[0][3]
+    chunk_id: int
+    document_id: int
+    path: str
+    title: str
+    heading_path: str
+    text: str
+    char_start: int
+    char_end: int
+    updated_on: datetime.date | None
+    vector_rank: int | None
+    keyword_rank: int | None
+    similarity: float | None
+    keyword_score: float | None
+    page_topic: float | None
 
-    def idf(df: int) -> float:
-        return math.log(1 + (chunks - df + 0.5) / (df + 0.5))
 
-    idfs = tuple(idf(df) for _, df, _, _ in rows)
-    selecting: list[str] = []
-    holding = 0
-    rarest_first = sorted(rows, key=lambda row: (row[1], row[0]))
-    for lexeme, df, _, _ in rarest_first:
-        if selecting and holding + df > KEYWORD_CANDIDATE_BUDGET:
-            break
-        selecting.append(lexeme)
-        holding += df
-    pairs = holding > KEYWORD_CANDIDATE_BUDGET and len(rarest_first) > 1
-    if pairs:
-        selecting = [row[0] for row in rarest_first[:3]]
-        holding = sum(row[1] for row in rarest_first[:3])
-    if holding > KEYWORD_SELECTION_POSTINGS:
-        selecting, pairs = [], False
-    return TermWeights(
-        lexemes=tuple(row[0] for row in rows),
-        idfs=idfs,
-        selecting=tuple(selecting),
-        pairs=pairs,
-        average_length=max(terms / chunks, 1.0),
-        question_idf=sum(idf(df) for _, df, _, _ in every),
+@dataclass(frozen=True)
+class HybridCandidates:
+    rows: list[CandidateRow]  # in the statement's order, not ranked: fusion ranks them
+    vector_candidates: int
+    keyword_candidates: int
+    # The most of the question's IDF that one keyword hit holds (see keyword coverage in
+    # ``search.results.HybridRows``); None without keyword hits.
+    best_matched_idf: float | None
+
+
+CANDIDATE_COLUMNS = tuple(field.name for field in dataclasses.fields(CandidateRow))
+
+
+def hybrid_candidates(query: HybridQuery) -> HybridCandidates:
+    """Run the legs that have input in one statement and score every candidate by both."""
+    sql, params = hybrid_statement(query)
+    rows = _fetch_prepared(sql, params)
+    first = rows[0] if rows else {}
+    return HybridCandidates(
+        rows=[CandidateRow(**{name: row[name] for name in CANDIDATE_COLUMNS}) for row in rows],
+        vector_candidates=first.get("vector_candidates", 0),
+        keyword_candidates=first.get("keyword_candidates", 0),
+        best_matched_idf=first.get("best_matched_idf"),
     )
 
 
-def named_numbers(
-    *, embedding_model: EmbeddingModel, numbers: Sequence[str], audiences: Sequence[str]
-) -> frozenset[str]:
-    """Which of ``numbers`` (bare numbers, ``is_bare_number``) a heading of a page the asker
-    may see names: where the help center uses a number as a code (``## 404: Not found``).
-
-    Heading words are weight A in ``tsv``, so this is a GIN lookup of ``'404':A`` (a constant
-    tsquery, so the planner can estimate it and use the index), made only for a question with
-    a bare number and always current: a page published or retired counts at once.
+def hybrid_statement(query: HybridQuery) -> tuple[str, SqlParams]:
+    """The statement and its named parameters, for a query with at least one leg."""
+    vector_sql, vector_params = _vector_leg(query) if query.uses_vector else (NO_VECTOR_LEG, {})
+    keyword_sql, keyword_params = (
+        _keyword_leg(query) if query.uses_keyword else (NO_KEYWORD_LEG, {})
+    )
+    topic_sql, topic_params = _page_topic(query) if query.uses_page_topic else ("", {})
+    select_sql, select_params = _candidates_select(query)
+    sql = f"""
+        WITH {vector_sql},
+        {keyword_sql},
+        {POOL}{topic_sql}
+        {select_sql}
     """
-    if not numbers:
-        return frozenset()
-    with _reading().cursor() as cursor:
-        cursor.execute(
-            f"""
-            SELECT DISTINCT u.lexeme
-            FROM kb_chunk c JOIN kb_document d ON d.id = c.document_id, unnest(c.tsv) u
-            WHERE {visible_chunks_sql(embedding_model)} AND c.tsv @@ %s::tsquery
-              AND u.lexeme = ANY(%s::text[]) AND 'A' = ANY(u.weights)
-            """,
-            [
-                list(audiences),
-                " | ".join(f"'{number}':A" for number in numbers if number.isdigit()),
-                list(numbers),
-            ],
+    return sql, {**vector_params, **keyword_params, **topic_params, **select_params}
+
+
+NO_VECTOR_LEG = "vector_leg AS (SELECT NULL::bigint AS id, NULL::bigint AS rank WHERE false)"
+NO_KEYWORD_LEG = (
+    "keyword_leg AS (SELECT NULL::bigint AS id, NULL::float8 AS score, "
+    "NULL::bigint AS rank, NULL::float8 AS matched_idf WHERE false)"
+)
+POOL = "pool AS (SELECT id FROM vector_leg UNION SELECT id FROM keyword_leg)"
+
+
+def _vector_leg(query: HybridQuery) -> tuple[str, SqlParams]:
+    """The nearest chunks by the model's HNSW index, spread over pages, ranked by distance."""
+    dims = int(query.embedding_model.dimensions)
+    distance = f"c.embedding::vector({dims}) <=> %(vector)s::vector({dims})"
+    spread = _page_spread_sql("vector_nearest", "distance", best_first="ASC", depth=query.leg_depth)
+    sql = f"""vector_nearest AS (
+                SELECT c.id, c.document_id, {distance} AS distance
+                FROM {CHUNKS} c JOIN {DOCUMENTS} d ON d.id = c.document_id
+                WHERE {visible_chunks_sql(query.embedding_model)}
+                ORDER BY {distance}
+                LIMIT {int(query.leg_depth) * LEG_READ_FACTOR}
+            ),
+            vector_hits AS ({spread}
+            ),
+            vector_leg AS (
+                SELECT id, row_number() OVER (ORDER BY distance, id) AS rank FROM vector_hits
+            )"""
+    return sql, {"vector": query.vector_text, "audiences": list(query.audiences)}
+
+
+def _keyword_leg(query: HybridQuery) -> tuple[str, SqlParams]:
+    """The chunks holding the question's selecting terms, scored by BM25, spread over pages."""
+    terms = query.terms
+    assert terms is not None
+    params_sql, params = _keyword_params(query)
+    selected = "false"
+    if terms.selecting:
+        selected = (
+            f"{visible_chunks_sql(query.embedding_model)} AND c.tsv @@ %(selecting)s::tsquery"
         )
-        return frozenset(row[0] for row in cursor.fetchall())
+        params |= {"audiences": list(query.audiences), "selecting": _candidate_tsquery(terms)}
+    spread = _page_spread_sql(
+        "keyword_scored", "score", best_first="DESC", depth=query.leg_depth, extra=("matched_idf",)
+    )
+    sql = f"""{params_sql},
+            keyword_matches AS MATERIALIZED (
+                SELECT c.id, c.document_id, {_keyword_features_sql("c", terms)}
+                FROM {CHUNKS} c JOIN {DOCUMENTS} d ON d.id = c.document_id, keyword_params kp
+                WHERE {selected}
+                LIMIT {KEYWORD_CANDIDATE_CAP}
+            ),
+            keyword_scored AS (
+                SELECT m.id, m.document_id, {_bm25_sql("m", terms)} AS score,
+                       {_matched_idf_sql("m", terms)} AS matched_idf
+                FROM keyword_matches m, keyword_params kp
+            ),
+            keyword_hits AS ({spread}
+            ),
+            keyword_leg AS (
+                SELECT id, score, matched_idf,
+                       row_number() OVER (ORDER BY score DESC, id) AS rank
+                FROM keyword_hits
+            )"""
+    return sql, params
+
+
+def _keyword_params(query: HybridQuery) -> tuple[str, SqlParams]:
+    """The one-row CTE ``kp`` that the BM25 expressions read: a tsquery per term, the terms'
+    IDFs, the average chunk length, the identifier phrases and their bonus."""
+    terms = query.terms
+    assert terms is not None
+    phrases = {f"phrase_{n}": phrase for n, phrase in enumerate(terms.identifier_phrases, 1)}
+    identifiers = (
+        " || ".join(f"phraseto_tsquery('english', %({name})s)" for name in phrases)
+        or "NULL::tsquery"
+    )
+    sql = f"""keyword_params AS (
+                SELECT %(term_queries)s::tsquery[] AS queries, %(idfs)s::float8[] AS idfs,
+                       %(average_length)s::float8 AS average_length,
+                       ({identifiers}) AS identifiers,
+                       %(bonus)s::float8 AS bonus
+            )"""
+    return sql, {
+        "term_queries": [tsquery_text([lexeme]) for lexeme in terms.lexemes],
+        "idfs": list(terms.idfs),
+        "average_length": terms.average_length,
+        **phrases,
+        "bonus": query.identifier_bonus * max(terms.idfs),
+    }
+
+
+def _page_topic(query: HybridQuery) -> tuple[str, SqlParams]:
+    """Each candidate page's centroid against the question (FusionWeights.page_topic): the
+    mean of all the page's chunk vectors, kept per page by triggers (kb.models.PageVector),
+    one row per candidate page. Averaging the chunks here instead read ~10 vectors per page,
+    ~5 ms of a 13 ms statement at 100k chunks."""
+    dims = int(query.embedding_model.dimensions)
+    sql = f""",
+            page_topic AS (
+                SELECT v.document_id,
+                       1 - (v.embedding::vector({dims}) <=> %(vector)s::vector({dims})) AS topic
+                FROM {PAGE_VECTORS} v
+                WHERE v.embedding_model_id = {int(query.embedding_model.pk)} AND v.document_id IN
+                    (SELECT pc.document_id FROM pool p JOIN {CHUNKS} pc ON pc.id = p.id)
+            )"""
+    return sql, {"vector": query.vector_text}
+
+
+def _candidates_select(query: HybridQuery) -> tuple[str, SqlParams]:
+    """Every candidate of either leg with both legs' scores and ranks (``CandidateRow``), and
+    each leg's count. A vector-leg candidate the keyword leg did not rank is scored by BM25
+    too (0 when it holds no term); OFFSET 0 keeps the frequencies computed once per row."""
+    dims = int(query.embedding_model.dimensions)
+    params: SqlParams = {}
+    similarity, keyword_score, joins = "NULL::float8", "NULL::float8", ""
+    if query.uses_vector:
+        similarity = f"1 - (c.embedding::vector({dims}) <=> %(vector)s::vector({dims}))"
+        params["vector"] = query.vector_text
+    topic = "t.topic" if query.uses_page_topic else "NULL::float8"
+    if query.uses_page_topic:
+        joins += " LEFT JOIN page_topic t ON t.document_id = c.document_id"
+    if query.uses_keyword:
+        assert query.terms is not None
+        keyword_score = f"coalesce(k.score, {_bm25_sql('f', query.terms)})"
+        joins += (
+            f", keyword_params kp CROSS JOIN LATERAL "
+            f"(SELECT {_keyword_features_sql('c', query.terms)} OFFSET 0) f"
+        )
+    sql = f"""SELECT c.id AS chunk_id, c.document_id, d.path, d.title, c.heading_path, c.text,
+               c.char_start, c.char_end, d.updated_on, v.rank AS vector_rank,
+               k.rank AS keyword_rank, {similarity} AS similarity,
+               {keyword_score} AS keyword_score,
+               (SELECT count(*) FROM vector_leg) AS vector_candidates,
+               (SELECT count(*) FROM keyword_leg) AS keyword_candidates,
+               (SELECT max(matched_idf) FROM keyword_leg) AS best_matched_idf,
+               {topic} AS page_topic
+        FROM pool p
+        JOIN {CHUNKS} c ON c.id = p.id
+        JOIN {DOCUMENTS} d ON d.id = c.document_id
+        LEFT JOIN vector_leg v ON v.id = p.id
+        LEFT JOIN keyword_leg k ON k.id = p.id{joins}"""
+    return sql, params
 
 
 def tsquery_text(lexemes: Sequence[str], *, pairs: bool = False) -> str:
@@ -197,7 +308,7 @@ def tsquery_text(lexemes: Sequence[str], *, pairs: bool = False) -> str:
     return " | ".join(quoted)
 
 
-def _term_frequencies_sql(chunk: str, terms: TermWeights) -> str:
+def _term_frequencies_sql(chunk: str, terms: KeywordTerms) -> str:
     """The frequency of each of the question's terms in chunk ``chunk``, as an array (the i-th
     is ``kp.queries[i]``'s): ``ts_rank_cd`` with every weight 1 for one lexeme counts its
     positions; it is only called for a term the chunk holds (``@@``, a binary search in the
@@ -213,7 +324,7 @@ def _term_frequencies_sql(chunk: str, terms: TermWeights) -> str:
     return f"ARRAY[{frequencies}]::float8[]"
 
 
-def _bm25_sql(row: str, terms: TermWeights) -> str:
+def _bm25_sql(row: str, terms: KeywordTerms) -> str:
     """BM25 of a row holding ``tf`` (``_term_frequencies_sql``), ``term_count`` and
     ``identified`` (it matches the question's identifier phrases). Lucene's form,
     ``idf * tf / (tf + k1 * (1 - b + b * length / average))`` (without the constant ``k1 + 1``),
@@ -228,7 +339,7 @@ def _bm25_sql(row: str, terms: TermWeights) -> str:
     return f"({' + '.join(parts)} + {bonus})"
 
 
-def _matched_idf_sql(row: str, terms: TermWeights) -> str:
+def _matched_idf_sql(row: str, terms: KeywordTerms) -> str:
     """The IDF of the question's terms that the row's chunk holds (see ``keyword_coverage``)."""
     parts = [
         f"CASE WHEN {row}.tf[{number}] > 0 THEN kp.idfs[{number}] ELSE 0 END"
@@ -237,7 +348,7 @@ def _matched_idf_sql(row: str, terms: TermWeights) -> str:
     return f"({' + '.join(parts)})"
 
 
-def _keyword_features_sql(chunk: str, terms: TermWeights) -> str:
+def _keyword_features_sql(chunk: str, terms: KeywordTerms) -> str:
     """What ``_bm25_sql`` reads of chunk ``chunk``, as select-list items."""
     return (
         f"{_term_frequencies_sql(chunk, terms)} AS tf, {chunk}.term_count, "
@@ -268,230 +379,6 @@ def _page_spread_sql(
         WHERE position <= {int(depth)} OR page <= {LEG_PAGES}"""
 
 
-def visible_chunks_sql(embedding_model: EmbeddingModel) -> str:
-    """The condition on ``c`` (kb_chunk) joined to ``d`` (its document) for chunks the asker may
-    see, of one model; its one parameter is the audiences array. Retired and superseded pages
-    are never retrieved: a successor speaks for them."""
-    return (
-        "d.status = 'published' AND d.superseded_by_id IS NULL "
-        f"AND d.audience = ANY(%s::text[]) AND c.embedding_model_id = {int(embedding_model.pk)}"
-    )
-
-
-def _tsquery_sql(count: int, *, function: str = "plainto_tsquery") -> str:
-    """``plainto_tsquery(%s) || ...`` for ``count`` bound terms; NULL when there are none."""
-    if not count:
-        return "NULL::tsquery"
-    return " || ".join([f"{function}('english', %s)"] * count)
-
-
-def hybrid_search(
-    *,
-    embedding_model: EmbeddingModel,
-    query_vector: Sequence[float] | None,
-    keywords: KeywordQuery | None,
-    audiences: Sequence[str],
-    leg_depth: int = LEG_DEPTH,
-    limit: int = CANDIDATES,
-    weights: FusionWeights = FusionWeights(),
-) -> HybridRows:
-    """Run the legs that have input (a vector, keyword terms) in one statement, score every
-    candidate by both legs, and fuse the scores (see ``FusionWeights``)."""
-    use_vector = query_vector is not None
-    terms = None
-    if keywords is not None and not keywords.is_empty:
-        terms = term_weights(embedding_model=embedding_model, keywords=keywords)
-        named = named_numbers(
-            embedding_model=embedding_model, numbers=keywords.numbers, audiences=audiences
-        )
-        keywords = keywords.with_named_numbers(named)
-    use_keyword = terms is not None and not terms.is_empty
-    idfs = dict(zip(terms.lexemes, terms.idfs, strict=True)) if terms is not None else {}
-    if not use_vector and not use_keyword:
-        return HybridRows(candidates=[], vector_candidates=0, keyword_candidates=0, term_idfs=idfs)
-
-    dims = int(embedding_model.dimensions)
-    params: list[SqlValue] = []
-    ctes: list[str] = []
-    visible = visible_chunks_sql(embedding_model)
-    vector_text = vector_literal(query_vector) if query_vector is not None else None
-
-    if use_vector:
-        ctes.append(
-            f"""vector_nearest AS (
-                SELECT c.id, c.document_id,
-                       c.embedding::vector({dims}) <=> %s::vector({dims}) AS distance
-                FROM kb_chunk c JOIN kb_document d ON d.id = c.document_id
-                WHERE {visible}
-                ORDER BY c.embedding::vector({dims}) <=> %s::vector({dims})
-                LIMIT {int(leg_depth) * LEG_READ_FACTOR}
-            ),
-            vector_hits AS (
-                {_page_spread_sql("vector_nearest", "distance", best_first="ASC", depth=leg_depth)}
-            ),
-            vector_leg AS (
-                SELECT id, row_number() OVER (ORDER BY distance, id) AS rank FROM vector_hits
-            )"""
-        )
-        params += [vector_text, list(audiences), vector_text]
-    else:
-        ctes.append("vector_leg AS (SELECT NULL::bigint AS id, NULL::bigint AS rank WHERE false)")
-
-    if use_keyword:
-        assert terms is not None and keywords is not None
-        phrases = keywords.identifier_phrases
-        bonus = weights.identifier_bonus * max(terms.idfs)
-        selected = f"{visible} AND c.tsv @@ %s::tsquery" if terms.selecting else "false"
-        ctes.append(
-            f"""keyword_params AS (
-                SELECT %s::tsquery[] AS queries, %s::float8[] AS idfs,
-                       %s::float8 AS average_length,
-                       ({_tsquery_sql(len(phrases), function="phraseto_tsquery")}) AS identifiers,
-                       %s::float8 AS bonus
-            ),
-            keyword_matches AS MATERIALIZED (
-                SELECT c.id, c.document_id, {_keyword_features_sql("c", terms)}
-                FROM kb_chunk c JOIN kb_document d ON d.id = c.document_id, keyword_params kp
-                WHERE {selected}
-                LIMIT {KEYWORD_CANDIDATE_CAP}
-            ),
-            keyword_scored AS (
-                SELECT m.id, m.document_id, {_bm25_sql("m", terms)} AS score,
-                       {_matched_idf_sql("m", terms)} AS matched_idf
-                FROM keyword_matches m, keyword_params kp
-            ),
-            keyword_hits AS (
-                {
-                _page_spread_sql(
-                    "keyword_scored",
-                    "score",
-                    best_first="DESC",
-                    depth=leg_depth,
-                    extra=("matched_idf",),
-                )
-            }
-            ),
-            keyword_leg AS (
-                SELECT id, score, matched_idf,
-                       row_number() OVER (ORDER BY score DESC, id) AS rank
-                FROM keyword_hits
-            )"""
-        )
-        params += [[tsquery_text([lexeme]) for lexeme in terms.lexemes], list(terms.idfs)]
-        params += [terms.average_length, *phrases, bonus]
-        if terms.selecting:
-            params += [list(audiences), _candidate_tsquery(terms)]
-        # A vector-leg candidate the keyword leg did not rank is scored by BM25 too (0 when
-        # it holds no term); OFFSET 0 keeps the frequencies computed once per row.
-        keyword_score = f"coalesce(k.score, {_bm25_sql('f', terms)})"
-        keyword_from = (
-            f", keyword_params kp CROSS JOIN LATERAL "
-            f"(SELECT {_keyword_features_sql('c', terms)} OFFSET 0) f"
-        )
-    else:
-        ctes.append(
-            "keyword_leg AS (SELECT NULL::bigint AS id, NULL::float8 AS score, "
-            "NULL::bigint AS rank, NULL::float8 AS matched_idf WHERE false)"
-        )
-        keyword_score, keyword_from = "NULL::float8", ""
-
-    similarity = (
-        f"1 - (c.embedding::vector({dims}) <=> %s::vector({dims}))"
-        if use_vector
-        else "NULL::float8"
-    )
-    pool = "pool AS (SELECT id FROM vector_leg UNION SELECT id FROM keyword_leg)"
-    if use_vector and use_keyword and weights.page_topic:
-        # Each candidate page's centroid against the question (FusionWeights.page_topic): the
-        # mean of all the page's chunk vectors, kept per page by triggers (kb.models.PageVector),
-        # one row per candidate page. Averaging the chunks here instead read ~10 vectors per
-        # page, ~5 ms of a 13 ms statement at 100k chunks.
-        pool += f""",
-            page_topic AS (
-                SELECT v.document_id,
-                       1 - (v.embedding::vector({dims}) <=> %s::vector({dims})) AS topic
-                FROM kb_page_vector v
-                WHERE v.embedding_model_id = {int(embedding_model.pk)} AND v.document_id IN
-                    (SELECT pc.document_id FROM pool p JOIN kb_chunk pc ON pc.id = p.id)
-            )"""
-        params.append(vector_text)
-        topic, topic_from = "t.topic", " LEFT JOIN page_topic t ON t.document_id = c.document_id"
-    else:
-        topic, topic_from = "NULL::float8", ""
-    sql = f"""
-        WITH {", ".join(ctes)},
-        {pool}
-        SELECT c.id, c.document_id, d.path, d.title, c.heading_path, c.text, c.char_start,
-               c.char_end, d.updated_on, v.rank, k.rank, {similarity}, {keyword_score},
-               (SELECT count(*) FROM vector_leg), (SELECT count(*) FROM keyword_leg),
-               (SELECT max(matched_idf) FROM keyword_leg), {topic}
-        FROM pool p
-        JOIN kb_chunk c ON c.id = p.id
-        JOIN kb_document d ON d.id = c.document_id
-        LEFT JOIN vector_leg v ON v.id = p.id
-        LEFT JOIN keyword_leg k ON k.id = p.id{topic_from}{keyword_from}
-    """
-    if use_vector:
-        params.append(vector_text)
-    rows = _fetch_prepared(sql, params)
-    coverage = None
-    if use_keyword and rows and rows[0][15] is not None and terms is not None:
-        coverage = min(float(rows[0][15]) / terms.question_idf, 1.0)
-    keyword_weight = (
-        weights.keyword_weight(keywords, vector_leg=use_vector, coverage=coverage or 0.0)
-        if use_keyword and keywords
-        else 0.0
-    )
-    fused = fuse(
-        similarities=[row[11] for row in rows],
-        keyword_scores=[row[12] for row in rows],
-        vector_ranked=[row[9] is not None for row in rows],
-        keyword_ranked=[row[10] is not None for row in rows],
-        keyword_weight=keyword_weight,
-        pages=[row[1] for row in rows],
-        page_topics=[row[16] for row in rows],
-        page_topic_weight=weights.page_topic,
-    )
-    candidates = [
-        Hit(
-            chunk_id=row[0],
-            document_id=row[1],
-            path=row[2],
-            title=row[3],
-            heading_path=row[4],
-            text=row[5],
-            char_start=row[6],
-            char_end=row[7],
-            updated_on=row[8],
-            vector_rank=row[9],
-            keyword_rank=row[10],
-            similarity=None if row[11] is None else float(row[11]),
-            keyword_score=None if row[12] is None else float(row[12]),
-            fused_score=score,
-            page_topic=None if row[16] is None else float(row[16]),
-        )
-        for row, score in zip(rows, fused, strict=True)
-    ]
-    # Ties go to the better leg rank; a leg that did not rank a chunk puts it after every chunk
-    # it did (ranks run past leg_depth: the pages' best chunks follow the depth).
-    candidates.sort(
-        key=lambda c: (
-            -c.fused_score,
-            c.vector_rank or math.inf,
-            c.keyword_rank or math.inf,
-            c.chunk_id,
-        )
-    )
-    return HybridRows(
-        candidates=candidates[: int(limit)],
-        vector_candidates=rows[0][13] if rows else 0,
-        keyword_candidates=rows[0][14] if rows else 0,
-        keyword_coverage=coverage,
-        identifier_phrases=keywords.identifier_phrases if use_keyword and keywords else (),
-        term_idfs=idfs,
-    )
-
-
 class _PreparedCursor(psycopg.Cursor):
     """A server-binding cursor that prepares every statement it runs."""
 
@@ -507,7 +394,7 @@ class _PreparedCursor(psycopg.Cursor):
         return super().execute(query, params, prepare=True, binary=binary)
 
 
-def _fetch_prepared(sql: str, params: Sequence[SqlValue]) -> list[tuple]:
+def _fetch_prepared(sql: str, params: SqlParams) -> list[dict[str, Any]]:
     """Run the hybrid statement as a prepared statement with a generic plan (``search.apps``
     sets ``plan_cache_mode`` per connection), through Django's cursor wrapper so execute
     wrappers and query logging still see it.
@@ -520,11 +407,11 @@ def _fetch_prepared(sql: str, params: Sequence[SqlValue]) -> list[tuple]:
     instead). ``SEARCH_PREPARED_STATEMENTS=false`` sends it unprepared, for a connection
     pooler that cannot keep prepared statements.
     """
-    connection = _reading()
+    connection = reading_connection()
     if not settings.SEARCH_PREPARED_STATEMENTS:
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
-            return cursor.fetchall()
+            return _named_rows(cursor)
     connection.ensure_connection()
     raw = connection.connection
     if raw.prepare_threshold is None:
@@ -540,101 +427,14 @@ def _fetch_prepared(sql: str, params: Sequence[SqlValue]) -> list[tuple]:
     )
     with wrapped:
         wrapped.execute(sql, params)
-        return wrapped.fetchall()
+        return _named_rows(wrapped)
 
 
-def _candidate_tsquery(terms: TermWeights) -> str:
+def _named_rows(cursor: Any) -> list[dict[str, Any]]:
+    """The fetched rows as dicts by column name (any cursor: Django's wrapper or psycopg's)."""
+    names = [column.name for column in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+def _candidate_tsquery(terms: KeywordTerms) -> str:
     return tsquery_text(terms.selecting, pairs=terms.pairs)
-
-
-def unknown_names(
-    *, names: Sequence[str], embedding_model: EmbeddingModel, audiences: Sequence[str]
-) -> list[str]:
-    """The names no page the asker may see mentions, in one statement (a GIN lookup each).
-    A name made only of stop words says nothing and is never "unknown"."""
-    if not names:
-        return []
-    with _reading().cursor() as cursor:
-        cursor.execute(
-            f"""
-            SELECT n.name FROM unnest(%s::text[]) WITH ORDINALITY AS n (name, position)
-            WHERE numnode(plainto_tsquery('english', n.name)) > 0
-              AND NOT EXISTS (
-                  SELECT 1 FROM kb_chunk c JOIN kb_document d ON d.id = c.document_id
-                  WHERE {visible_chunks_sql(embedding_model)}
-                    AND c.tsv @@ plainto_tsquery('english', n.name)
-              )
-            ORDER BY n.position
-            """,
-            [list(names), list(audiences)],
-        )
-        return [row[0] for row in cursor.fetchall()]
-
-
-COMMON_WORD_SAMPLE = 200  # visible pages looked at to tell a common word; all of them below
-
-
-def common_words(
-    *, words: Sequence[str], embedding_model: EmbeddingModel, audiences: Sequence[str]
-) -> set[str]:
-    """Which of ``words`` more than half the pages the asker may see mention: the company's
-    name, its product, "invoice" in a billing help center. Such a word says nothing about
-    which page answers (past half, Robertson and Sparck Jones's inverse document frequency
-    is no longer positive). A page counts once however many of its chunks hold the word.
-
-    The share is read on ``COMMON_WORD_SAMPLE`` pages in a fixed pseudo-random order (every
-    page when there are fewer), each probed through its own chunks, so a word on a million
-    chunks costs what a rare one does. Choosing the sample orders the visible pages' ids once:
-    13 ms for 100k pages, measured on a table of ids alone."""
-    if not words:
-        return set()
-    with _reading().cursor() as cursor:
-        cursor.execute(
-            f"""
-            WITH sample AS (
-                SELECT d.id FROM kb_document d
-                WHERE d.status = 'published' AND d.superseded_by_id IS NULL
-                  AND d.audience = ANY(%s::text[])
-                ORDER BY hashint8(d.id), d.id
-                LIMIT {COMMON_WORD_SAMPLE}
-            )
-            SELECT w.word FROM unnest(%s::text[]) AS w (word)
-            WHERE numnode(plainto_tsquery('english', w.word)) > 0
-              AND 2 * (
-                  SELECT count(*) FROM sample s
-                  WHERE EXISTS (
-                      SELECT 1 FROM kb_chunk c
-                      WHERE c.document_id = s.id
-                        AND c.embedding_model_id = {int(embedding_model.pk)}
-                        AND c.tsv @@ plainto_tsquery('english', w.word)
-                  )
-              ) > (SELECT count(*) FROM sample)
-            """,
-            [list(audiences), list(words)],
-        )
-        return {row[0] for row in cursor.fetchall()}
-
-
-def _reading() -> BaseDatabaseWrapper:
-    """The connection retrieval reads from: a replica when one serves these reads
-    (``config.db_router``), else the primary."""
-    return connections[read_alias()]
-
-
-def chunks_still_visible(
-    *, chunk_ids: Sequence[int], embedding_model: EmbeddingModel, audiences: Sequence[str]
-) -> set[int]:
-    """Which of ``chunk_ids`` the primary still holds, on a page the asker may see: a lagging
-    replica can return a chunk that a newer version has replaced (its row is gone) or a page
-    retired or made internal since. One lookup by primary key on the primary."""
-    if not chunk_ids:
-        return set()
-    with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
-        cursor.execute(
-            f"""
-            SELECT c.id FROM kb_chunk c JOIN kb_document d ON d.id = c.document_id
-            WHERE {visible_chunks_sql(embedding_model)} AND c.id = ANY(%s)
-            """,
-            [list(audiences), list(chunk_ids)],
-        )
-        return {row[0] for row in cursor.fetchall()}

@@ -9,7 +9,7 @@ keyword leg.
 
 A bare number is not an identifier by its shape: "404", "2025" and "100" are as often a
 quantity, a year or a limit as a code. It is one only where the help center uses it as one, a
-heading naming it ("404: Not found"); ``search.hybrid.named_numbers`` looks that up in the index
+heading naming it ("404: Not found"); ``search.terms.named_numbers`` looks that up in the index
 for the question's ``numbers`` and ``KeywordQuery.with_named_numbers`` adds the ones it finds.
 
 Terms are always passed to Postgres as bind parameters of ``plainto_tsquery``, which treats its

@@ -20,8 +20,8 @@ class RetrievalUnavailable(RuntimeError):
 
 @dataclass(frozen=True)
 class Hit:
-    """One retrieved chunk with every leg's evidence: ``hybrid_search`` returns them in fused
-    order, ``retrieve`` reranks them (setting ``rerank_score``)."""
+    """One retrieved chunk with every leg's evidence: ``search.services.hybrid_search`` returns
+    them in fused order, ``retrieve`` reranks them (setting ``rerank_score``)."""
 
     chunk_id: int
     document_id: int
@@ -64,6 +64,23 @@ class Hit:
         }
 
 
+@dataclass(frozen=True)
+class HybridRows:
+    """The hybrid statement's candidates, fused (``search.services.hybrid_search``)."""
+
+    candidates: list[Hit]  # fused order, not yet reranked
+    vector_candidates: int
+    keyword_candidates: int
+    # The share of the question's IDF that the best-covering keyword hit holds: near 1 when a
+    # passage has every rare word of the question (it quotes the page), low for a paraphrase;
+    # words no chunk holds count against it.
+    keyword_coverage: float | None = None
+    identifier_phrases: tuple[str, ...] = ()  # the codes boosted, named numbers included
+    # The question's lexemes that some chunk holds, with their IDF (``search.terms``): the
+    # answerer weighs the question's words by them.
+    term_idfs: dict[str, float] = field(default_factory=dict)
+
+
 @dataclass
 class RetrievalResult:
     question: str
@@ -78,9 +95,9 @@ class RetrievalResult:
     errors: dict[str, str] = field(default_factory=dict)  # stage -> one-line reason
     timings_ms: dict[str, float] = field(default_factory=dict)  # stage -> milliseconds
     unknown_names: list[str] = field(default_factory=list)  # names no visible page mentions
-    keyword_coverage: float | None = None  # see search.hybrid.HybridRows
+    keyword_coverage: float | None = None  # see HybridRows
     identifier_phrases: tuple[str, ...] = ()  # the pasted codes the keyword leg boosted
-    # The question's index lexemes with their IDF (see ``search.hybrid.HybridRows``).
+    # The question's index lexemes with their IDF (see ``HybridRows``).
     term_idfs: dict[str, float] = field(default_factory=dict)
 
     @property

@@ -1,4 +1,5 @@
-"""Retrieval for one question: embed ‖ keyword terms → hybrid SQL → rerank, degrading per stage.
+"""Retrieval for one question: embed ‖ keyword terms → hybrid SQL → fusion → rerank, degrading
+per stage.
 
 Losing a leg costs quality, not the answer: embedder down → keyword leg alone; keyword query
 error → vector leg alone; reranker down → fused order. Each failure is recorded on the result
@@ -8,6 +9,7 @@ error → vector leg alone; reranker down → fused order. Each failure is recor
 from __future__ import annotations
 
 import dataclasses
+import math
 import time
 from collections.abc import Sequence
 
@@ -20,19 +22,14 @@ from kb.errors import one_line
 from kb.models import EmbeddingModel
 from kb.runtime.db_router import read_alias, replica_reads
 from kb.selectors.access import PUBLIC_AUDIENCES
-from search.fusion import FusionWeights
-from search.hybrid import (
-    CANDIDATES,
-    HybridRows,
-    chunks_still_visible,
-    common_words,
-    hybrid_search,
-    unknown_names,
-)
+from search.fusion import FusionWeights, fuse
+from search.hybrid import CANDIDATES, LEG_DEPTH, CandidateRow, HybridQuery, hybrid_candidates
 from search.keywords import KeywordQuery, keyword_query, proper_names
 from search.rerankers import get_reranker
 from search.rerankers.base import Reranker, RerankError
-from search.results import RetrievalResult, RetrievalUnavailable
+from search.results import Hit, HybridRows, RetrievalResult, RetrievalUnavailable
+from search.selectors import chunks_still_visible, common_words, unknown_names
+from search.terms import keyword_terms
 
 log = structlog.get_logger("groundwork.search")
 
@@ -60,19 +57,10 @@ def retrieve(
     query_vector = None
     if "vector" in legs:
         stage_started = time.perf_counter()
-        try:
-            # The active model's own embedder: its vectors are the only ones this query compares.
-            embedder = embedder or embedder_for(embedding_model.key)
-            if embedder.key != embedding_model.key:
-                raise RuntimeError(
-                    f"configured embedder {embedder.key} is not the active model "
-                    f"{embedding_model.key}"
-                )
-            query_vector = embedder.embed_query(question).tolist()
-        except Exception as exc:  # any embedder failure degrades to keyword-only
-            errors["embed"] = one_line(exc)
+        query_vector = _query_vector(
+            question, embedding_model=embedding_model, embedder=embedder, errors=errors
+        )
         timings["embed"] = (time.perf_counter() - stage_started) * 1000
-
     keywords = keyword_query(question) if "keyword" in legs else None
     rows = _run_hybrid(
         embedding_model=embedding_model,
@@ -84,62 +72,134 @@ def retrieve(
         errors=errors,
         timings=timings,
     )
-    vector_ok = query_vector is not None and "sql" not in errors
-    keyword_ok = keywords is not None and not {"keyword", "sql"} & errors.keys()
+    _check_a_leg_ran(vector=query_vector is not None, keyword=keywords is not None, errors=errors)
+
+    hits = _still_visible(rows.candidates, embedding_model=embedding_model, audiences=audiences)
+    reranker_name = "none"
+    if rerank and hits:
+        hits, reranker_name = _reranked(
+            question, hits, reranker=reranker, errors=errors, timings=timings
+        )
+    names = _unknown_names(
+        question=question, embedding_model=embedding_model, audiences=audiences, timings=timings
+    )
+    timings["total"] = (time.perf_counter() - started) * 1000
+    return _result(
+        question=question,
+        hits=hits[:limit],
+        rows=rows,
+        embedding_model=embedding_model,
+        reranker=reranker_name,
+        errors=errors,
+        timings=timings,
+        unknown_names=names,
+    )
+
+
+def _check_a_leg_ran(*, vector: bool, keyword: bool, errors: dict[str, str]) -> None:
+    """Raise ``RetrievalUnavailable`` when no leg that was asked for gave candidates."""
+    vector_ok = vector and "sql" not in errors
+    keyword_ok = keyword and not {"keyword", "sql"} & errors.keys()
     if not (vector_ok or keyword_ok):
         raise RetrievalUnavailable(
             f"every retrieval leg failed: {'; '.join(f'{k}: {v}' for k, v in errors.items())}"
         )
 
-    hits = list(rows.candidates)
-    if hits and read_alias() != DEFAULT_DB_ALIAS:
-        # Read on a replica: only what the primary still holds and shows may be cited.
-        visible = chunks_still_visible(
-            chunk_ids=[hit.chunk_id for hit in hits],
-            embedding_model=embedding_model,
-            audiences=audiences,
-        )
-        hits = [hit for hit in hits if hit.chunk_id in visible]
-    reranker_name = "none"
-    if rerank and hits:
-        stage_started = time.perf_counter()
-        try:
-            reranker = reranker or get_reranker()
-            if reranker is not None:
-                reranker_name = reranker.name
-                scores = reranker.rerank(
-                    question=question,
-                    passages=[embedding_text(h.title, h.heading_path, h.text) for h in hits],
-                )
-                if len(scores) != len(hits):
-                    raise RerankError(f"{len(scores)} scores for {len(hits)} passages")
-                reranked = sorted(
-                    zip(hits, (float(score) for score in scores), strict=True),
-                    key=lambda scored: scored[1],
-                    reverse=True,
-                )
-                hits = [dataclasses.replace(hit, rerank_score=score) for hit, score in reranked]
-        except Exception as exc:  # a reranker failure keeps the fused order
-            errors["rerank"] = one_line(exc)
-        timings["rerank"] = (time.perf_counter() - stage_started) * 1000
 
-    names = _unknown_names(
-        question=question, embedding_model=embedding_model, audiences=audiences, timings=timings
+def _query_vector(
+    question: str,
+    *,
+    embedding_model: EmbeddingModel,
+    embedder: Embedder | None,
+    errors: dict[str, str],
+) -> list[float] | None:
+    """The question's vector from the active model's own embedder (its vectors are the only
+    ones this query compares); None, and the reason in ``errors``, when embedding fails."""
+    try:
+        embedder = embedder or embedder_for(embedding_model.key)
+        if embedder.key != embedding_model.key:
+            raise RuntimeError(
+                f"configured embedder {embedder.key} is not the active model {embedding_model.key}"
+            )
+        return embedder.embed_query(question).tolist()
+    except Exception as exc:  # any embedder failure degrades to keyword-only
+        errors["embed"] = one_line(exc)
+        return None
+
+
+def _still_visible(
+    hits: list[Hit], *, embedding_model: EmbeddingModel, audiences: Sequence[str]
+) -> list[Hit]:
+    """``hits`` as read, or, when read on a replica, only those the primary still holds and
+    shows: only those may be cited."""
+    if not hits or read_alias() == DEFAULT_DB_ALIAS:
+        return list(hits)
+    visible = chunks_still_visible(
+        chunk_ids=[hit.chunk_id for hit in hits],
+        embedding_model=embedding_model,
+        audiences=audiences,
     )
-    timings["total"] = (time.perf_counter() - started) * 1000
+    return [hit for hit in hits if hit.chunk_id in visible]
+
+
+def _reranked(
+    question: str,
+    hits: list[Hit],
+    *,
+    reranker: Reranker | None,
+    errors: dict[str, str],
+    timings: dict[str, float],
+) -> tuple[list[Hit], str]:
+    """``hits`` in the reranker's order, with its name ("none" when none is configured); on a
+    reranker failure the fused order, and the reason in ``errors``."""
+    stage_started = time.perf_counter()
+    name = "none"
+    try:
+        reranker = reranker or get_reranker()
+        if reranker is not None:
+            name = reranker.name
+            scores = reranker.rerank(
+                question=question,
+                passages=[embedding_text(h.title, h.heading_path, h.text) for h in hits],
+            )
+            if len(scores) != len(hits):
+                raise RerankError(f"{len(scores)} scores for {len(hits)} passages")
+            reranked = sorted(
+                zip(hits, (float(score) for score in scores), strict=True),
+                key=lambda scored: scored[1],
+                reverse=True,
+            )
+            hits = [dataclasses.replace(hit, rerank_score=score) for hit, score in reranked]
+    except Exception as exc:  # a reranker failure keeps the fused order
+        errors["rerank"] = one_line(exc)
+    timings["rerank"] = (time.perf_counter() - stage_started) * 1000
+    return hits, name
+
+
+def _result(
+    *,
+    question: str,
+    hits: list[Hit],
+    rows: HybridRows,
+    embedding_model: EmbeddingModel,
+    reranker: str,
+    errors: dict[str, str],
+    timings: dict[str, float],
+    unknown_names: list[str],
+) -> RetrievalResult:
     result = RetrievalResult(
         question=question,
-        hits=hits[:limit],
+        hits=hits,
         candidates=len(rows.candidates),
         vector_candidates=rows.vector_candidates,
         keyword_candidates=rows.keyword_candidates,
         embedding_model=embedding_model.key,
-        reranker=reranker_name,
+        reranker=reranker,
         degraded=bool(errors),
         failed_stages=list(errors),
         errors=errors,
         timings_ms={k: round(v, 2) for k, v in timings.items()},
-        unknown_names=names,
+        unknown_names=unknown_names,
         keyword_coverage=rows.keyword_coverage,
         identifier_phrases=rows.identifier_phrases,
         term_idfs=rows.term_idfs,
@@ -179,7 +239,7 @@ def _unknown_names(
 
 def words_common_to_most_pages(*, words: Sequence[str], audiences: Sequence[str]) -> set[str]:
     """Which of ``words`` more than half the pages the asker may see mention (see
-    ``search.hybrid.common_words``): a hint for the no-answer decision, so an error here only
+    ``search.selectors.common_words``): a hint for the no-answer decision, so an error here only
     loses the hint."""
     embedding_model = EmbeddingModel.objects.active().first()
     if embedding_model is None or not words:
@@ -190,6 +250,104 @@ def words_common_to_most_pages(*, words: Sequence[str], audiences: Sequence[str]
     except DatabaseError as exc:
         log.warning("common_words_failed", error=one_line(exc))
         return set()
+
+
+def hybrid_search(
+    *,
+    embedding_model: EmbeddingModel,
+    query_vector: Sequence[float] | None,
+    keywords: KeywordQuery | None,
+    audiences: Sequence[str],
+    leg_depth: int = LEG_DEPTH,
+    limit: int = CANDIDATES,
+    weights: FusionWeights = FusionWeights(),
+) -> HybridRows:
+    """Finish the keyword query against the index (``search.terms``), run the legs that have
+    input in one statement (``search.hybrid``), and fuse their scores (``search.fusion``)."""
+    terms = None
+    if keywords is not None and not keywords.is_empty:
+        terms = keyword_terms(
+            embedding_model=embedding_model, keywords=keywords, audiences=audiences
+        )
+    idfs = terms.idf_by_lexeme if terms is not None else {}
+    query = HybridQuery(
+        embedding_model=embedding_model,
+        audiences=tuple(audiences),
+        query_vector=query_vector,
+        terms=terms if terms is not None and not terms.is_empty else None,
+        leg_depth=leg_depth,
+        identifier_bonus=weights.identifier_bonus,
+        page_topic=bool(weights.page_topic),
+    )
+    if not query.uses_vector and not query.uses_keyword:
+        return HybridRows(candidates=[], vector_candidates=0, keyword_candidates=0, term_idfs=idfs)
+    found = hybrid_candidates(query)
+    coverage = None
+    if query.terms is not None and found.best_matched_idf is not None:
+        coverage = min(float(found.best_matched_idf) / query.terms.question_idf, 1.0)
+    keyword_weight = 0.0
+    if query.terms is not None:
+        keyword_weight = weights.keyword_weight(
+            identifier=bool(query.terms.identifier_phrases),
+            vector_leg=query.uses_vector,
+            coverage=coverage or 0.0,
+        )
+    hits = _hits_fused(found.rows, keyword_weight=keyword_weight, page_topic=weights.page_topic)
+    return HybridRows(
+        candidates=hits[: int(limit)],
+        vector_candidates=found.vector_candidates,
+        keyword_candidates=found.keyword_candidates,
+        keyword_coverage=coverage,
+        identifier_phrases=query.terms.identifier_phrases if query.terms is not None else (),
+        term_idfs=idfs,
+    )
+
+
+def _hits_fused(
+    rows: Sequence[CandidateRow], *, keyword_weight: float, page_topic: float
+) -> list[Hit]:
+    """The statement's candidates as hits, best fused score first. Ties go to the better leg
+    rank; a leg that did not rank a chunk puts it after every chunk it did (ranks run past
+    the leg depth: the pages' best chunks follow it)."""
+    fused = fuse(
+        similarities=[row.similarity for row in rows],
+        keyword_scores=[row.keyword_score for row in rows],
+        vector_ranked=[row.vector_rank is not None for row in rows],
+        keyword_ranked=[row.keyword_rank is not None for row in rows],
+        keyword_weight=keyword_weight,
+        pages=[row.document_id for row in rows],
+        page_topics=[row.page_topic for row in rows],
+        page_topic_weight=page_topic,
+    )
+    hits = [
+        Hit(
+            chunk_id=row.chunk_id,
+            document_id=row.document_id,
+            path=row.path,
+            title=row.title,
+            heading_path=row.heading_path,
+            text=row.text,
+            char_start=row.char_start,
+            char_end=row.char_end,
+            updated_on=row.updated_on,
+            vector_rank=row.vector_rank,
+            keyword_rank=row.keyword_rank,
+            similarity=None if row.similarity is None else float(row.similarity),
+            keyword_score=None if row.keyword_score is None else float(row.keyword_score),
+            fused_score=score,
+            page_topic=None if row.page_topic is None else float(row.page_topic),
+        )
+        for row, score in zip(rows, fused, strict=True)
+    ]
+    hits.sort(
+        key=lambda hit: (
+            -hit.fused_score,
+            hit.vector_rank or math.inf,
+            hit.keyword_rank or math.inf,
+            hit.chunk_id,
+        )
+    )
+    return hits
 
 
 def _run_hybrid(

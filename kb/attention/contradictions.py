@@ -24,8 +24,9 @@ from django.core.cache import cache
 from django.db import connection, transaction
 
 from kb.attention.quantities import Disagreement, Quantity, disagreements, quantities_in
-from kb.models import Chunk, Document, EmbeddingModel
+from kb.models import Chunk, EmbeddingModel
 from kb.selectors.index_version import index_version
+from kb.visibility import current_document_sql
 
 log = structlog.get_logger("groundwork.kb")
 
@@ -121,8 +122,7 @@ def similar_passage_pairs(
         cursor.execute(
             f"""
             WITH current_page AS (
-                SELECT id FROM kb_document
-                WHERE status = %(published)s AND superseded_by_id IS NULL
+                SELECT d.id FROM kb_document d WHERE {current_document_sql(alias="d")}
             )
             SELECT LEAST(c.id, n.id), GREATEST(c.id, n.id), max(1 - n.distance)
             FROM kb_chunk c
@@ -139,11 +139,7 @@ def similar_passage_pairs(
             GROUP BY 1, 2
             ORDER BY 3 DESC, 1, 2
             """,
-            {
-                "published": Document.Status.PUBLISHED,
-                "neighbours": NEIGHBOURS_PER_CHUNK,
-                "min_similarity": min_similarity,
-            },
+            {"neighbours": NEIGHBOURS_PER_CHUNK, "min_similarity": min_similarity},
         )
         return [(int(a), int(b), float(similarity)) for a, b, similarity in cursor.fetchall()]
 

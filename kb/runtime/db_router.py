@@ -8,7 +8,7 @@ read, read-after-write ones above all (admin, the chat's own conversation), stay
 primary. Without a replica every alias is the primary and nothing changes.
 
 A replica may lag: retrieval re-checks on the primary that the chunks it found still exist and
-are visible before they can be cited (``search.hybrid.chunks_still_visible``).
+are visible before they can be cited (``search.selectors.chunks_still_visible``).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import search.hybrid
+import search.terms
 from kb.actors import SYSTEM
 from kb.models import Chunk, Document
 from kb.selectors.access import ALL_AUDIENCES
@@ -110,7 +110,7 @@ def test_terms_too_common_to_look_up_leave_bm25_to_score_the_vector_candidates(
     # given the same question with every term under the postings bound, then over it
     question = "refund for annual plan"
     looked_up = retrieve(question=question, rerank=False, limit=20)
-    monkeypatch.setattr(search.hybrid, "KEYWORD_SELECTION_POSTINGS", 1)
+    monkeypatch.setattr(search.terms, "KEYWORD_SELECTION_POSTINGS", 1)
     too_common = retrieve(question=question, rerank=False, limit=20)
 
     # then over it the keyword leg ranks no candidates of its own, yet BM25 still scores the

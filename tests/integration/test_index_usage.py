@@ -10,8 +10,8 @@ from django.db import connection
 
 from kb.models import Document, EmbeddingModel
 from kb.services import embedding_model_register
-from search.hybrid import hybrid_search
 from search.keywords import keyword_query
+from search.services import hybrid_search
 from search.tooling.benchmarks.plans import StatementCapture, explain_as_run
 
 pytestmark = pytest.mark.django_db

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from django.db import DatabaseError
 
-import search.hybrid
+import search.selectors
 from assistant.no_answer import no_answer_decide
 from kb.actors import SYSTEM
 from kb.embedders.hashing import HashingEmbedder
@@ -74,7 +74,7 @@ def test_the_share_is_read_on_a_bounded_sample_of_pages(help_center, monkeypatch
     assert _common(*words) == set()
 
     # with a sample of one page, the common words are exactly that one page's word
-    monkeypatch.setattr(search.hybrid, "COMMON_WORD_SAMPLE", 1)
+    monkeypatch.setattr(search.selectors, "COMMON_WORD_SAMPLE", 1)
     each_page = [{"owner"}, {"refunds"}, {"exports"}, {"keys"}]  # roles, refunds, exports, security
     assert _common(*words) in each_page
 

@@ -14,8 +14,8 @@ from kb.embedders.hashing import HashingEmbedder
 from kb.models import Chunk, Document
 from kb.selectors.access import PUBLIC_AUDIENCES
 from kb.services import embedding_model_add
-from search.hybrid import hybrid_search
 from search.keywords import keyword_query
+from search.services import hybrid_search
 from search.tooling.benchmarks.synthetic import (
     chunks_insert,
     corpus_identifiers,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from django.conf import settings
@@ -67,7 +67,7 @@ def cte_milliseconds(plan: str, name: str) -> float | None:
     return float(match.group(1)) if match else None
 
 
-def explain_as_run(sql: str, params: Sequence[Any], *, options: str) -> str:
+def explain_as_run(sql: str, params: Mapping[str, Any], *, options: str) -> str:
     """``EXPLAIN (options)`` of the plan the statement really runs with: with prepared search
     statements (``SEARCH_PREPARED_STATEMENTS``) that is the generic plan of a prepared
     statement (``plan_cache_mode`` is set per connection in ``search.apps``), not the custom
@@ -76,17 +76,19 @@ def explain_as_run(sql: str, params: Sequence[Any], *, options: str) -> str:
         if not settings.SEARCH_PREPARED_STATEMENTS:
             cursor.execute(f"EXPLAIN ({options}) " + sql, params)
             return "\n".join(row[0] for row in cursor.fetchall())
-        numbered = iter(range(1, len(params) + 1))
-        prepared = PLACEHOLDER.sub(lambda match: f"${next(numbered)}", sql).replace("%%", "%")
-        cursor.execute("PREPARE explained_statement AS " + prepared)
+        # Numbered as psycopg numbers them: each name once, in the order it first appears.
+        names = list(dict.fromkeys(PLACEHOLDER.findall(sql)))
+        prepared = PLACEHOLDER.sub(lambda match: f"${names.index(match.group(1)) + 1}", sql)
+        cursor.execute("PREPARE explained_statement AS " + prepared.replace("%%", "%"))
         try:
-            arguments = ", ".join(["%s"] * len(params))
+            arguments = ", ".join(["%s"] * len(names))
             cursor.execute(
-                f"EXPLAIN ({options}) EXECUTE explained_statement ({arguments})", list(params)
+                f"EXPLAIN ({options}) EXECUTE explained_statement ({arguments})",
+                [params[name] for name in names],
             )
             return "\n".join(row[0] for row in cursor.fetchall())
         finally:
             cursor.execute("DEALLOCATE explained_statement")
 
 
-PLACEHOLDER = re.compile(r"(?<!%)%s")
+PLACEHOLDER = re.compile(r"(?<!%)%\((\w+)\)s")  # a named parameter: %(vector)s

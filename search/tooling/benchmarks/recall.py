@@ -17,7 +17,7 @@ from django.db import connection
 
 from kb.models import EmbeddingModel, vector_literal
 from kb.tooling.benchmarking import BenchmarkError, percentiles
-from search.hybrid import visible_chunks_sql
+from search.sql import visible_chunks_sql
 
 RECALL_AT = 10
 LEG_DEPTH = 40  # what hybrid_search's vector leg fetches before it ranks by distance
@@ -90,7 +90,7 @@ def exact_neighbours(
         )
         # COPY takes no parameters: the audiences are a literal array of known words.
         literal = cursor.mogrify("%s::text[]", [list(audiences)])
-        with cursor.cursor.copy(statement.replace("%s::text[]", literal)) as copy:
+        with cursor.cursor.copy(statement.replace("%(audiences)s::text[]", literal)) as copy:
             for data in copy:
                 buffer += data
                 if not header_seen and len(buffer) >= header_size:
@@ -122,15 +122,15 @@ def hnsw_neighbours(
         cursor.execute(
             f"""
             WITH vector_hits AS (
-                SELECT c.id, c.embedding::vector({dims}) <=> %s::vector({dims}) AS distance
+                SELECT c.id, c.embedding::vector({dims}) <=> %(vector)s::vector({dims}) AS distance
                 FROM kb_chunk c JOIN kb_document d ON d.id = c.document_id
                 WHERE {visible_chunks_sql(model)}
-                ORDER BY c.embedding::vector({dims}) <=> %s::vector({dims})
+                ORDER BY c.embedding::vector({dims}) <=> %(vector)s::vector({dims})
                 LIMIT {LEG_DEPTH}
             )
             SELECT id FROM vector_hits ORDER BY distance, id LIMIT {RECALL_AT}
             """,
-            [text, list(audiences), text],
+            {"vector": text, "audiences": list(audiences)},
         )
         return [row[0] for row in cursor.fetchall()]
 

@@ -33,9 +33,10 @@ from kb.tooling.benchmarking import (
     quiet,
     throwaway_database,
 )
-from search.hybrid import CANDIDATES, hybrid_search, term_weights
+from search.hybrid import CANDIDATES
 from search.keywords import keyword_query
-from search.services import PUBLIC_AUDIENCES, retrieve
+from search.services import PUBLIC_AUDIENCES, hybrid_search, retrieve
+from search.terms import term_weights
 from search.tooling.benchmarks.plans import (
     VECTOR_LITERAL,
     StatementCapture,

@@ -47,7 +47,7 @@ class DumpedCase:
     kind: str
     relevant: tuple[str, ...]
     identifier: bool  # the question carries an identifier the index can find
-    coverage: float  # see search.hybrid.HybridRows.keyword_coverage
+    coverage: float  # see search.results.HybridRows.keyword_coverage
     candidates: tuple[DumpedCandidate, ...]
 
 
