@@ -268,3 +268,6 @@ def _needs_permission(view: Callable[..., TemplateResponse]) -> Callable[..., Te
 # Served at admin/content-gaps/ by config.admin_site (behind the admin's login, staff check and
 # never_cache); reading answers needs the message view permission.
 content_gaps_admin_view = _needs_permission(content_gaps_view)
+
+# API keys: their admin lives with the API.
+import assistant.api.admin  # noqa: E402, F401

@@ -207,3 +207,7 @@ class SuggestedQuestion(models.Model):
 
     def __str__(self) -> str:
         return self.question
+
+
+# The answer API's keys live with the API (assistant/api/); imported here so Django finds them.
+from assistant.api.models import ApiKey  # noqa: E402, F401
