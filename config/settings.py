@@ -95,6 +95,7 @@ INSTALLED_APPS = [
     "simple_history",
     "django_htmx",
     "axes",  # admin sign-in throttling and lockout (AXES_* below)
+    "ninja",  # the answer API's schema page, from its bundled static files (no CDN)
     "config.apps.ConfigConfig",
     "kb",
     "search",
@@ -103,6 +104,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "config.middleware.RequestIdMiddleware",
+    "assistant.api.middleware.ApiMiddleware",  # /api/ only: CORS for keys' origins, JSON errors
     "config.middleware.ContentSecurityPolicyMiddleware",
     "config.middleware.RequestCharsetMiddleware",
     "config.middleware.NulCharacterMiddleware",
