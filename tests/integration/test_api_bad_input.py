@@ -170,6 +170,23 @@ def test_any_authorization_header_is_a_401_or_accepted(header: str) -> None:
     assert response.status_code == 401
 
 
+@FUZZ
+@given(
+    origin=st.text(st.characters(min_codepoint=32, max_codepoint=255), max_size=120),
+    preflight=st.booleans(),
+)
+def test_any_origin_header_is_answered_without_a_5xx(
+    key: str, origin: str, preflight: bool
+) -> None:
+    if preflight:
+        response = Client().options(
+            "/api/v1/ask", HTTP_ORIGIN=origin, HTTP_ACCESS_CONTROL_REQUEST_METHOD="POST"
+        )
+    else:
+        response = Client().post("/api/v1/conversations", **bearer(key, HTTP_ORIGIN=origin))
+    _assert_handled(response)
+
+
 def test_an_unknown_api_path_is_a_json_404(key: str) -> None:
     response = Client().get("/api/v1/nothing-here", **bearer(key))
 
