@@ -26,9 +26,20 @@ def document_url(path: str) -> str:
 
 
 def answer_as_json(message: Message, *, audiences: Sequence[str]) -> dict[str, Any]:
-    """The message as ``AnswerOut`` in JSON form; related pages are the ones ``audiences`` may
-    open (the page's rule, ``related_pages_attach``)."""
-    related_pages_attach(messages=[message], audiences=audiences)
+    """The message as ``AnswerOut`` in JSON form."""
+    return answers_as_json([message], audiences=audiences)[0]
+
+
+def answers_as_json(
+    messages: Sequence[Message], *, audiences: Sequence[str]
+) -> list[dict[str, Any]]:
+    """The messages as ``AnswerOut`` objects; related pages are those ``audiences`` may open
+    (the page's rule, ``related_pages_attach``, one query for all)."""
+    related_pages_attach(messages=messages, audiences=audiences)
+    return [_answer(message) for message in messages]
+
+
+def _answer(message: Message) -> dict[str, Any]:
     answer = AnswerOut.model_validate(
         {
             "message": message.public_id,

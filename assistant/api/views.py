@@ -28,7 +28,12 @@ from assistant.api.schemas import (
     FeedbackOut,
     SearchOut,
 )
-from assistant.api.streams import answer_as_json, answer_event_stream, document_url
+from assistant.api.streams import (
+    answer_as_json,
+    answer_event_stream,
+    answers_as_json,
+    document_url,
+)
 from assistant.models import Message
 from assistant.selectors import conversation_messages, message_for_client
 from assistant.services import (
@@ -250,5 +255,5 @@ def conversation_detail(request: HttpRequest, conversation_id: uuid.UUID) -> dic
     messages = conversation_messages(conversation=conversation, client_hash=client_hash)
     return {
         "conversation": conversation.public_id,
-        "messages": [answer_as_json(message, audiences=audiences) for message in messages],
+        "messages": answers_as_json(messages, audiences=audiences),
     }
