@@ -187,6 +187,16 @@ def test_any_origin_header_is_answered_without_a_5xx(
     _assert_handled(response)
 
 
+def test_refusals_before_the_api_are_json_with_their_reason(key: str) -> None:
+    nul = Client().get("/api/v1/search?q=a%00b", **bearer(key))
+    charset = Client().post(
+        "/api/v1/ask", b"{}", content_type="application/json; charset=utf-16", **bearer(key)
+    )
+
+    assert nul.status_code == 400 and "NUL character" in nul.json()["error"]
+    assert charset.status_code == 415 and "utf-16" in charset.json()["error"]
+
+
 def test_an_unknown_api_path_is_a_json_404(key: str) -> None:
     response = Client().get("/api/v1/nothing-here", **bearer(key))
 
