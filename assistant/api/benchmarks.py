@@ -34,11 +34,14 @@ def api_load_run(
     asks_per_asker: int = 1,
     settle_seconds: float = 10.0,
     progress: Callable[[int, int], None] | None = None,
+    timeout_seconds: float = LOAD_REQUEST_TIMEOUT_SECONDS,
 ) -> LoadReport:
     """``askers`` clients at once, each asking ``asks_per_asker`` questions in turn over the
     streamed ask, all with the same key. Times each ask to its first event and to its final
     one; an ask fails when it errs, its stream ends without a final event, or the final event
-    holds a failed answer or an error. ``progress(done, total)`` is called as asks finish."""
+    holds a failed answer or an error, or the server sends nothing for ``timeout_seconds``
+    (a client's patience: queued behind busy threads, an ask waits without a byte).
+    ``progress(done, total)`` is called as asks finish."""
     if not questions:
         raise BenchmarkError("api_load_run needs at least one question")
     sampler = _ServerSampler(server_pid)
@@ -52,7 +55,9 @@ def api_load_run(
         for turn in range(asks_per_asker):
             question = questions[(number * asks_per_asker + turn) % len(questions)]
             try:
-                sample = _ask_streamed(base_url, key=key, question=question)
+                sample = _ask_streamed(
+                    base_url, key=key, question=question, timeout_seconds=timeout_seconds
+                )
             except Exception as exc:  # each failure is counted and reported, never fatal
                 with lock:
                     failures.append(f"{type(exc).__name__}: {exc}"[:300])
@@ -92,7 +97,7 @@ def api_load_run(
     )
 
 
-def _ask_streamed(base_url: str, *, key: str, question: str) -> _AskSample:
+def _ask_streamed(base_url: str, *, key: str, question: str, timeout_seconds: float) -> _AskSample:
     request = urllib.request.Request(
         f"{base_url}/api/v1/ask/stream",
         data=json.dumps({"question": question}).encode(),
@@ -105,7 +110,7 @@ def _ask_streamed(base_url: str, *, key: str, question: str) -> _AskSample:
     started = time.perf_counter()
     first_event = final_event = None
     final_data: list[str] | None = None
-    with urllib.request.urlopen(request, timeout=LOAD_REQUEST_TIMEOUT_SECONDS) as stream:
+    with urllib.request.urlopen(request, timeout=timeout_seconds) as stream:
         for raw_line in stream:
             line = raw_line.decode()
             if final_data is not None:

@@ -17,7 +17,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from assistant.api.benchmarks import api_load_run
 from assistant.api.keys import api_key_create
-from assistant.benchmarks import LoadReport
+from assistant.benchmarks import LOAD_REQUEST_TIMEOUT_SECONDS, LoadReport
 from assistant.management.commands.load_bench import MEMORY_AFTER_LIMIT, _wait_until_ready
 from config.processes import Supervisor, database_url, free_port, web_server
 from kb.actors import SYSTEM
@@ -37,6 +37,13 @@ class Command(BaseCommand):
         parser.add_argument("--questions-per-asker", type=int, default=1)
         parser.add_argument("--corpus", type=Path, default=settings.BASE_DIR / "corpus")
         parser.add_argument("--port", type=int, default=0, help="default: a free port")
+        parser.add_argument(
+            "--timeout",
+            type=float,
+            default=LOAD_REQUEST_TIMEOUT_SECONDS,
+            help="seconds a client waits for a byte before its ask counts as failed "
+            "(default: the page load benchmark's)",
+        )
 
     def handle(
         self,
@@ -45,10 +52,13 @@ class Command(BaseCommand):
         questions_per_asker: int,
         corpus: Path,
         port: int,
+        timeout: float,
         **options: object,
     ) -> None:
-        if askers < 1 or questions_per_asker < 1:
-            raise CommandError("--askers and --questions-per-asker must be at least 1")
+        if askers < 1 or questions_per_asker < 1 or timeout <= 0:
+            raise CommandError(
+                "--askers and --questions-per-asker must be at least 1, --timeout above 0"
+            )
         cases_path = corpus / "eval.jsonl"
         if not cases_path.is_file():
             raise CommandError(f"no eval cases at {cases_path}")
@@ -91,6 +101,7 @@ class Command(BaseCommand):
                     askers=askers,
                     asks_per_asker=questions_per_asker,
                     progress=progress,
+                    timeout_seconds=timeout,
                 )
             finally:
                 server.stop()
