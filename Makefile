@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 TEST_ENV := GROUNDWORK_ENV=test GROUNDWORK_DATA_DIR=$(CURDIR)/.data/test
 BENCH_ENV := GROUNDWORK_ENV=test DJANGO_DEBUG=false GROUNDWORK_DATA_DIR=$(CURDIR)/.data/bench
 
-.PHONY: install browser demo test screenshots bench bench-load lint format services-stop clean
+.PHONY: install browser demo test screenshots bench bench-load bench-api lint format services-stop clean
 
 install: $(STAMP)
 
@@ -62,12 +62,18 @@ bench: install
 	$(BENCH_ENV) $(PY) manage.py attention_bench || rc=$$?; \
 	$(BENCH_ENV) $(PY) manage.py render_bench || rc=$$?; \
 	$(BENCH_ENV) $(PY) manage.py load_bench || rc=$$?; \
+	$(BENCH_ENV) $(PY) manage.py api_load_bench || rc=$$?; \
 	$(BENCH_ENV) $(PY) -m pytest -q -p no:cacheprovider --bench tests/bench || rc=$$?; \
 	$(BENCH_ENV) $(PY) manage.py embedded stop >/dev/null 2>&1 || true; exit $$rc
 
 # The load benchmark alone: 50 concurrent askers x 3 questions against the demo's web server.
 bench-load: install
 	@rc=0; $(BENCH_ENV) $(PY) manage.py load_bench || rc=$$?; \
+	$(BENCH_ENV) $(PY) manage.py embedded stop >/dev/null 2>&1 || true; exit $$rc
+
+# The answer API's load benchmark alone: 200 concurrent API askers (docs/api.md, "Load").
+bench-api: install
+	@rc=0; $(BENCH_ENV) $(PY) manage.py api_load_bench || rc=$$?; \
 	$(BENCH_ENV) $(PY) manage.py embedded stop >/dev/null 2>&1 || true; exit $$rc
 
 lint: install

@@ -293,4 +293,6 @@ class ChatGreetingAdmin(admin.ModelAdmin):
 
 
 # Embed sites (the website widget's keys) register from their own module.
+# API keys: their admin lives with the API.
+import assistant.api.admin  # noqa: E402
 import assistant.widget.admin  # noqa: E402, F401

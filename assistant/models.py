@@ -236,4 +236,6 @@ class ChatGreeting(models.Model):
 
 
 # The widget's site keys live with the widget; imported here so Django registers the model.
+# The answer API's keys live with the API (assistant/api/); imported here so Django finds them.
+from assistant.api.models import ApiKey  # noqa: E402, F401
 from assistant.widget.models import EmbedSite  # noqa: E402, F401

@@ -1,5 +1,5 @@
-"""Asks (and support requests) per minute, counted in the shared cache (Redis) so every web
-process sees one count.
+"""Asks, support requests and API requests (per key) per minute, counted in the shared cache
+(Redis) so every web process sees one count.
 
 Two counters per action: one per client (the session's client token) at the action's limit
 (``ASK_RATE_LIMIT_PER_MINUTE``, ``SUPPORT_RATE_LIMIT_PER_MINUTE``), and one per IP address at
@@ -59,6 +59,22 @@ def support_rate_check(*, client_hash: str, ip_address: str) -> RateDecision:
         client_hash=client_hash,
         ip_address=ip_address,
     )
+
+
+def api_key_rate_check(*, key_prefix: str, limit: int) -> RateDecision:
+    """Count one API request for this key at its own limit (``ApiKey.rate_limit_per_minute``):
+    one counter per key and none per address, since the key is the identity and one busy
+    server behind one address may hold it."""
+    now = time.time()
+    window = int(now // WINDOW_SECONDS)
+    retry_after = max(int((window + 1) * WINDOW_SECONDS - now), 1)
+    counters = [(f"assistant:rate:api:client:{key_prefix}:{window}", limit)]
+    try:
+        allowed = _within_limits(counters, action="api", count=_shared_count)
+    except Exception as exc:  # any cache backend's outage; the limit must still hold
+        log.warning("rate_limit_shared_cache_down", error=shortened(str(exc)))
+        allowed = _within_limits(counters, action="api", count=_process_counts.count)
+    return RateDecision(allowed=allowed, retry_after=0 if allowed else retry_after)
 
 
 def _rate_check(*, action: str, limit: int, client_hash: str, ip_address: str) -> RateDecision:

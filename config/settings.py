@@ -112,6 +112,7 @@ INSTALLED_APPS = [
     "simple_history",
     "django_htmx",
     "axes",  # admin sign-in throttling and lockout (AXES_* below)
+    "ninja",  # the answer API's schema page, from its bundled static files (no CDN)
     "config.apps.ConfigConfig",
     "kb",
     "search",
@@ -120,6 +121,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "config.middleware.RequestIdMiddleware",
+    "assistant.api.middleware.ApiMiddleware",  # /api/ only: CORS for keys' origins, JSON errors
     # Outside the session and CSRF middleware, so it sees the cookies they set.
     "assistant.widget.cookies.PartitionedCookieMiddleware",
     "config.middleware.ContentSecurityPolicyMiddleware",

@@ -10,6 +10,7 @@ urlpatterns = [
     path("readyz", health.readyz, name="readyz"),
     path("admin/", admin.site.urls),
     path("docs/", include("kb.urls")),
+    path("api/v1/", include("assistant.api.urls")),
     path("", include("search.urls")),
     path("", include("assistant.urls")),
 ]
