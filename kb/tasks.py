@@ -1,4 +1,8 @@
-"""Celery adapters: take ids, call one service, retry what may succeed later."""
+"""Celery adapters: take ids, call one service, retry what may succeed later.
+
+The services send these tasks by name (``kb.services.enqueue``), never by importing this module,
+so the dependency runs one way: from here to the services.
+"""
 
 from __future__ import annotations
 
@@ -12,9 +16,15 @@ from kb.services import (
     embedding_model_build,
     index_sweep,
 )
+from kb.services.enqueue import (
+    DOCUMENT_INDEX_TASK,
+    DOCUMENTS_INDEX_BATCH_TASK,
+    EMBEDDING_MODEL_BUILD_TASK,
+    INDEX_SWEEP_TASK,
+)
 
 
-@shared_task(bind=True, max_retries=5, acks_late=True)
+@shared_task(name=DOCUMENT_INDEX_TASK, bind=True, max_retries=5, acks_late=True)
 def document_index_task(self, document_id: int) -> str:
     """Index one document into every model that follows edits; models already current are
     no-ops, so a retry after a transient failure only redoes what failed."""
@@ -25,7 +35,7 @@ def document_index_task(self, document_id: int) -> str:
         raise self.retry(exc=exc, countdown=10 * 2**self.request.retries) from exc
 
 
-@shared_task(bind=True, max_retries=5, acks_late=True)
+@shared_task(name=DOCUMENTS_INDEX_BATCH_TASK, bind=True, max_retries=5, acks_late=True)
 def documents_index_batch_task(self, document_ids: list[int]) -> str:
     """Index a batch of documents (the bulk queue's unit); documents already current are
     skipped, so a retry or a duplicate writes nothing twice."""
@@ -36,12 +46,12 @@ def documents_index_batch_task(self, document_ids: list[int]) -> str:
     return "; ".join(report.summary() for report in reports)
 
 
-@shared_task(acks_late=True)
+@shared_task(name=EMBEDDING_MODEL_BUILD_TASK, acks_late=True)
 def embedding_model_build_task(model_id: int) -> str:
     """Build a new model's chunks for every document; safe to run twice or after a crash."""
     return embedding_model_build(model_id=model_id).summary()
 
 
-@shared_task
+@shared_task(name=INDEX_SWEEP_TASK)
 def index_sweep_task() -> int:
     return index_sweep()
