@@ -11,7 +11,7 @@ from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.core.exceptions import ValidationError
-from django.db import connections, models, transaction
+from django.db import connections, models
 from django.db.models import F, Func, Q
 from django.db.models.expressions import CombinedExpression
 from pgvector.django import VectorField
@@ -207,16 +207,15 @@ class Document(models.Model):
         return self.path
 
     def save(self, *args: Any, **kwargs: Any) -> None:
-        """Keep ``content_hash`` true to the text, and run the save with its post-save work
-        (marking the index state pending, see ``kb.signals``) in one transaction."""
+        """Keep ``content_hash`` true to the text. Saving requests the row's indexing (the
+        post-save signal, ``kb.signals``) in the caller's transaction: save through a service
+        (``kb.services.document_save``), which opens one, so the row and its pending index
+        state commit together."""
         self.content_hash = content_hash_of(title=self.title, body=self.body)
         update_fields = kwargs.get("update_fields")
         if update_fields is not None and {"title", "body"} & set(update_fields):
             kwargs["update_fields"] = {*update_fields, "content_hash"}
-        # savepoint=False: inside a caller's transaction this adds no round trips; outside one
-        # it still makes the save and its post-save work a single transaction.
-        with transaction.atomic(savepoint=False):
-            super().save(*args, **kwargs)
+        super().save(*args, **kwargs)
 
     def row_hash(self) -> str:
         """Hash of everything a person can change on the row (path, text, metadata, lifecycle):

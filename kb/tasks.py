@@ -1,4 +1,8 @@
-"""Celery adapters: take ids, call one service, retry what may succeed later."""
+"""Celery adapters: take ids, call one service, retry what may succeed later.
+
+The services send these tasks by name (``kb.services.enqueue``), never by importing this module,
+so the dependency runs one way: from here to the services.
+"""
 
 from __future__ import annotations
 
@@ -12,17 +16,16 @@ from kb.services import (
     embedding_model_build,
     index_sweep,
 )
+from kb.services.enqueue import (
+    DOCUMENT_INDEX_TASK,
+    DOCUMENTS_INDEX_BATCH_TASK,
+    EMBEDDING_MODEL_BUILD_TASK,
+    INDEX_SWEEP_TASK,
+)
 
 # Indexing that failed on something that may pass (a provider outage) is retried this often,
 # after 10 s, 20 s, 40 s...: the outage is given time; the sweep covers longer ones.
 INDEX_MAX_RETRIES = 5
-# Handing a message to an unreachable broker is retried once, briefly: the caller's request
-# must not wait on it, and the durable index state plus the sweep deliver what did not go out.
-PUBLISH_RETRY_POLICY: dict[str, float] = {
-    "max_retries": 1,
-    "interval_start": 0.2,
-    "interval_step": 0.5,
-}
 
 
 def index_retry_countdown(*, retries: int) -> int:
@@ -30,7 +33,7 @@ def index_retry_countdown(*, retries: int) -> int:
     return 10 * 2**retries
 
 
-@shared_task(bind=True, max_retries=INDEX_MAX_RETRIES, acks_late=True)
+@shared_task(name=DOCUMENT_INDEX_TASK, bind=True, max_retries=INDEX_MAX_RETRIES, acks_late=True)
 def document_index_task(self, document_id: int) -> str:
     """Index one document into every model that follows edits; models already current are
     no-ops, so a retry after a transient failure only redoes what failed."""
@@ -42,7 +45,9 @@ def document_index_task(self, document_id: int) -> str:
         ) from exc
 
 
-@shared_task(bind=True, max_retries=INDEX_MAX_RETRIES, acks_late=True)
+@shared_task(
+    name=DOCUMENTS_INDEX_BATCH_TASK, bind=True, max_retries=INDEX_MAX_RETRIES, acks_late=True
+)
 def documents_index_batch_task(self, document_ids: list[int]) -> str:
     """Index a batch of documents (the bulk queue's unit); documents already current are
     skipped, so a retry or a duplicate writes nothing twice."""
@@ -55,12 +60,12 @@ def documents_index_batch_task(self, document_ids: list[int]) -> str:
     return "; ".join(report.summary() for report in reports)
 
 
-@shared_task(acks_late=True)
+@shared_task(name=EMBEDDING_MODEL_BUILD_TASK, acks_late=True)
 def embedding_model_build_task(model_id: int) -> str:
     """Build a new model's chunks for every document; safe to run twice or after a crash."""
     return embedding_model_build(model_id=model_id).summary()
 
 
-@shared_task
+@shared_task(name=INDEX_SWEEP_TASK)
 def index_sweep_task() -> int:
     return index_sweep()

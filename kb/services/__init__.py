@@ -2,7 +2,9 @@
 
 - ``documents``: the staff actions on a document's lifecycle (save, retire, restore);
 - ``chunks``: a document's chunks in one model: chunk, embed, write if still current;
+- ``indexing``: the indexing path of every caller: chunk, embed, write, count;
 - ``index_queue``: a save's indexing request, the Celery task's body, the sweep;
+- ``enqueue``: sending kb's Celery tasks by name, so ``kb.tasks`` alone imports the other;
 - ``embedding_models``: registering a model and its HNSW index, coverage, switch, drop;
 - ``model_builds``: adding a model and building its chunks in the background;
 - ``sync``: making the documents match a folder or an upload (kb_sync, admin import).
@@ -48,13 +50,13 @@ from kb.services.embedding_models import (
 )
 from kb.services.index_queue import (
     IndexingFailed,
+    IndexRequests,
     document_index,
     document_index_all_models,
     document_index_request,
     index_enqueue,
-    index_request_models,
-    index_request_only_for,
     index_requests_in_bulk,
+    index_requests_open,
     index_sweep,
 )
 from kb.services.model_builds import (
@@ -75,6 +77,7 @@ __all__ = [
     "DocumentPermissionDenied",
     "EmbeddingModelError",
     "EmbeddingModelMismatch",
+    "IndexRequests",
     "IndexingFailed",
     "Progress",
     "chunk_limits_for",
@@ -103,9 +106,8 @@ __all__ = [
     "hnsw_index_create",
     "hnsw_index_exists",
     "index_enqueue",
-    "index_request_models",
-    "index_request_only_for",
     "index_requests_in_bulk",
+    "index_requests_open",
     "index_sweep",
     "may_delete",
     "may_retire",

@@ -96,6 +96,10 @@ def document_save(
     ``expected_row_hash`` is ``row_hash()`` of the page as the editor loaded it (the admin form
     carries it): if the stored row has changed since, someone saved in between and this edit,
     made on the older text, would undo theirs, so it raises ``DocumentEditConflict`` instead.
+
+    Saving enqueues the page's indexing (the post-save signal, ``kb.signals``): in this
+    transaction its index state turns pending in every model that follows edits and does not
+    hold the new text, and the task is sent when the transaction commits.
     """
     stored = None
     if document.pk is not None:
@@ -158,6 +162,9 @@ def _require_steward(*, actor: Actor, document: Document, action: str) -> None:
 def document_retire(
     *, document: Document, actor: Actor, successor: Document | None = None
 ) -> Document:
+    """Retire ``document``, optionally naming the page that supersedes it; pages that named it
+    as their successor now name that one. Saving enqueues indexing like every save (the
+    post-save signal, ``kb.signals``), but the text is unchanged, so nothing turns pending."""
     _require_steward(actor=actor, document=document, action="retire")
     if successor is not None:
         if successor.pk == document.pk:
@@ -186,7 +193,8 @@ def document_retire(
 
 @transaction.atomic
 def document_restore(*, document: Document, actor: Actor) -> Document:
-    """Un-retire: published again and retrievable again, with no successor."""
+    """Un-retire: published again and retrievable again, with no successor. Saving enqueues
+    indexing like every save (``kb.signals``); the text is unchanged, so nothing turns pending."""
     _require_steward(actor=actor, document=document, action="restore")
     document.status = Document.Status.PUBLISHED
     document.superseded_by = None

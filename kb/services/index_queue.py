@@ -14,12 +14,11 @@ import, a sync), ``kb_reindex --background`` and the sweep send batches of docum
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
 
 import structlog
 from django.db import transaction
@@ -29,13 +28,9 @@ from django.utils import timezone
 from kb.chunking import CHUNKER_VERSION, ChunkingError
 from kb.embedders import Embedder, EmbeddingError, embedder_for
 from kb.models import Document, DocumentIndexState, EmbeddingModel
-from kb.services.chunks import (
-    chunks_embed,
-    chunks_write_if_current,
-    document_chunk,
-    document_index_failed,
-    log_document_indexed,
-)
+from kb.services.chunks import document_index_failed
+from kb.services.enqueue import DOCUMENT_INDEX_TASK, DOCUMENTS_INDEX_BATCH_TASK, task_send
+from kb.services.indexing import SavedDocumentsPath, documents_index
 
 log = structlog.get_logger("groundwork.kb")
 
@@ -54,62 +49,9 @@ class IndexingFailed(RuntimeError):
         self.transient = transient
 
 
-# kb_sync indexes each document into its model itself, in the transaction that saves it: a
-# request for that model would only re-check work that is already done. So the sync names, on
-# each document it saves, the models the save must still request (one being built); the
-# post-save signal passes them on. It is set on that one instance and used by its next save
-# only, so no other save, on this thread or any other, can be told to skip its request.
-_REQUEST_ONLY_FOR = "_index_request_only_for"
-
-
-def index_request_only_for(
-    document: Document, *, embedding_models: Sequence[EmbeddingModel]
-) -> Document:
-    """Make the next save of ``document`` request indexing into ``embedding_models`` only: for
-    a caller that indexes it into every other model itself, in the transaction of that save."""
-    setattr(document, _REQUEST_ONLY_FOR, tuple(embedding_models))
-    return document
-
-
-def index_request_models(document: Document) -> Sequence[EmbeddingModel] | None:
-    """The models a save of ``document`` was limited to (see ``index_request_only_for``), or
-    None for every model that follows edits; the limit is used up by reading it."""
-    return document.__dict__.pop(_REQUEST_ONLY_FOR, None)
-
-
-def document_index_request(
-    *, document: Document, embedding_models: Sequence[EmbeddingModel] | None = None
-) -> bool:
-    """Mark ``document`` pending in the caller's transaction for each of ``embedding_models``
-    (every model that follows edits, by default) it is not current in, and enqueue its
-    indexing once that transaction commits. Returns whether anything was pending."""
-    models = EmbeddingModel.objects.indexing() if embedding_models is None else embedding_models
-    current = set(
-        DocumentIndexState.objects.filter(document=document, embedding_model__in=models)
-        .current()
-        .values_list("embedding_model_id", flat=True)
-    )
-    now = timezone.now()
-    pending = False
-    for embedding_model in models:
-        if embedding_model.pk in current:
-            continue
-        DocumentIndexState.objects.update_or_create(
-            document=document,
-            embedding_model=embedding_model,
-            defaults={"status": DocumentIndexState.Status.PENDING, "queued_at": now},
-        )
-        pending = True
-    if pending:
-        document_id = document.pk
-        bulk = _bulk_requests.get()
-        transaction.on_commit(lambda: _enqueue_if_pending(document_id, bulk=bulk))
-    return pending
-
-
-class _BulkRequests:
-    """The documents saves inside ``index_requests_in_bulk`` asked to index, sent to the bulk
-    queue a batch at a time as they commit, and the rest when the block ends."""
+class _BulkOutbox:
+    """Documents whose requested indexing committed inside ``index_requests_in_bulk``, sent
+    to the bulk queue a batch at a time, and the rest when the outermost block ends."""
 
     def __init__(self) -> None:
         self.document_ids: list[int] = []
@@ -126,26 +68,96 @@ class _BulkRequests:
             index_enqueue(document_ids=document_ids, bulk=True)
 
 
-_bulk_requests: ContextVar[_BulkRequests | None] = ContextVar("bulk_index_requests", default=None)
+@dataclass(frozen=True)
+class IndexRequests:
+    """What the saves inside one ``index_requests_in_bulk`` block request: indexing into
+    ``models`` (None: every model that follows edits), sent through ``outbox`` to the bulk
+    queue in batches."""
+
+    outbox: _BulkOutbox
+    models: tuple[EmbeddingModel, ...] | None = None
+
+
+_open_requests: ContextVar[IndexRequests | None] = ContextVar("index_requests", default=None)
 
 
 @contextmanager
-def index_requests_in_bulk() -> Iterator[None]:
+def index_requests_in_bulk(*, indexed_here: EmbeddingModel | None = None) -> Iterator[None]:
     """Send the indexing requested by saves made inside this block to the ``bulk`` queue, in
     batches, instead of one ``interactive`` task per save: for imports and syncs, so a
     thousand saves never queue ahead of a writer's edit. A save whose transaction commits
-    after the block ends is still sent to ``bulk``."""
-    requests = _BulkRequests()
-    token = _bulk_requests.set(requests)
+    after the block ends is still sent to ``bulk``.
+
+    ``indexed_here``: a model the caller indexes each document it saves into itself, in the
+    transaction of that save (kb_sync); the saves request only the other models that follow
+    edits (one being built), looked up once for the block. Nested in another block, this one
+    adds to its batches.
+
+    This is the one input of a save's indexing request that is not on the saved row: the
+    post-save signal reads it with ``index_requests_open`` and passes it on by name."""
+    outer = _open_requests.get()
+    models = outer.models if outer is not None else None
+    if indexed_here is not None:
+        models = tuple(EmbeddingModel.objects.indexing().exclude(pk=indexed_here.pk))
+    requests = IndexRequests(outbox=outer.outbox if outer else _BulkOutbox(), models=models)
+    token = _open_requests.set(requests)
     try:
         yield
     finally:
-        _bulk_requests.reset(token)
-        requests.closed = True
-        requests.send()
+        _open_requests.reset(token)
+        if outer is None:
+            requests.outbox.closed = True
+            requests.outbox.send()
 
 
-def _enqueue_if_pending(document_id: int, *, bulk: _BulkRequests | None) -> None:
+def index_requests_open() -> IndexRequests | None:
+    """The requests of the ``index_requests_in_bulk`` block this code runs in, if any."""
+    return _open_requests.get()
+
+
+def document_index_request(*, document: Document, requests: IndexRequests | None = None) -> bool:
+    """Mark the saved ``document`` pending in the caller's transaction for each model it
+    requests (``requests.models``; every model that follows edits by default) that does not
+    hold its text as it is now, and send its indexing once that transaction commits: on the
+    interactive queue, or with ``requests`` to the bulk queue. Returns whether anything was
+    pending."""
+    if requests is None or requests.models is None:
+        models = list(EmbeddingModel.objects.indexing())
+    else:
+        models = list(requests.models)
+    if not models:
+        return False
+    current = set(
+        DocumentIndexState.objects.filter(document=document, embedding_model__in=models)
+        .current()
+        .values_list("embedding_model_id", flat=True)
+    )
+    now = timezone.now()
+    pending = [
+        DocumentIndexState(
+            document=document,
+            embedding_model=embedding_model,
+            status=DocumentIndexState.Status.PENDING,
+            queued_at=now,
+        )
+        for embedding_model in models
+        if embedding_model.pk not in current
+    ]
+    if not pending:
+        return False
+    DocumentIndexState.objects.bulk_create(
+        pending,
+        update_conflicts=True,
+        unique_fields=["document", "embedding_model"],
+        update_fields=["status", "queued_at", "updated_at"],
+    )
+    document_id = document.pk
+    outbox = requests.outbox if requests is not None else None
+    transaction.on_commit(lambda: _enqueue_if_pending(document_id, outbox=outbox))
+    return True
+
+
+def _enqueue_if_pending(document_id: int, *, outbox: _BulkOutbox | None) -> None:
     """Send the task unless the committing code already indexed the document (kb_sync does).
 
     "Not current", not "pending": a worker busy with an older version may already have marked
@@ -156,10 +168,10 @@ def _enqueue_if_pending(document_id: int, *, bulk: _BulkRequests | None) -> None
     )
     if not states.exclude(pk__in=states.current().values("pk")).exists():
         return
-    if bulk is None:
+    if outbox is None:
         index_enqueue(document_ids=[document_id])
     else:
-        bulk.add(document_id)
+        outbox.add(document_id)
 
 
 def index_enqueue(*, document_ids: Sequence[int], bulk: bool = False) -> int:
@@ -167,27 +179,18 @@ def index_enqueue(*, document_ids: Sequence[int], bulk: bool = False) -> int:
     queue, or with ``bulk`` one task per ``BULK_BATCH_DOCUMENTS`` on the bulk queue. A broker
     outage is logged, never raised, because the pending rows stay and the sweep retries them.
     Returns how many documents were sent."""
-    from kb.tasks import PUBLISH_RETRY_POLICY, document_index_task, documents_index_batch_task
-
-    messages: list[tuple[Any, int | list[int], int]]  # task, its argument, documents it covers
+    messages: list[tuple[str, int | list[int], int]]  # task, its argument, documents it covers
     if bulk:
         messages = [
-            (documents_index_batch_task, batch, len(batch))
+            (DOCUMENTS_INDEX_BATCH_TASK, batch, len(batch))
             for start in range(0, len(document_ids), BULK_BATCH_DOCUMENTS)
             if (batch := list(document_ids[start : start + BULK_BATCH_DOCUMENTS]))
         ]
     else:
-        messages = [(document_index_task, document_id, 1) for document_id in document_ids]
+        messages = [(DOCUMENT_INDEX_TASK, document_id, 1) for document_id in document_ids]
     sent = 0
-    for task, argument, covered in messages:
-        try:
-            task.apply_async(
-                args=[argument],
-                retry=True,
-                retry_policy=PUBLISH_RETRY_POLICY,
-            )
-        except Exception as exc:  # kombu raises several types when the broker is unreachable
-            log.warning("index_enqueue_failed", documents=argument, error=str(exc)[:200])
+    for name, argument, covered in messages:
+        if not task_send(name=name, argument=argument, failed_event="index_enqueue_failed"):
             break
         sent += covered
     return sent
@@ -226,39 +229,36 @@ def document_index(*, document_id: int, embedder: Embedder) -> str:
         started_at=timezone.now(),
         attempts=F("attempts") + 1,
     )
-    started = time.perf_counter()
-    try:
-        chunks = chunks_embed(
-            documents=[document_chunk(title=document.title, body=document.body, embedder=embedder)],
-            embedder=embedder,
-            embedding_model=embedding_model,
-        )[0]
-    except EmbeddingError as exc:
-        document_index_failed(
-            document=document, embedding_model=embedding_model, error=f"embedding failed: {exc}"
-        )
-        raise IndexingFailed(str(exc), transient=True) from exc
-    except ChunkingError as exc:
-        document_index_failed(
-            document=document, embedding_model=embedding_model, error=f"cannot be chunked: {exc}"
-        )
-        raise IndexingFailed(str(exc), transient=False) from exc
-    except Exception as exc:
-        document_index_failed(
-            document=document,
-            embedding_model=embedding_model,
-            error=f"indexing failed: {exc!r}",
-            bug=True,
-        )
-        raise
-    outcome = chunks_write_if_current(
-        document_id=document_id, embedding_model=embedding_model, chunks=chunks
+    counts = documents_index(
+        sources=[document],
+        embedder=embedder,
+        embedding_model=embedding_model,
+        path=_TaskIndexing(embedding_model=embedding_model),
     )
-    if outcome == "indexed":
-        log_document_indexed(
-            path=document.path, embedding_model=embedding_model, chunks=chunks, started=started
-        )
+    (outcome,) = counts.outcomes
     return outcome
+
+
+class _TaskIndexing(SavedDocumentsPath):
+    """One document's task: a failure is recorded on its state and stops the task, which
+    retries what may succeed later (``IndexingFailed.transient``)."""
+
+    def unchunkable(self, source: Document, error: ChunkingError) -> None:
+        document_index_failed(
+            document=source,
+            embedding_model=self.embedding_model,
+            error=f"cannot be chunked: {error}",
+        )
+        raise IndexingFailed(str(error), transient=False) from error
+
+    def unembeddable(self, sources: Sequence[Document], error: EmbeddingError) -> None:
+        for source in sources:
+            document_index_failed(
+                document=source,
+                embedding_model=self.embedding_model,
+                error=f"embedding failed: {error}",
+            )
+        raise IndexingFailed(str(error), transient=True) from error
 
 
 def document_index_all_models(*, document_id: int) -> list[str]:

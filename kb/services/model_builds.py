@@ -18,21 +18,16 @@ from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from kb.chunking import ChunkingError
-from kb.embedders import Embedder, embedder_for
+from kb.embedders import Embedder, EmbeddingError, embedder_for
 from kb.models import Document, DocumentIndexState, EmbeddingModel
-from kb.services.chunks import (
-    Progress,
-    chunks_embed,
-    chunks_write_if_current,
-    document_chunk,
-    document_index_failed,
-    log_document_indexed,
-)
+from kb.services.chunks import Progress, document_index_failed
 from kb.services.embedding_models import (
     Coverage,
     embedding_model_coverage,
     embedding_model_register,
 )
+from kb.services.enqueue import EMBEDDING_MODEL_BUILD_TASK, task_send
+from kb.services.indexing import SavedDocumentsPath, documents_index
 
 log = structlog.get_logger("groundwork.kb")
 
@@ -47,7 +42,7 @@ def embedding_model_add(*, embedder: Embedder) -> EmbeddingModel:
 
     The first model of a database becomes active at once; any later one is ``building``: every
     document is marked pending for it in this transaction, and the build task is sent when it
-    commits (if the broker is down, the sweep sends per-document tasks for the pending rows).
+    commits (if the broker is down, the sweep sends the pending rows' documents in batches).
     Adding a retired model again rebuilds what changed since it served.
     """
     model = embedding_model_register(embedder=embedder)
@@ -85,16 +80,12 @@ def _mark_documents_pending(model: EmbeddingModel) -> None:
 
 
 def _enqueue_build(model_id: int) -> None:
-    from kb.tasks import PUBLISH_RETRY_POLICY, embedding_model_build_task
-
-    try:
-        embedding_model_build_task.apply_async(
-            args=[model_id],
-            retry=True,
-            retry_policy=PUBLISH_RETRY_POLICY,
-        )
-    except Exception as exc:  # the pending rows stay; the sweep sends them one by one
-        log.warning("embedding_model_build_enqueue_failed", model_id=model_id, error=str(exc))
+    # If the broker is down the pending rows stay, and the sweep sends them in batches.
+    task_send(
+        name=EMBEDDING_MODEL_BUILD_TASK,
+        argument=model_id,
+        failed_event="embedding_model_build_enqueue_failed",
+    )
 
 
 @dataclass
@@ -206,43 +197,32 @@ def _batch_index(
 ) -> None:
     """Chunk ``batch``, embed it in one call, and write each document's chunks unless it was
     edited (or indexed by another worker) meanwhile; counts each outcome on ``report``."""
-    started = time.perf_counter()
-    chunked = []
-    for document in batch:
-        try:
-            chunks = document_chunk(title=document.title, body=document.body, embedder=embedder)
-        except ChunkingError as exc:
-            report.failed.append(document.path)
-            document_index_failed(
-                document=document, embedding_model=model, error=f"cannot be chunked: {exc}"
-            )
-        except Exception as exc:
-            document_index_failed(
-                document=document,
-                embedding_model=model,
-                error=f"indexing failed: {exc!r}",
-                bug=True,
-            )
-            raise
-        else:
-            chunked.append((document, chunks))
-    embedded = chunks_embed(
-        documents=[chunks for _, chunks in chunked], embedder=embedder, embedding_model=model
+    counts = documents_index(
+        sources=batch,
+        embedder=embedder,
+        embedding_model=model,
+        path=_BatchIndexing(embedding_model=model, batch=len(batch), report=report),
     )
-    for (document, _), chunks in zip(chunked, embedded, strict=True):
-        written = chunks_write_if_current(
-            document_id=document.pk, embedding_model=model, chunks=chunks
+    report.indexed += counts.outcomes["indexed"]
+    report.current += counts.outcomes["current"]
+    report.stale += counts.outcomes["stale"] + counts.outcomes["gone"]
+
+
+@dataclass(kw_only=True)
+class _BatchIndexing(SavedDocumentsPath):
+    """A batch of a build or of the bulk queue: a document that cannot be chunked is recorded
+    and the batch goes on; an embedder failure stops it, for the task to retry, with the
+    pending rows left for the sweep."""
+
+    report: BuildReport
+
+    def unchunkable(self, source: Document, error: ChunkingError) -> None:
+        self.report.failed.append(source.path)
+        document_index_failed(
+            document=source,
+            embedding_model=self.embedding_model,
+            error=f"cannot be chunked: {error}",
         )
-        if written == "indexed":
-            report.indexed += 1
-            log_document_indexed(
-                path=document.path,
-                embedding_model=model,
-                chunks=chunks,
-                started=started,
-                batch=len(batch),
-            )
-        elif written == "current":
-            report.current += 1
-        else:
-            report.stale += 1
+
+    def unembeddable(self, sources: Sequence[Document], error: EmbeddingError) -> None:
+        raise error

@@ -311,3 +311,22 @@ def test_two_rapid_edits_end_with_the_index_matching_the_second(
     texts = list(Chunk.objects.filter(document=document).values_list("text", flat=True))
     assert texts and all("one o'clock" in text for text in texts)
     assert not any("noon" in text for text in texts)
+
+
+@pytest.mark.django_db
+def test_in_eager_mode_a_save_is_indexed_in_the_saving_process(
+    active_model, monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks
+) -> None:
+    # given Celery told to run tasks where they are sent (CELERY_TASK_ALWAYS_EAGER)
+    from celery import current_app
+
+    monkeypatch.setitem(current_app.conf, "task_always_eager", True)
+
+    # when a document is saved and the save commits
+    with django_capture_on_commit_callbacks(execute=True):
+        document = _new_document()
+
+    # then its task ran here and then: no broker, no worker
+    state = DocumentIndexState.objects.get(document=document)
+    assert state.status == DocumentIndexState.Status.INDEXED
+    assert "ten business days" in Chunk.objects.get(document=document).text

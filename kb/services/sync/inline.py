@@ -1,16 +1,15 @@
 """kb_sync's indexing: chunk, embed and write the changed documents here, not in the background.
 
-Embedding runs outside any transaction, in windows of texts that span documents; each document
-is then written in one transaction (document row, chunks, index state), so a search never sees
-half of it.
+Embedding runs outside any transaction, in windows of texts that span documents (the path of
+``kb.services.indexing``); each document is then written in one transaction (document row,
+chunks, index state), so a search never sees half of it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Sequence
+from dataclasses import dataclass
 
-import numpy as np
 from django.db import transaction
 
 from kb.actors import Actor
@@ -18,16 +17,10 @@ from kb.chunking import ChunkingError
 from kb.embedders import Embedder, EmbeddingError
 from kb.models import Document, EmbeddingModel
 from kb.parsing import ParsedDocument
-from kb.services.chunks import (
-    DocumentChunks,
-    Progress,
-    chunks_embed,
-    chunks_replace,
-    document_chunk,
-    vectors_stored,
-)
+from kb.services.chunks import DocumentChunks, Progress, chunks_replace
 from kb.services.documents import DocumentPermissionDenied
-from kb.services.index_queue import index_request_only_for
+from kb.services.index_queue import index_requests_in_bulk
+from kb.services.indexing import IndexOutcome, documents_index
 from kb.services.sync.provenance import Provenance, document_save_with_provenance
 from kb.services.sync.report import SyncFailure, SyncReport
 from kb.services.sync.rows import document_row
@@ -50,115 +43,78 @@ def documents_index_inline(
     progress: Progress | None,
 ) -> None:
     """Write each changed document with its chunks in ``embedding_model``, in one transaction
-    per document; embed window N+1 on a worker thread while window N is written.
+    per document, embedding ``INDEX_WINDOW_TEXTS`` texts at a time across documents.
 
-    onnxruntime and HTTP clients release the GIL, so the writes overlap the embedding instead of
-    adding to it; this keeps sync throughput near the embedder's own.
+    Each save requests, through its post-save signal, indexing into the other models that
+    follow edits (one being built), in bulk: this transaction indexes ``embedding_model``.
     """
-    # Each save still requests indexing into the other models that follow edits (one being
-    # built), looked up once for the whole sync rather than once per document.
-    others = tuple(EmbeddingModel.objects.indexing().exclude(pk=embedding_model.pk))
-    done = 0
-    if progress and to_index:
-        progress(done, len(to_index))
+    with index_requests_in_bulk(indexed_here=embedding_model):
+        counts = documents_index(
+            sources=to_index,
+            embedder=embedder,
+            embedding_model=embedding_model,
+            path=_SyncIndexing(
+                existing=existing,
+                provenances=provenances,
+                embedding_model=embedding_model,
+                actor=actor,
+                report=report,
+            ),
+            window_texts=INDEX_WINDOW_TEXTS,
+            progress=progress,
+        )
+    report.embedded += counts.embedded
+    report.reused += counts.reused
+    report.chunks += counts.chunks
 
-    def embed(
-        window: list[tuple[ParsedDocument, DocumentChunks]], stored: dict[str, np.ndarray]
-    ) -> list[DocumentChunks]:
-        return chunks_embed(
-            documents=[chunks for _, chunks in window], embedder=embedder, stored=stored
+
+@dataclass
+class _SyncIndexing:
+    """A sync's path: each file's row is saved with its chunks in one transaction; a file
+    that fails is reported and its indexed copy, if any, is kept as it was."""
+
+    existing: dict[str, Document]
+    provenances: dict[str, Provenance]
+    embedding_model: EmbeddingModel
+    actor: Actor
+    report: SyncReport
+
+    def unchunkable(self, source: ParsedDocument, error: ChunkingError) -> None:
+        # The document cannot fit the model's window: report it and go on with the others.
+        self.report.failed.append(
+            SyncFailure(source.path, f"{source.path}: cannot be chunked: {error}")
         )
 
-    def unchunkable(document: ParsedDocument, exc: ChunkingError) -> None:
-        # The document cannot fit the model's window: report it, keep its indexed copy as it
-        # was, and go on with the others.
-        nonlocal done
-        report.failed.append(
-            SyncFailure(document.path, f"{document.path}: cannot be chunked: {exc}")
+    def unembeddable(self, sources: Sequence[ParsedDocument], error: EmbeddingError) -> None:
+        # The embedder is down or answered nonsense: keep every indexed copy as it was.
+        self.report.failed.extend(
+            SyncFailure(d.path, f"embedding failed: {error}") for d in sources
         )
-        done += 1
-        if progress:
-            progress(done, len(to_index))
 
-    def write(window: list[tuple[ParsedDocument, DocumentChunks]], pending: Future) -> None:
-        nonlocal done
+    def broken(self, source: ParsedDocument, error: Exception) -> None:
+        """Nothing to record: the file's row is not written, and the bug surfaces."""
+
+    def write(self, source: ParsedDocument, chunks: DocumentChunks) -> IndexOutcome:
+        current = self.existing.get(source.path)
         try:
-            embedded = pending.result()
-        except EmbeddingError as exc:
-            # The embedder is down or answered nonsense: keep every indexed copy as it was.
-            report.failed.extend(SyncFailure(d.path, f"embedding failed: {exc}") for d, _ in window)
-        else:
-            for (document, _), chunks in zip(window, embedded, strict=True):
-                report.embedded += chunks.embedded
-                report.reused += chunks.reused
-                current = existing.get(document.path)
-                try:
-                    with transaction.atomic():
-                        row = document_row(
-                            document, current=current, content_hash=chunks.content_hash
-                        )
-                        # This transaction indexes ``embedding_model`` itself.
-                        index_request_only_for(row, embedding_models=others)
-                        document_save_with_provenance(
-                            row=row,
-                            actor=actor,
-                            provenance=provenances[document.path],
-                            updated_on_given=document.updated_on is not None,
-                        )
-                        report.chunks += chunks_replace(
-                            document=row,
-                            embedding_model=embedding_model,
-                            chunks=chunks,
-                            document_is_new=current is None,
-                        )
-                except DocumentPermissionDenied as exc:
-                    report.failed.append(SyncFailure(document.path, str(exc)))
-                    continue
-                report.indexed.append(document.path)
-                if current is None:
-                    report.created.append(document.path)
-        done += len(window)
-        if progress:
-            progress(done, len(to_index))
-
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed") as pool:
-        previous: tuple[list[tuple[ParsedDocument, DocumentChunks]], Future] | None = None
-        for window in _chunked_windows(to_index, embedder, unchunkable=unchunkable):
-            # Reusable vectors are looked up here, on the thread that holds the connection.
-            stored = vectors_stored(
-                embedding_model=embedding_model, documents=[chunks for _, chunks in window]
-            )
-            pending = pool.submit(embed, window, stored)
-            if previous is not None:
-                write(*previous)
-            previous = (window, pending)
-        if previous is not None:
-            write(*previous)
-
-
-def _chunked_windows(
-    to_index: list[ParsedDocument],
-    embedder: Embedder,
-    *,
-    unchunkable: Callable[[ParsedDocument, ChunkingError], None],
-) -> Iterator[list[tuple[ParsedDocument, DocumentChunks]]]:
-    """Chunk documents in order and group them until a window holds enough texts to embed.
-
-    A document that cannot be chunked goes to ``unchunkable`` and into no window; any other
-    error of the chunker is a bug and surfaces.
-    """
-    window: list[tuple[ParsedDocument, DocumentChunks]] = []
-    texts = 0
-    for document in to_index:
-        try:
-            chunks = document_chunk(title=document.title, body=document.body, embedder=embedder)
-        except ChunkingError as exc:
-            unchunkable(document, exc)
-            continue
-        window.append((document, chunks))
-        texts += len(chunks.drafts)
-        if texts >= INDEX_WINDOW_TEXTS:
-            yield window
-            window, texts = [], 0
-    if window:
-        yield window
+            with transaction.atomic():
+                row = document_row(source, current=current, content_hash=chunks.content_hash)
+                document_save_with_provenance(
+                    row=row,
+                    actor=self.actor,
+                    provenance=self.provenances[source.path],
+                    updated_on_given=source.updated_on is not None,
+                )
+                chunks_replace(
+                    document=row,
+                    embedding_model=self.embedding_model,
+                    chunks=chunks,
+                    document_is_new=current is None,
+                )
+        except DocumentPermissionDenied as exc:
+            self.report.failed.append(SyncFailure(source.path, str(exc)))
+            return "failed"
+        self.report.indexed.append(source.path)
+        if current is None:
+            self.report.created.append(source.path)
+        return "indexed"

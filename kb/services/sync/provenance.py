@@ -80,7 +80,9 @@ def document_save_with_provenance(
     *, row: Document, actor: Actor, provenance: Provenance | None, updated_on_given: bool
 ) -> None:
     """``document_save`` for a sync or an import, recording where the row came from; after a
-    folder sync's write the row is marked as synced, in the same transaction."""
+    folder sync's write the row is marked as synced, in the same transaction. Saving enqueues
+    the row's indexing, as ``document_save`` says (inside ``index_requests_in_bulk``, which
+    every import opens, to the bulk queue)."""
     with transaction.atomic():
         if provenance is not None and provenance.file is not None:
             _provenance_set(row, provenance.folder, provenance.file)
