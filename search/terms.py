@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from kb.models import EmbeddingModel, IndexStatistic, TermStatistic
 from search.keywords import KeywordQuery
+from search.spelling import lexeme_corrections
 from search.sql import CHUNKS, DOCUMENTS, reading_connection, visible_chunks_sql
 
 # The keyword leg scores the chunks that hold the question's rarest terms: lexemes are taken
@@ -83,7 +84,9 @@ def term_weights(*, embedding_model: EmbeddingModel, keywords: KeywordQuery) -> 
     IDF is Lucene's ``ln(1 + (N - df + 0.5) / (df + 0.5))``, always positive. A lexeme no chunk
     holds can match nothing and is dropped from the terms, but still counts (as the rarest of
     all) in ``question_idf``: a question full of words the docs never use does not quote them.
-    The identifier phrases are the question's own (``keyword_terms`` adds named numbers).
+    The identifier phrases are the question's own (``keyword_terms`` adds named numbers). A
+    lexeme no chunk holds that is a typing slip from one that chunks do hold is read as that one
+    (``search.spelling``), in the terms and in ``question_idf``.
     """
     with reading_connection().cursor() as cursor:
         cursor.execute(
@@ -100,7 +103,15 @@ def term_weights(*, embedding_model: EmbeddingModel, keywords: KeywordQuery) -> 
             {"text": " ".join(keywords.terms), "model": embedding_model.pk},
         )
         every = cursor.fetchall()
-    held = [(lexeme, df) for lexeme, df, _, _ in every if df > 0]
+    # A lexeme no chunk holds may be a typing slip: it is searched as its nearest indexed one.
+    corrected = lexeme_corrections(
+        lexemes=[lexeme for lexeme, df, _, _ in every if df == 0], embedding_model=embedding_model
+    )
+    frequencies = {lexeme: df for lexeme, df, _, _ in every}
+    for asked, (indexed, df) in corrected.items():
+        del frequencies[asked]
+        frequencies.setdefault(indexed, df)
+    held = sorted((lexeme, df) for lexeme, df in frequencies.items() if df > 0)
     if not held:
         return KeywordTerms(
             lexemes=(), idfs=(), selecting=(), average_length=1.0, identifier_phrases=()
@@ -117,7 +128,7 @@ def term_weights(*, embedding_model: EmbeddingModel, keywords: KeywordQuery) -> 
         selecting=selecting,
         pairs=pairs,
         average_length=max(total_terms / chunks, 1.0),
-        question_idf=sum(idf(df) for _, df, _, _ in every),
+        question_idf=sum(idf(df) for df in frequencies.values()),
         identifier_phrases=keywords.identifier_phrases,
     )
 
