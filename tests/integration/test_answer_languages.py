@@ -40,8 +40,8 @@ def _ask(question: str, generator) -> Message:
 
 
 @pytest.fixture
-def extractive(local_embedder) -> RecordingGenerator:
-    return RecordingGenerator(ExtractiveGenerator(embedder=local_embedder))
+def extractive(cached_embedder) -> RecordingGenerator:
+    return RecordingGenerator(ExtractiveGenerator(embedder=cached_embedder))
 
 
 @pytest.fixture

@@ -29,17 +29,17 @@ def pages(tmp_path, cached_embedder: CachedEmbedder) -> None:
     corpus_pages_indexed(tmp_path, PAGES, cached_embedder)
 
 
-def _ask(question: str, local_embedder) -> Message:
+def _ask(question: str, cached_embedder) -> Message:
     conversation = conversation_start(client_hash=f"noise-client-{next(_clients)}")
     message = message_ask(conversation=conversation, question=question)
-    return answer_complete(message=message, generator=ExtractiveGenerator(embedder=local_embedder))
+    return answer_complete(message=message, generator=ExtractiveGenerator(embedder=cached_embedder))
 
 
 def test_every_listed_source_is_quoted_or_one_side_of_a_warned_contradiction(
-    pages, local_embedder
+    pages, cached_embedder
 ) -> None:
     # when: a question whose answer quotes the deletion page and notes the refund pages
-    message = _ask("Do I get a refund when I delete my account?", local_embedder)
+    message = _ask("Do I get a refund when I delete my account?", cached_embedder)
 
     # then: the refund pages the note points at (2023 and current, which do not contradict on
     # this) are not listed; the note still names them
@@ -54,9 +54,9 @@ def test_every_listed_source_is_quoted_or_one_side_of_a_warned_contradiction(
 
 
 def test_the_current_and_2023_refund_windows_still_warn_about_the_older_page(
-    pages, local_embedder
+    pages, cached_embedder
 ) -> None:
-    message = _ask("How long do I have to get a refund on a monthly plan?", local_embedder)
+    message = _ask("How long do I have to get a refund on a monthly plan?", cached_embedder)
 
     older = [c for c in message.citations if c["older"]]
     assert [c["path"] for c in older] == ["policies/refunds-2023.md"]
@@ -65,9 +65,9 @@ def test_the_current_and_2023_refund_windows_still_warn_about_the_older_page(
 
 
 def test_cancellation_and_account_deletion_cited_together_carry_no_warning(
-    pages, local_embedder
+    pages, cached_embedder
 ) -> None:
-    message = _ask("how do i cancle my subscribtion, is there a notice period?", local_embedder)
+    message = _ask("how do i cancle my subscribtion, is there a notice period?", cached_embedder)
 
     paths = {c["path"] for c in message.citations}
     assert not any(c["older"] for c in message.citations), message.citations

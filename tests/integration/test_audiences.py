@@ -53,9 +53,9 @@ def test_audiences_for_each_kind_of_reader() -> None:
 
 
 def test_pages_answers_and_debug_search_agree_for_every_reader(
-    tmp_path: Path, local_embedder
+    tmp_path: Path, cached_embedder
 ) -> None:
-    index_help_center(tmp_path / "docs", embedder=local_embedder)
+    index_help_center(tmp_path / "docs", embedder=cached_embedder)
 
     for name, (make, sees_internal) in READERS.items():
         # given a reader of this kind

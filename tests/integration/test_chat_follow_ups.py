@@ -41,11 +41,11 @@ FOLLOW_UPS = [
 
 
 @pytest.fixture
-def sample_pages(tmp_path: Path, local_embedder) -> None:
+def sample_pages(tmp_path: Path, cached_embedder) -> None:
     for page in PAGES:
         (tmp_path / page).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(CORPUS_DIR / page, tmp_path / page)
-    assert corpus_sync(directory=tmp_path, embedder=local_embedder, actor=SYSTEM).failed == []
+    assert corpus_sync(directory=tmp_path, embedder=cached_embedder, actor=SYSTEM).failed == []
 
 
 def test_follow_ups_find_their_page_only_with_the_question_they_follow(sample_pages) -> None:

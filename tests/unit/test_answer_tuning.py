@@ -16,25 +16,25 @@ from tests.unit.test_extractive_generator import CASES, DISTRACTORS, _answer, _p
 
 @pytest.mark.parametrize(("question", "path", "passage", "expected"), CASES)
 def test_the_replay_quotes_what_the_answerer_quotes(
-    local_embedder: Embedder, question: str, path: str, passage: str, expected: str
+    cached_embedder: Embedder, question: str, path: str, passage: str, expected: str
 ) -> None:
     # given: the answering passage among two others, as the answerer's own tests ask it
     hits = [
-        _passage(local_embedder, *DISTRACTORS[0]),
-        _passage(local_embedder, path, passage),
-        _passage(local_embedder, *DISTRACTORS[1]),
+        _passage(cached_embedder, *DISTRACTORS[0]),
+        _passage(cached_embedder, path, passage),
+        _passage(cached_embedder, *DISTRACTORS[1]),
     ]
     prompt = build_prompt(question=question, hits=hits)
     row = {
         "question": question,
         "units": dumped_units(
-            question=question, sources=prompt.sources, idfs={}, embedder=local_embedder
+            question=question, sources=prompt.sources, idfs={}, embedder=cached_embedder
         ),
     }
 
     # when
     replayed = replay(row, QuoteChoice(weights=UnitWeights()))
-    deltas, _, _ = _answer(ExtractiveGenerator(embedder=local_embedder), question, hits)
+    deltas, _, _ = _answer(ExtractiveGenerator(embedder=cached_embedder), question, hits)
 
     # then: the same quotes, the lead first
     quoted = [sentence for sentence, _ in _quotes(deltas)]

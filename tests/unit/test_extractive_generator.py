@@ -89,8 +89,10 @@ def _quotes(deltas: list[str]) -> list[tuple[str, int]]:
 
 
 @pytest.fixture
-def generator(local_embedder: Embedder) -> ExtractiveGenerator:
-    return ExtractiveGenerator(embedder=local_embedder)
+def generator(cached_embedder: Embedder) -> ExtractiveGenerator:
+    # The same sentences of the sample pages come back case after case: the vectors the model
+    # gave the first time serve the later cases (the tests of embedding calls use the model).
+    return ExtractiveGenerator(embedder=cached_embedder)
 
 
 # Real questions (most from corpus/eval.jsonl), the page that answers them and the sentence that
