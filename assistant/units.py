@@ -48,9 +48,15 @@ IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
 LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
 EMPHASIS = re.compile(r"\*\*|__")
 HTML_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
-# Other inline or block HTML a page writes in its Markdown (``<a href=…>``, ``<ul><li>``, ``</p>``):
-# the words are quoted, the tags never (pages exported from other help-center tools hold many).
-HTML_TAG = re.compile(r"</?[a-zA-Z][a-zA-Z0-9-]*(?:\s[^<>]*)?/?>")
+# The formatting HTML a page writes in its Markdown (``<a href=…>``, ``<ul><li>``, ``</p>``): the
+# words are quoted, the tags never (pages exported from other help-center tools hold many). Any
+# other tag is left as written: a page telling the reader to paste ``<script …>`` means it.
+HTML_FORMATTING = (
+    "a|abbr|b|blockquote|br|caption|code|dd|del|details|div|dl|dt|em|figcaption|figure|"
+    "h[1-6]|hr|i|ins|kbd|li|mark|ol|p|pre|s|small|span|strong|sub|summary|sup|table|tbody|"
+    "td|tfoot|th|thead|tr|u|ul"
+)
+HTML_TAG = re.compile(rf"</?(?:{HTML_FORMATTING})(?:\s[^<>]*)?/?>", re.IGNORECASE)
 WORDY = re.compile(r"\b[^\W\d_]{2,}")  # a word with letters in it
 NUMBER = re.compile(r"\d")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
