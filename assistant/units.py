@@ -286,7 +286,7 @@ def unit_features(
     ranks = sorted({unit.source.number for unit in units})
     features = np.zeros((len(units), len(FEATURES)), dtype=np.float32)
     for index, unit in enumerate(units):
-        held = lexemes(unit.words_text)
+        held = lexemes(_read_words(unit))
         terms = _share(wanted, held, idfs)
         if leaning:
             terms = (terms + 0.5 * _share(leaning, held, idfs)) / 1.5
@@ -302,6 +302,15 @@ def unit_features(
             float(opposite_action(question, f"{_last_heading(unit)} {unit.text}")),
         )
     return features
+
+
+def _read_words(unit: Unit) -> str:
+    """What a unit's words are scored on. A numbered procedure no sentence introduces is read
+    under its heading, which plays that sentence's part ("Turning on 2FA" over "1. Go to
+    Settings > Security…"), as a procedure with a lead-in is read with it."""
+    if unit.kind == "procedure" and ORDERED_MARKER.match(unit.text):
+        return f"{_last_heading(unit)} {unit.words_text}"
+    return unit.words_text
 
 
 def opposite_action(question: str, text: str) -> bool:

@@ -218,3 +218,24 @@ def test_html_a_page_writes_inline_is_quoted_as_its_text() -> None:
 
     # then
     assert texts == ["For site settings, see website settings. Two-factor authentication"]
+
+
+def test_a_procedure_without_a_lead_in_is_read_under_its_heading() -> None:
+    # given: the steps under "Turning on 2FA", and another page's procedure naming "turn on"
+    steps = _source(
+        "1. Go to **Settings > Security**.\n2. Click **Enable** and scan the QR code.\n",
+        section="Two-Factor Authentication > Turning on 2FA",
+    )
+    other = _source(
+        "Owners can make 2FA mandatory:\n\n1. Go to **Settings > Team**.\n"
+        "2. Turn on **Require 2FA**.\n",
+        number=2,
+        section="Team > Requiring 2FA",
+    )
+
+    # when
+    units = [unit for unit in units_of([steps, other]) if unit.kind == "procedure"]
+    features = unit_features(question="How do I turn on 2FA?", units=units)
+
+    # then: the heading's "turning" counts for the steps as the lead-in's "turn" does for the other
+    assert _feature("terms", features[0]) == _feature("terms", features[1]) == 1.0
