@@ -36,7 +36,7 @@ from assistant.generators.base import Source
 from assistant.injection import is_flagged
 from kb.chunking.lines import FenceRole
 from kb.chunking.sentences import split_sentences
-from kb.selectors.passages import passage_lines
+from kb.selectors.passages import PassageLine, passage_lines
 from search.keywords import ENGLISH_STOP_WORDS
 
 # Fences, headings, list items and table delimiters are recognised by kb (``passage_lines``),
@@ -478,110 +478,133 @@ def _blocks(text: str) -> list[_Block]:
     A list item is read with the sentence that introduces it ("If you've lost both your device
     and your recovery codes: contact support…"): alone, either half says little.
     """
-    blocks: list[_Block] = []
-    paragraph: list[str] = []
-    table_header: list[str] | None = None
-    lead_in: str | None = None  # the "...:" sentence before the current list
-    in_list = False
-    steps: list[str] = []  # the current numbered list's items
+    reader = _BlockReader()
+    for passage_line in passage_lines(text):
+        reader.read(passage_line)
+    return reader.finish()
 
-    def flush() -> None:
-        if paragraph:
-            kind = "item" if in_list else "paragraph"
-            blocks.append(_Block(kind=kind, text=" ".join(paragraph), items=[]))
-            paragraph.clear()
 
-    def end_procedure() -> None:
-        if 2 <= len(steps) <= MAX_PROCEDURE_STEPS:
-            numbered = " ".join(f"{n}. {clean(step)}" for n, step in enumerate(steps, start=1))
-            blocks.append(
-                _Block(
-                    kind="procedure",
-                    text=f"{clean(lead_in)} {numbered}" if lead_in else numbered,
-                    items=list(steps),
-                )
+class _BlockReader:
+    """Reads a passage line by line into ``_Block``s (see ``_blocks``)."""
+
+    def __init__(self) -> None:
+        self.blocks: list[_Block] = []
+        self.paragraph: list[str] = []
+        self.table_header: list[str] | None = None
+        self.lead_in: str | None = None  # the "...:" sentence before the current list
+        self.in_list = False
+        self.steps: list[str] = []  # the current numbered list's items
+        self.fence: list[str] | None = None  # the code lines of the fenced block being read
+        self.language = ""
+
+    def read(self, passage_line: PassageLine) -> None:
+        if passage_line.in_code:
+            self._code_line(passage_line)
+            return
+        if self.fence is not None:  # a block the passage cut before its closing fence
+            self._end_code()
+        line = passage_line.content
+        if passage_line.is_heading:
+            self._end_section()
+        elif not line or is_flagged(line):
+            self._flush()
+            self.table_header = None
+        elif TABLE_ROW.match(line):
+            self._table_line(passage_line)
+        elif passage_line.is_list_item:
+            self.table_header = None
+            self._list_item(passage_line)
+        else:
+            self.table_header = None
+            self._paragraph_line(passage_line)
+
+    def finish(self) -> list[_Block]:
+        self._flush()
+        self._end_procedure()
+        if self.fence is not None:
+            self._end_code()
+        return self.blocks
+
+    def _code_line(self, passage_line: PassageLine) -> None:
+        if passage_line.fence is FenceRole.OPEN:
+            self._end_section()
+            language = FENCE_MARKS.sub("", passage_line.content).strip().split(" ")[0]
+            self.fence, self.language = [], language.casefold()
+        elif passage_line.fence is FenceRole.BODY and self.fence is not None:
+            self.fence.append(passage_line.text)
+        elif passage_line.fence is FenceRole.CLOSE and self.fence is not None:
+            self._end_code()
+
+    def _end_code(self) -> None:
+        assert self.fence is not None
+        block = _code_block(self.blocks, self.fence, self.language)
+        if block is not None:
+            self.blocks.append(block)
+        self.fence = None
+
+    def _end_section(self) -> None:
+        """A heading or a fence: what was being read ends, and no list or table goes on."""
+        self._flush()
+        self._end_procedure()
+        self.table_header, self.in_list, self.lead_in = None, False, None
+
+    def _table_line(self, passage_line: PassageLine) -> None:
+        self._flush()
+        self._end_procedure()
+        self.in_list, self.lead_in = False, None
+        cells = [cell.strip() for cell in passage_line.content.strip().strip("|").split("|")]
+        if passage_line.is_table_delimiter:
+            return
+        if self.table_header is None:
+            self.table_header = cells
+        else:
+            self.blocks.append(
+                _Block(kind="row", text=table_row(self.table_header, cells), items=[])
             )
-        steps.clear()
 
-    def start_list() -> str | None:
+    def _list_item(self, passage_line: PassageLine) -> None:
+        raw, line = passage_line.text, passage_line.content
+        self._flush()
+        self.lead_in = self._start_list()
+        top_level = not raw[:1].isspace()
+        if not ORDERED_MARKER.match(line) and top_level:
+            self._end_procedure()
+        self.in_list = True
+        item = LIST_MARKER.sub("", line, count=1)
+        if ORDERED_MARKER.match(line) and top_level:
+            self.steps.append(item)
+        self.paragraph.append(f"{self.lead_in} {item}" if self.lead_in else item)
+
+    def _paragraph_line(self, passage_line: PassageLine) -> None:
+        if self.in_list and not self.paragraph and not passage_line.text[:1].isspace():
+            self._end_procedure()
+            self.in_list, self.lead_in = False, None  # an unindented paragraph after a blank line
+        self.paragraph.append(passage_line.content)
+
+    def _flush(self) -> None:
+        if self.paragraph:
+            kind = "item" if self.in_list else "paragraph"
+            self.blocks.append(_Block(kind=kind, text=" ".join(self.paragraph), items=[]))
+            self.paragraph.clear()
+
+    def _end_procedure(self) -> None:
+        if 2 <= len(self.steps) <= MAX_PROCEDURE_STEPS:
+            numbered = " ".join(f"{n}. {clean(step)}" for n, step in enumerate(self.steps, start=1))
+            text = f"{clean(self.lead_in)} {numbered}" if self.lead_in else numbered
+            self.blocks.append(_Block(kind="procedure", text=text, items=list(self.steps)))
+        self.steps.clear()
+
+    def _start_list(self) -> str | None:
         """The lead-in of a list that starts now, taken off the paragraph it ended."""
-        if in_list:
-            return lead_in
+        if self.in_list:
+            return self.lead_in
+        blocks = self.blocks
         if not blocks or blocks[-1].kind != "paragraph" or not blocks[-1].text.endswith(":"):
             return None
         *before, last = split_sentences(blocks.pop().text, abbreviations=True)
         if before:
             blocks.append(_Block(kind="paragraph", text=" ".join(before), items=[]))
         return last
-
-    fence: list[str] | None = None  # the code lines of the fenced block being read
-    language = ""
-    for passage_line in passage_lines(text):
-        raw = passage_line.text
-        line = passage_line.content
-        if passage_line.in_code:
-            if passage_line.fence is FenceRole.OPEN:
-                flush()
-                end_procedure()
-                table_header, in_list, lead_in = None, False, None
-                fence, language = [], FENCE_MARKS.sub("", line).strip().split(" ")[0].casefold()
-            elif passage_line.fence is FenceRole.BODY and fence is not None:
-                fence.append(raw)
-            elif passage_line.fence is FenceRole.CLOSE and fence is not None:
-                block = _code_block(blocks, fence, language)
-                if block is not None:
-                    blocks.append(block)
-                fence = None
-            continue
-        if fence is not None:  # a block the passage cut before its closing fence
-            block = _code_block(blocks, fence, language)
-            if block is not None:
-                blocks.append(block)
-            fence = None
-        if passage_line.is_heading:
-            flush()
-            end_procedure()
-            table_header, in_list, lead_in = None, False, None
-            continue
-        if not line or is_flagged(line):
-            flush()
-            table_header = None
-            continue
-        if TABLE_ROW.match(line):
-            flush()
-            end_procedure()
-            in_list, lead_in = False, None
-            cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
-            if passage_line.is_table_delimiter:
-                continue
-            if table_header is None:
-                table_header = cells
-            else:
-                blocks.append(_Block(kind="row", text=table_row(table_header, cells), items=[]))
-            continue
-        table_header = None
-        if passage_line.is_list_item:
-            flush()
-            lead_in = start_list()
-            if not ORDERED_MARKER.match(line) and not raw[:1].isspace():
-                end_procedure()
-            in_list = True
-            item = LIST_MARKER.sub("", line, count=1)
-            if ORDERED_MARKER.match(line) and not raw[:1].isspace():
-                steps.append(item)
-            paragraph.append(f"{lead_in} {item}" if lead_in else item)
-            continue
-        if in_list and not paragraph and not raw[:1].isspace():
-            end_procedure()
-            in_list, lead_in = False, None  # an unindented paragraph after a blank line
-        paragraph.append(line)
-    flush()
-    end_procedure()
-    if fence is not None:
-        block = _code_block(blocks, fence, language)
-        if block is not None:
-            blocks.append(block)
-    return blocks
 
 
 def _code_block(blocks: list[_Block], lines: list[str], language: str) -> _Block | None:

@@ -21,6 +21,8 @@ CORPUS_PAGES = (
     "policies/refunds.md",
     "policies/refunds-2023.md",
     "policies/cancellation.md",
+    "account/two-factor-authentication.md",
+    "account/team-members-and-roles.md",
 )
 
 
@@ -69,3 +71,16 @@ def test_a_follow_up_about_annual_plans_is_answered_about_annual_plans(
     # then
     expect(annual).to_contain_text("60 days of the annual charge")
     expect(annual).not_to_contain_text("first monthly charge")
+
+
+def test_a_how_to_question_leads_with_the_steps_under_its_heading(page: Page, help_center) -> None:
+    # given: the 2FA page also holds the steps to make 2FA mandatory, introduced by "turn on"
+    page.goto("/")
+
+    # when
+    text = _ask(page, "How do I turn on two-factor authentication?")
+
+    # then: the steps under "Turning on 2FA" lead, not the ones for making it mandatory
+    first = text.locator("p").nth(1)
+    expect(first).to_contain_text("Go to Settings > Security > Two-factor authentication")
+    expect(first).not_to_contain_text("mandatory")
