@@ -167,21 +167,14 @@ class ExtractiveGenerator:
         if following is not None:
             lead = dataclasses.replace(lead, text=f"{lead.text} {following.text}")
         chosen = [lead, *(units[index] for index in rest)]
-        # One note per older page, citing the newer version's passage that was quoted, if any.
-        quoted_by_path = {unit.source.path: unit.source for unit in chosen}
-        # An older page is noted when it speaks to the question about as closely in meaning as
-        # the quote that leads (its own words and rank are what made it lose).
-        older: dict[str, tuple[Source, Source]] = {}
-        for index in order:
-            source = units[index].source
-            if (
-                source.number in newer
-                and similarity[index] >= similarity[current[0]] - OLDER_PAGE_MARGIN
-            ):
-                latest = newer[source.number]
-                latest = quoted_by_path.get(latest.path, latest)
-                older.setdefault(source.path, (source, latest))
-        return chosen, list(older.values())
+        older = _older_pages(
+            chosen=chosen,
+            units=[units[index] for index in order],
+            similarity=similarity[order],
+            lead_similarity=similarity[current[0]],
+            newer=newer,
+        )
+        return chosen, older
 
     def _similarities(
         self, queries: Sequence[str], units: Sequence[Unit]
@@ -202,6 +195,29 @@ class ExtractiveGenerator:
             return np.zeros(len(units), dtype=np.float32), None
         found = vectors[len(queries) :]
         return (found @ vectors[: len(queries)].T).mean(axis=1), found
+
+
+def _older_pages(
+    *,
+    chosen: Sequence[Unit],
+    units: Sequence[Unit],
+    similarity: np.ndarray,
+    lead_similarity: np.float32,
+    newer: dict[int, Source],
+) -> list[tuple[Source, Source]]:
+    """One note per older page passed over, citing the newer version's passage that was quoted,
+    if any. An older page is noted when it speaks to the question about as closely in meaning as
+    the quote that leads (its own words and rank are what made it lose); ``units`` come best
+    first, with their ``similarity``."""
+    quoted_by_path = {unit.source.path: unit.source for unit in chosen}
+    older: dict[str, tuple[Source, Source]] = {}
+    for unit, close in zip(units, similarity, strict=True):
+        source = unit.source
+        if source.number in newer and close >= lead_similarity - OLDER_PAGE_MARGIN:
+            latest = newer[source.number]
+            latest = quoted_by_path.get(latest.path, latest)
+            older.setdefault(source.path, (source, latest))
+    return list(older.values())
 
 
 def _quote(unit: Unit) -> str:
