@@ -134,7 +134,7 @@ class _Scanner:
         if self._in_comment:
             return self._line_in_comment(raw, position, base, number)
         if self._fence is not None:
-            return self._line_in_fence(raw, position, base)
+            return self._line_in_fence(raw, position, base, fence=self._fence)
         if self._close_directive(raw):
             return SourceLine(position, "", (), FenceRole.NONE)
         opened = self._open_fence(raw, position, base, number)
@@ -166,15 +166,13 @@ class _Scanner:
         visible, runs, self._in_comment = _strip_comments(raw, close + 3, base)
         return self._unwrap(SourceLine(position, visible, runs, FenceRole.NONE), number)
 
-    def _line_in_fence(self, raw: str, position: int, base: int) -> SourceLine:
-        """A code line kept as written; only a fence of the opener's character, at least as
-        long, closes it."""
+    def _line_in_fence(
+        self, raw: str, position: int, base: int, *, fence: tuple[str, int]
+    ) -> SourceLine:
+        """A code line kept as written; only a fence of the opener's character (``fence``: the
+        open fence's character and length), at least as long, closes it."""
         closing = _FENCE_CLOSE.fullmatch(raw)
-        if (
-            closing
-            and closing.group(1)[0] == self._fence[0]
-            and len(closing.group(1)) >= self._fence[1]
-        ):
+        if closing and closing.group(1)[0] == fence[0] and len(closing.group(1)) >= fence[1]:
             self._fence = None
             role = FenceRole.CLOSE
         else:
