@@ -57,79 +57,103 @@ def _last(value: Any) -> tuple[bool, Any]:
 
 
 def _lists() -> list[AttentionList]:
-    path: Callable[[Any], Any] = lambda row: row.document.path  # noqa: E731
+    """The page's five lists, in the order it shows them."""
     return [
-        AttentionList(
-            key="review",
-            title="Review date passed or due within 30 days",
-            description="Pages whose review-by date has passed or comes within a month.",
-            columns=[
-                Column("path", "Page", path),
-                Column("review_by", "Review by", lambda row: row.review_by),
-                Column("status", "Status", lambda row: row.document.status),
-                Column("retire", "Retire"),
-            ],
-            default_sort="review_by",
-            rows=reviews_due(),
-        ),
-        AttentionList(
-            key="thumbs",
-            title="Cited by thumbed-down answers",
-            description="Pages that answers with a thumbs down cited: the latest such "
-            "question and its comment.",
-            columns=[
-                Column("path", "Page", path),
-                Column("answers", "Answers", lambda row: row.answers),
-                Column("last_at", "Last thumbs down", lambda row: row.last_at),
-                Column("question", "Last question and comment"),
-                Column("retire", "Retire"),
-            ],
-            default_sort="-answers",
-            rows=thumbed_down_pages(),
-        ),
-        AttentionList(
-            key="contradictions",
-            title="Probable contradictions",
-            description="Passages of two published pages about the same thing that state "
-            "different numbers, durations or amounts (marked). The older page is on the left.",
-            columns=[
-                Column("similarity", "Similarity", lambda row: row.similarity),
-                Column("first", "Older page", lambda row: row.first.path),
-                Column("second", "Newer page", lambda row: row.second.path),
-                Column("retire", "Retire the older page"),
-            ],
-            default_sort="-similarity",
-            rows=probable_contradictions(),
-        ),
-        AttentionList(
-            key="uncited",
-            title="Not cited by any answer in the last 90 days",
-            description="Published pages no answer cited in 90 days: not needed, or not found.",
-            columns=[
-                Column("path", "Page", path),
-                Column("last_cited", "Last cited", lambda row: _last(row.last_cited)),
-                Column("updated_on", "Updated on", lambda row: _last(row.document.updated_on)),
-                Column("retire", "Retire"),
-            ],
-            default_sort="last_cited",
-            rows=uncited_pages(),
-        ),
-        AttentionList(
-            key="failed",
-            title="Indexing failed",
-            description="Pages whose chunks could not be built: customers get their older "
-            "text, or none of it.",
-            columns=[
-                Column("path", "Page", path),
-                Column("model", "Embedding model", lambda row: row.embedding_model),
-                Column("failed_at", "Failed at", lambda row: row.failed_at),
-                Column("error", "Error"),
-                Column("retire", "Retire"),
-            ],
-            default_sort="-failed_at",
-            rows=index_failures(),
-        ),
+        _review_list(),
+        _thumbs_list(),
+        _contradictions_list(),
+        _uncited_list(),
+        _failed_list(),
     ]
+
+
+def _document_path(row: Any) -> str:
+    return row.document.path
+
+
+def _review_list() -> AttentionList:
+    return AttentionList(
+        key="review",
+        title="Review date passed or due within 30 days",
+        description="Pages whose review-by date has passed or comes within a month.",
+        columns=[
+            Column("path", "Page", _document_path),
+            Column("review_by", "Review by", lambda row: row.review_by),
+            Column("status", "Status", lambda row: row.document.status),
+            Column("retire", "Retire"),
+        ],
+        default_sort="review_by",
+        rows=reviews_due(),
+    )
+
+
+def _thumbs_list() -> AttentionList:
+    return AttentionList(
+        key="thumbs",
+        title="Cited by thumbed-down answers",
+        description="Pages that answers with a thumbs down cited: the latest such "
+        "question and its comment.",
+        columns=[
+            Column("path", "Page", _document_path),
+            Column("answers", "Answers", lambda row: row.answers),
+            Column("last_at", "Last thumbs down", lambda row: row.last_at),
+            Column("question", "Last question and comment"),
+            Column("retire", "Retire"),
+        ],
+        default_sort="-answers",
+        rows=thumbed_down_pages(),
+    )
+
+
+def _contradictions_list() -> AttentionList:
+    return AttentionList(
+        key="contradictions",
+        title="Probable contradictions",
+        description="Passages of two published pages about the same thing that state "
+        "different numbers, durations or amounts (marked). The older page is on the left.",
+        columns=[
+            Column("similarity", "Similarity", lambda row: row.similarity),
+            Column("first", "Older page", lambda row: row.first.path),
+            Column("second", "Newer page", lambda row: row.second.path),
+            Column("retire", "Retire the older page"),
+        ],
+        default_sort="-similarity",
+        rows=probable_contradictions(),
+    )
+
+
+def _uncited_list() -> AttentionList:
+    return AttentionList(
+        key="uncited",
+        title="Not cited by any answer in the last 90 days",
+        description="Published pages no answer cited in 90 days: not needed, or not found.",
+        columns=[
+            Column("path", "Page", _document_path),
+            Column("last_cited", "Last cited", lambda row: _last(row.last_cited)),
+            Column("updated_on", "Updated on", lambda row: _last(row.document.updated_on)),
+            Column("retire", "Retire"),
+        ],
+        default_sort="last_cited",
+        rows=uncited_pages(),
+    )
+
+
+def _failed_list() -> AttentionList:
+    return AttentionList(
+        key="failed",
+        title="Indexing failed",
+        description="Pages whose chunks could not be built: customers get their older "
+        "text, or none of it.",
+        columns=[
+            Column("path", "Page", _document_path),
+            Column("model", "Embedding model", lambda row: row.embedding_model),
+            Column("failed_at", "Failed at", lambda row: row.failed_at),
+            Column("error", "Error"),
+            Column("retire", "Retire"),
+        ],
+        default_sort="-failed_at",
+        rows=index_failures(),
+    )
 
 
 def _sort(attention: AttentionList, request: HttpRequest) -> None:

@@ -88,14 +88,62 @@ def build_prompt(
     """
     if not question.strip():
         raise ValueError("build_prompt needs a non-empty question")
+    budget = _checked_budget(budget)
+    nonce = _checked_nonce(nonce)
+    packed = _sources_within_budget(hits, budget=budget, nonce=nonce)
+    messages = [
+        *_history_messages(history),
+        {"role": "user", "content": _final_message(question, packed.blocks, language)},
+    ]
+
+    log.info(
+        "prompt_built",
+        sources=len(packed.sources),
+        offered=len(hits),
+        characters=packed.characters,
+        budget=budget,
+        history_turns=len(history),
+        neutralised=len(packed.neutralised),
+    )
+    return Prompt(
+        system=system_rules(nonce=nonce),
+        messages=messages,
+        sources=packed.sources,
+        nonce=nonce,
+        neutralised=packed.neutralised,
+        search_query=search_query if search_query and search_query != question else None,
+        term_idfs=dict(term_idfs or {}),
+    )
+
+
+def _checked_budget(budget: int | None) -> int:
     budget = settings.PROMPT_CHARACTER_BUDGET if budget is None else budget
     if budget < 0:
         raise ValueError(f"the prompt budget must not be negative (got {budget})")
-    if nonce is None:
-        nonce = secrets.token_hex(8)
-    elif not NONCE.fullmatch(nonce):
-        raise ValueError("the nonce must be 8 to 64 letters or digits")
+    return budget
 
+
+def _checked_nonce(nonce: str | None) -> str:
+    if nonce is None:
+        return secrets.token_hex(8)
+    if not NONCE.fullmatch(nonce):
+        raise ValueError("the nonce must be 8 to 64 letters or digits")
+    return nonce
+
+
+@dataclasses.dataclass(frozen=True)
+class _PackedSources:
+    """The sources that fit the budget, their rendered blocks, what neutralising found in them
+    (``"[n] path: finding"``) and the characters their blocks take."""
+
+    sources: list[Source]
+    blocks: list[str]
+    neutralised: list[str]
+    characters: int
+
+
+def _sources_within_budget(hits: Sequence[Hit], *, budget: int, nonce: str) -> _PackedSources:
+    """Whole hits, best first, until the next block would pass ``budget``; the first always fits."""
     sources: list[Source] = []
     blocks: list[str] = []
     neutralised: list[str] = []
@@ -113,7 +161,10 @@ def build_prompt(
         findings = [*labels.findings, *safe.findings]
         neutralised.extend(f"[{number}] {hit.path}: {finding}" for finding in findings)
         used += len(block)
+    return _PackedSources(sources=sources, blocks=blocks, neutralised=neutralised, characters=used)
 
+
+def _history_messages(history: Sequence[Turn]) -> list[dict[str, str]]:
     messages: list[dict[str, str]] = []
     for turn in history:
         # An earlier answer's [n] named that answer's sources, not this prompt's: drop them so
@@ -121,26 +172,7 @@ def build_prompt(
         answer = CITATION_MARKER.sub("", turn.answer).strip() or "(no answer was given)"
         messages.append({"role": "user", "content": turn.question.strip() or "(empty question)"})
         messages.append({"role": "assistant", "content": answer})
-    messages.append({"role": "user", "content": _final_message(question, blocks, language)})
-
-    log.info(
-        "prompt_built",
-        sources=len(sources),
-        offered=len(hits),
-        characters=used,
-        budget=budget,
-        history_turns=len(history),
-        neutralised=len(neutralised),
-    )
-    return Prompt(
-        system=system_rules(nonce=nonce),
-        messages=messages,
-        sources=sources,
-        nonce=nonce,
-        neutralised=neutralised,
-        search_query=search_query if search_query and search_query != question else None,
-        term_idfs=dict(term_idfs or {}),
-    )
+    return messages
 
 
 def system_rules(*, nonce: str) -> str:

@@ -13,6 +13,7 @@ apology with a way to reach support, never a traceback.
 
 from __future__ import annotations
 
+import collections.abc
 import dataclasses
 import datetime
 import time
@@ -36,6 +37,7 @@ from assistant.generators import (
     GenerationDone,
     GenerationError,
     Generator,
+    Prompt,
     Source,
     TextDelta,
     Turn,
@@ -280,6 +282,19 @@ class AnswerRun:
         return result
 
     def _generate(self, generator: Generator, result: RetrievalResult) -> Iterator[AnswerEvent]:
+        prompt = self._prompt(generator, result)
+        parts: list[str] = []
+        done = yield from self._stream(generator, prompt, parts=parts)
+        check = check_citations(
+            answer="".join(parts), sources=prompt.sources, question=self.message.question
+        )
+        self.snapshot.generation = GenerationEvidence.of(check=check, done=done)
+        self._settle(check, done, prompt.sources, generator=generator)
+        self._finish()
+        yield AnswerReady(self.message)
+
+    def _prompt(self, generator: Generator, result: RetrievalResult) -> Prompt:
+        """The prompt for this question, timed, with what it holds recorded in the snapshot."""
         message = self.message
         prompt_started = time.perf_counter()
         prompt = build_prompt(
@@ -301,14 +316,19 @@ class AnswerRun:
         self.snapshot.prompt_sources = len(prompt.sources)
         self.snapshot.neutralised = prompt.neutralised
         self.snapshot.source_numbers = {source.chunk_id: source.number for source in prompt.sources}
+        return prompt
 
+    def _stream(
+        self, generator: Generator, prompt: Prompt, *, parts: list[str]
+    ) -> collections.abc.Generator[AnswerEvent, None, GenerationDone | None]:
+        """Stream the generator's text out renumbered, collecting it as written into ``parts``;
+        returns how generation stopped (None when the generator did not say)."""
         generation_started = time.perf_counter()
-        parts: list[str] = []
         done: GenerationDone | None = None
         # What streams out already carries the numbers the stored answer will (1 cited first).
         renumberer = StreamRenumberer(valid=[source.number for source in prompt.sources])
         try:
-            for event in generator.stream(question=message.question, prompt=prompt):
+            for event in generator.stream(question=self.message.question, prompt=prompt):
                 if isinstance(event, TextDelta):
                     if not event.text:
                         continue
@@ -334,14 +354,7 @@ class AnswerRun:
             )
             raise _StageFailed("generation", answer=GENERATION_FAILED_ANSWER, cause=exc) from exc
         self.timings["generation"] = _ms_since(generation_started)
-
-        check = check_citations(
-            answer="".join(parts), sources=prompt.sources, question=message.question
-        )
-        self.snapshot.generation = GenerationEvidence.of(check=check, done=done)
-        self._settle(check, done, prompt.sources, generator=generator)
-        self._finish()
-        yield AnswerReady(message)
+        return done
 
     def _settle(
         self,

@@ -130,57 +130,16 @@ class _Scanner:
         dedent = self._admonition_dedent(raw)
         raw, base = raw[dedent:], position + dedent
         if self._tag_close:
-            close = raw.find(self._tag_close)
-            if close < 0:
-                return SourceLine(position, "", (), FenceRole.NONE)
-            close += len(self._tag_close)
-            self._tag_close = ""
-            visible, runs, self._in_comment = _strip_comments(raw, close, base)
-            return self._unwrap(SourceLine(position, visible, runs, FenceRole.NONE), number)
+            return self._line_in_tag(raw, position, base, number)
         if self._in_comment:
-            close = raw.find("-->")
-            if close < 0:
-                return SourceLine(position, "", (), FenceRole.NONE)
-            visible, runs, self._in_comment = _strip_comments(raw, close + 3, base)
-            return self._unwrap(SourceLine(position, visible, runs, FenceRole.NONE), number)
+            return self._line_in_comment(raw, position, base, number)
         if self._fence is not None:
-            closing = _FENCE_CLOSE.fullmatch(raw)
-            if (
-                closing
-                and closing.group(1)[0] == self._fence[0]
-                and len(closing.group(1)) >= self._fence[1]
-            ):
-                self._fence = None
-                role = FenceRole.CLOSE
-            else:
-                role = FenceRole.BODY
-            return SourceLine(position, raw, ((0, base),), role)
-        closing = _FENCE_CLOSE.fullmatch(raw)
-        if closing and self._directives:
-            char, length, _ = self._directives[-1]
-            if closing.group(1)[0] == char and len(closing.group(1)) >= length:
-                self._directives.pop()
-                return SourceLine(position, "", (), FenceRole.NONE)
-        opening = _FENCE_OPEN.fullmatch(raw)
-        # A backtick fence's info string may not contain backticks (that is inline code).
-        if opening and (opening.group(2)[0] == "~" or "`" not in opening.group(3)):
-            directive = markup.DIRECTIVE.fullmatch(opening.group(3).strip())
-            name = directive.group(1) if directive else ""
-            if directive and (name in markup.PROSE_DIRECTIVES or name in markup.HIDDEN_DIRECTIVES):
-                hidden = name in markup.HIDDEN_DIRECTIVES
-                if name in markup.INCLUDES:
-                    self.warnings.append(
-                        f"line {number}: {{{name}}} {directive.group(2).strip()} not resolved "
-                        "(its text is not included)"
-                    )
-                self._directives.append((opening.group(2)[0], len(opening.group(2)), hidden))
-                self._directive_options = True
-                title_start = opening.start(3) + opening.group(3).index("}") + 1
-                title_start += len(raw[title_start:]) - len(raw[title_start:].lstrip())
-                line = SourceLine(position, raw, ((0, base),), FenceRole.NONE)
-                return _cut(line, ((0, title_start),)) if not hidden else _blank(position)
-            self._fence = (opening.group(2)[0], len(opening.group(2)))
-            return SourceLine(position, raw, ((0, base),), FenceRole.OPEN)
+            return self._line_in_fence(raw, position, base, fence=self._fence)
+        if self._close_directive(raw):
+            return SourceLine(position, "", (), FenceRole.NONE)
+        opened = self._open_fence(raw, position, base, number)
+        if opened is not None:
+            return opened
         if self._directives and self._directives[-1][2]:
             return _blank(position)  # a toctree's entries are navigation, not text
         if self._directive_options:
@@ -189,6 +148,72 @@ class _Scanner:
             self._directive_options = False
         visible, runs, self._in_comment = _strip_comments(raw, 0, base)
         return self._unwrap(SourceLine(position, visible, runs, FenceRole.NONE), number)
+
+    def _line_in_tag(self, raw: str, position: int, base: int, number: int) -> SourceLine:
+        """A line inside a shortcode or component tag of several lines: hidden up to its close."""
+        close = raw.find(self._tag_close)
+        if close < 0:
+            return SourceLine(position, "", (), FenceRole.NONE)
+        close += len(self._tag_close)
+        self._tag_close = ""
+        visible, runs, self._in_comment = _strip_comments(raw, close, base)
+        return self._unwrap(SourceLine(position, visible, runs, FenceRole.NONE), number)
+
+    def _line_in_comment(self, raw: str, position: int, base: int, number: int) -> SourceLine:
+        close = raw.find("-->")
+        if close < 0:
+            return SourceLine(position, "", (), FenceRole.NONE)
+        visible, runs, self._in_comment = _strip_comments(raw, close + 3, base)
+        return self._unwrap(SourceLine(position, visible, runs, FenceRole.NONE), number)
+
+    def _line_in_fence(
+        self, raw: str, position: int, base: int, *, fence: tuple[str, int]
+    ) -> SourceLine:
+        """A code line kept as written; only a fence of the opener's character (``fence``: the
+        open fence's character and length), at least as long, closes it."""
+        closing = _FENCE_CLOSE.fullmatch(raw)
+        if closing and closing.group(1)[0] == fence[0] and len(closing.group(1)) >= fence[1]:
+            self._fence = None
+            role = FenceRole.CLOSE
+        else:
+            role = FenceRole.BODY
+        return SourceLine(position, raw, ((0, base),), role)
+
+    def _close_directive(self, raw: str) -> bool:
+        """Whether ``raw`` closes the innermost open MyST directive (which it then pops)."""
+        closing = _FENCE_CLOSE.fullmatch(raw)
+        if closing and self._directives:
+            char, length, _ = self._directives[-1]
+            if closing.group(1)[0] == char and len(closing.group(1)) >= length:
+                self._directives.pop()
+                return True
+        return False
+
+    def _open_fence(self, raw: str, position: int, base: int, number: int) -> SourceLine | None:
+        """The line when ``raw`` opens a code fence or a MyST directive, else None.
+
+        A prose directive keeps only its title; a hidden one (a toctree) shows nothing."""
+        opening = _FENCE_OPEN.fullmatch(raw)
+        # A backtick fence's info string may not contain backticks (that is inline code).
+        if not (opening and (opening.group(2)[0] == "~" or "`" not in opening.group(3))):
+            return None
+        directive = markup.DIRECTIVE.fullmatch(opening.group(3).strip())
+        name = directive.group(1) if directive else ""
+        if directive and (name in markup.PROSE_DIRECTIVES or name in markup.HIDDEN_DIRECTIVES):
+            hidden = name in markup.HIDDEN_DIRECTIVES
+            if name in markup.INCLUDES:
+                self.warnings.append(
+                    f"line {number}: {{{name}}} {directive.group(2).strip()} not resolved "
+                    "(its text is not included)"
+                )
+            self._directives.append((opening.group(2)[0], len(opening.group(2)), hidden))
+            self._directive_options = True
+            title_start = opening.start(3) + opening.group(3).index("}") + 1
+            title_start += len(raw[title_start:]) - len(raw[title_start:].lstrip())
+            line = SourceLine(position, raw, ((0, base),), FenceRole.NONE)
+            return _cut(line, ((0, title_start),)) if not hidden else _blank(position)
+        self._fence = (opening.group(2)[0], len(opening.group(2)))
+        return SourceLine(position, raw, ((0, base),), FenceRole.OPEN)
 
     def _admonition_dedent(self, raw: str) -> int:
         """Characters of indent that belong to the open MkDocs admonitions, which end at the

@@ -178,55 +178,89 @@ def folder_plan(
         file = files[document.path]
         if current is None and document.path in missing:
             gone = missing[document.path]
-            if not overwrite:
-                report.conflicts.append(gone.conflict)
-                continue
-            if gone.moved is None:
-                report.overwritten.append(replace(gone.conflict, replaced=("deletion",)))
-                plan.append(document)
-            else:
-                existing[document.path] = gone.moved
-                taken = _lifecycle(document, gone.moved)
-                report.overwritten.append(_replacing(gone.conflict, gone.moved, taken))
-                plan.append(taken)
-            continue
-        if current is None:
-            plan.append(document)
-            continue
-        if not from_folder(current, folder):
-            if _matches(current, document):
-                if current.origin == Document.Origin.UNKNOWN:
-                    # Synced before provenance was recorded, and still as the file says.
-                    _adopt(current, folder, file)
-                report.unchanged += 1
-                continue
-            conflict = _conflict(current, _not_from_folder(current, folder))
-        elif current.synced_file_hash == file.file_hash:
-            if current.pk not in current_ids and row_untouched(current):
-                # Not indexed in this model yet: index the row as the last sync left it.
-                plan.append(replace(_lifecycle(document, current), updated_on=current.updated_on))
-            else:
-                report.unchanged += 1
-            continue
-        elif row_untouched(current):
-            plan.append(_lifecycle(document, current))
-            continue
-        elif _matches(current, document):
-            # Changed on both sides, to the same thing: nothing is in conflict.
-            _adopt(current, folder, file)
-            report.unchanged += 1
-            continue
-        else:
-            conflict = _conflict(
-                current, f"changed in the database since the last sync from {folder}"
+            taken = _missing_page_plan(
+                document, gone, existing=existing, overwrite=overwrite, report=report
             )
-        if overwrite:
-            taken = _lifecycle(document, current)
-            report.overwritten.append(_replacing(conflict, current, taken))
-            plan.append(taken)
+        elif current is None:
+            taken = document
         else:
-            report.conflicts.append(conflict)
+            taken = _existing_page_plan(
+                document,
+                current,
+                file=file,
+                folder=folder,
+                overwrite=overwrite,
+                current_ids=current_ids,
+                report=report,
+            )
+        if taken is not None:
+            plan.append(taken)
     return plan
+
+
+def _missing_page_plan(
+    document: ParsedDocument,
+    gone: MissingPage,
+    *,
+    existing: dict[str, Document],
+    overwrite: bool,
+    report: SyncReport,
+) -> ParsedDocument | None:
+    """A file whose page was moved or deleted in the database: a conflict, or with
+    ``overwrite`` the file written back (a moved row returns to the file's path)."""
+    if not overwrite:
+        report.conflicts.append(gone.conflict)
+        return None
+    if gone.moved is None:
+        report.overwritten.append(replace(gone.conflict, replaced=("deletion",)))
+        return document
+    existing[document.path] = gone.moved
+    taken = _lifecycle(document, gone.moved)
+    report.overwritten.append(_replacing(gone.conflict, gone.moved, taken))
+    return taken
+
+
+def _existing_page_plan(
+    document: ParsedDocument,
+    current: Document,
+    *,
+    file: SyncedFile,
+    folder: str,
+    overwrite: bool,
+    current_ids: set[int],
+    report: SyncReport,
+) -> ParsedDocument | None:
+    """A file whose page exists: nothing to write when the two agree, the file when only it
+    changed, and a conflict (written only with ``overwrite``) when the row changed too."""
+    if not from_folder(current, folder):
+        if _matches(current, document):
+            if current.origin == Document.Origin.UNKNOWN:
+                # Synced before provenance was recorded, and still as the file says.
+                _adopt(current, folder, file)
+            report.unchanged += 1
+            return None
+        conflict = _conflict(current, _not_from_folder(current, folder))
+    elif current.synced_file_hash == file.file_hash:
+        if current.pk not in current_ids and row_untouched(current):
+            # Not indexed in this model yet: index the row as the last sync left it.
+            return replace(_lifecycle(document, current), updated_on=current.updated_on)
+        report.unchanged += 1
+        return None
+    elif row_untouched(current):
+        return _lifecycle(document, current)
+    elif _matches(current, document):
+        # Changed on both sides, to the same thing: nothing is in conflict.
+        _adopt(current, folder, file)
+        report.unchanged += 1
+        return None
+    else:
+        conflict = _conflict(current, f"changed in the database since the last sync from {folder}")
+    if overwrite:
+        taken = _lifecycle(document, current)
+        report.overwritten.append(_replacing(conflict, current, taken))
+        return taken
+    report.conflicts.append(conflict)
+    return None
 
 
 def prunable(
