@@ -154,10 +154,11 @@ def _windows(
     window_texts: int | None,
     *,
     path: IndexingPath[SourceT],
-    failed: Progress | None = None,
+    failed: Callable[[int], None] | None = None,
 ) -> Iterator[Window[SourceT]]:
     """Chunk ``sources`` in order and group them until a window holds ``window_texts`` texts.
-    A document that cannot be chunked goes to ``path.unchunkable`` and into no window."""
+    A document that cannot be chunked goes to ``path.unchunkable`` and into no window, and is
+    counted done through ``failed`` (called with the number of documents)."""
     window: Window[SourceT] = []
     texts = 0
     for source in sources:
