@@ -34,19 +34,24 @@ from kb.services import (
     document_chunk,
     document_restore,
     document_retire,
+    may_retire,
 )
 from kb.services.sync import documents_import
 from kb.uploads import UploadRejected, UploadTargetRejected, upload_sources
 
 if TYPE_CHECKING:
-    from kb.admin.documents import DocumentAdmin
+    from simple_history.admin import SimpleHistoryAdmin
+
+    # The document admin these views are reached through (``DocumentAdmin.get_urls`` binds
+    # them), named by its base class: this module needs nothing of the module importing it.
+    DocumentAdmin = SimpleHistoryAdmin
 
 
 def document_retire_view(
     request: HttpRequest, *, model_admin: DocumentAdmin, object_id: str
 ) -> HttpResponse:
     """Retire one document, optionally naming its successor; or restore a retired one."""
-    if not model_admin.has_retire_permission(request):
+    if not may_retire(actor=request.user):
         raise PermissionDenied
     document = model_admin.get_object(request, object_id)
     if document is None:
