@@ -6,7 +6,7 @@ it), for that admin's permissions, messages and site context."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from django.contrib import messages
 from django.contrib.admin.utils import unquote
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
     # The document admin these views are reached through (``DocumentAdmin.get_urls`` binds
     # them), named by its base class: this module needs nothing of the module importing it.
-    DocumentAdmin = SimpleHistoryAdmin
+    DocumentAdmin: TypeAlias = SimpleHistoryAdmin
 
 
 def document_retire_view(
