@@ -320,3 +320,41 @@ def _database_connections() -> int:
             "WHERE datname = current_database() AND pid <> pg_backend_pid()"
         )
         return cursor.fetchone()[0]
+
+
+MEMORY_AFTER_LIMIT = 1.5  # x the idle figure: past it the server kept what the load made
+
+
+def load_report_lines(report: LoadReport, *, name: str) -> list[str]:
+    """What a load benchmark (the page's or the API's) prints of its run."""
+    lines = [
+        "",
+        f"{name}: {report.askers} askers, {report.asks} asks in {report.seconds:.0f} s: "
+        f"{report.completed} completed, {report.failed} failed",
+    ]
+    lines += [f"  failure: {failure}" for failure in report.failures[:5]]
+    lines.append(f"{'metric':40} {'p50':>10} {'p95':>10}")
+    for label, values in (
+        ("time to first event", report.first_event_ms),
+        ("time to final event", report.final_event_ms),
+    ):
+        lines.append(f"{label:40} {values['p50']:>7.0f} ms {values['p95']:>7.0f} ms")
+    ratio = report.rss_after_mb / report.rss_before_mb
+    lines.append(
+        f"web RSS: before {report.rss_before_mb:.0f} MB, peak {report.rss_peak_mb:.0f} MB, "
+        f"after {report.rss_after_mb:.0f} MB ({ratio:.2f} x before)"
+    )
+    lines.append(
+        f"database connections: peak {report.connections_peak}, after {report.connections_after}"
+    )
+    return lines
+
+
+def load_problems(report: LoadReport) -> list[str]:
+    """Why a load run fails its targets: any failed ask, or memory not given back."""
+    problems = []
+    if report.failed:
+        problems.append(f"{report.failed} asks failed")
+    if report.rss_after_mb > MEMORY_AFTER_LIMIT * report.rss_before_mb:
+        problems.append(f"memory after the load exceeds {MEMORY_AFTER_LIMIT} x the idle figure")
+    return problems

@@ -16,9 +16,13 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from assistant.api.keys import api_key_create
-from assistant.management.commands.load_bench import MEMORY_AFTER_LIMIT, _wait_until_ready
+from assistant.management.commands.load_bench import _wait_until_ready
 from assistant.tooling.api_benchmarks import api_load_run
-from assistant.tooling.benchmarks import LOAD_REQUEST_TIMEOUT_SECONDS, LoadReport
+from assistant.tooling.benchmarks import (
+    LOAD_REQUEST_TIMEOUT_SECONDS,
+    load_problems,
+    load_report_lines,
+)
 from kb.actors import SYSTEM
 from kb.embedders import get_embedder
 from kb.runtime.processes import Supervisor, database_url, free_port, web_server
@@ -105,35 +109,8 @@ class Command(BaseCommand):
                 )
             finally:
                 server.stop()
-        self._print(report)
-        problems = []
-        if report.failed:
-            problems.append(f"{report.failed} asks failed")
-        if report.rss_after_mb > MEMORY_AFTER_LIMIT * report.rss_before_mb:
-            problems.append(f"memory after the load exceeds {MEMORY_AFTER_LIMIT} x the idle figure")
+        for line in load_report_lines(report, name="api_load_bench"):
+            self.stdout.write(line)
+        problems = load_problems(report)
         if problems:
             raise CommandError("api_load_bench: " + "; ".join(problems))
-
-    def _print(self, report: LoadReport) -> None:
-        self.stdout.write("")
-        self.stdout.write(
-            f"api_load_bench: {report.askers} askers, {report.asks} asks in "
-            f"{report.seconds:.0f} s: {report.completed} completed, {report.failed} failed"
-        )
-        for failure in report.failures[:5]:
-            self.stdout.write(f"  failure: {failure}")
-        self.stdout.write(f"{'metric':40} {'p50':>10} {'p95':>10}")
-        for label, values in (
-            ("time to first event", report.first_event_ms),
-            ("time to final event", report.final_event_ms),
-        ):
-            self.stdout.write(f"{label:40} {values['p50']:>7.0f} ms {values['p95']:>7.0f} ms")
-        ratio = report.rss_after_mb / report.rss_before_mb
-        self.stdout.write(
-            f"web RSS: before {report.rss_before_mb:.0f} MB, peak {report.rss_peak_mb:.0f} MB, "
-            f"after {report.rss_after_mb:.0f} MB ({ratio:.2f} x before)"
-        )
-        self.stdout.write(
-            f"database connections: peak {report.connections_peak}, "
-            f"after {report.connections_after}"
-        )

@@ -18,7 +18,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from assistant.tooling.benchmarks import LoadReport, load_run
+from assistant.tooling.benchmarks import load_problems, load_report_lines, load_run
 from kb.actors import SYSTEM
 from kb.embedders import get_embedder
 from kb.runtime.processes import Supervisor, database_url, free_port, web_server
@@ -27,7 +27,6 @@ from kb.tooling.benchmarking import throwaway_database
 
 DATABASE_NAME = "test_groundwork_load_bench"
 START_SECONDS = 120.0
-MEMORY_AFTER_LIMIT = 1.5  # x the idle figure
 
 
 class Command(BaseCommand):
@@ -86,38 +85,11 @@ class Command(BaseCommand):
                 )
             finally:
                 server.stop()
-        self._print(report)
-        problems = []
-        if report.failed:
-            problems.append(f"{report.failed} asks failed")
-        if report.rss_after_mb > MEMORY_AFTER_LIMIT * report.rss_before_mb:
-            problems.append(f"memory after the load exceeds {MEMORY_AFTER_LIMIT} x the idle figure")
+        for line in load_report_lines(report, name="load_bench"):
+            self.stdout.write(line)
+        problems = load_problems(report)
         if problems:
             raise CommandError("load_bench: " + "; ".join(problems))
-
-    def _print(self, report: LoadReport) -> None:
-        self.stdout.write("")
-        self.stdout.write(
-            f"load_bench: {report.askers} askers, {report.asks} asks in {report.seconds:.0f} s: "
-            f"{report.completed} completed, {report.failed} failed"
-        )
-        for failure in report.failures[:5]:
-            self.stdout.write(f"  failure: {failure}")
-        self.stdout.write(f"{'metric':40} {'p50':>10} {'p95':>10}")
-        for label, values in (
-            ("time to first event", report.first_event_ms),
-            ("time to final event", report.final_event_ms),
-        ):
-            self.stdout.write(f"{label:40} {values['p50']:>7.0f} ms {values['p95']:>7.0f} ms")
-        ratio = report.rss_after_mb / report.rss_before_mb
-        self.stdout.write(
-            f"web RSS: before {report.rss_before_mb:.0f} MB, peak {report.rss_peak_mb:.0f} MB, "
-            f"after {report.rss_after_mb:.0f} MB ({ratio:.2f} x before)"
-        )
-        self.stdout.write(
-            f"database connections: peak {report.connections_peak}, "
-            f"after {report.connections_after}"
-        )
 
 
 def _wait_until_ready(base_url: str) -> None:
