@@ -17,9 +17,8 @@ from assistant.tooling.benchmarks import (
     LOAD_REQUEST_TIMEOUT_SECONDS,
     LoadReport,
     _AskSample,
-    _database_connections,
-    _p50_p95,
     _ServerSampler,
+    askers_run,
 )
 from kb.tooling.benchmarking import BenchmarkError
 
@@ -69,31 +68,15 @@ def api_load_run(
                     done = len(samples) + len(failures)
                 progress(done, total)
 
-    started = time.perf_counter()
-    sampler.start()
-    threads = [threading.Thread(target=asker, args=(n,), daemon=True) for n in range(askers)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    seconds = time.perf_counter() - started
-    sampler.stop()
-    deadline = time.monotonic() + settle_seconds
-    while time.monotonic() < deadline:  # idle, as a server is after a burst
-        time.sleep(0.5)
-    return LoadReport(
+    return askers_run(
+        asker=asker,
         askers=askers,
         asks=total,
-        completed=len(samples),
-        failures=failures,
-        first_event_ms=_p50_p95([s.first_event_ms for s in samples]),
-        final_event_ms=_p50_p95([s.final_event_ms for s in samples]),
+        sampler=sampler,
         rss_before_mb=before,
-        rss_peak_mb=max(sampler.rss_peak_mb, before),
-        rss_after_mb=sampler.rss_mb(),
-        connections_peak=sampler.connections_peak,
-        connections_after=_database_connections(),
-        seconds=seconds,
+        samples=samples,
+        failures=failures,
+        settle_seconds=settle_seconds,
     )
 
 

@@ -18,7 +18,7 @@ import time
 import urllib.parse
 import urllib.request
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -192,6 +192,32 @@ def load_run(
             with lock:
                 samples.append(sample)
 
+    return askers_run(
+        asker=asker,
+        askers=askers,
+        asks=askers * asks_per_asker,
+        sampler=sampler,
+        rss_before_mb=before,
+        samples=samples,
+        failures=failures,
+        settle_seconds=settle_seconds,
+    )
+
+
+def askers_run(
+    *,
+    asker: Callable[[int], None],
+    askers: int,
+    asks: int,
+    sampler: _ServerSampler,
+    rss_before_mb: float,
+    samples: list[_AskSample],
+    failures: list[str],
+    settle_seconds: float,
+) -> LoadReport:
+    """Run ``asker(n)`` for n in 0..askers-1, all at once on threads (each appends to
+    ``samples`` or ``failures``), while ``sampler`` watches the server; then leave the server
+    idle ``settle_seconds``, as it is after a burst, and report."""
     started = time.perf_counter()
     sampler.start()
     threads = [threading.Thread(target=asker, args=(n,), daemon=True) for n in range(askers)]
@@ -202,17 +228,17 @@ def load_run(
     seconds = time.perf_counter() - started
     sampler.stop()
     deadline = time.monotonic() + settle_seconds
-    while time.monotonic() < deadline:  # idle, as a server is after a burst
+    while time.monotonic() < deadline:
         time.sleep(0.5)
     return LoadReport(
         askers=askers,
-        asks=askers * asks_per_asker,
+        asks=asks,
         completed=len(samples),
         failures=failures,
         first_event_ms=_p50_p95([s.first_event_ms for s in samples]),
         final_event_ms=_p50_p95([s.final_event_ms for s in samples]),
-        rss_before_mb=before,
-        rss_peak_mb=max(sampler.rss_peak_mb, before),
+        rss_before_mb=rss_before_mb,
+        rss_peak_mb=max(sampler.rss_peak_mb, rss_before_mb),
         rss_after_mb=sampler.rss_mb(),
         connections_peak=sampler.connections_peak,
         connections_after=_database_connections(),
