@@ -19,14 +19,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from kb.models import EmbeddingModel, TermStatistic
-from search.sql import reading_connection
+from kb.models import EmbeddingModel
+from search.sql import TERM_STATISTICS, reading_connection
 
 MIN_LEXEME_LENGTH = 5
 LONG_LEXEME_LENGTH = 8  # from here two edits are allowed, below it one
 _DIGIT = re.compile(r"\d")
-
-TERM_STATISTICS = TermStatistic._meta.db_table
 
 
 def correctable(lexeme: str) -> bool:

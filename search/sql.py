@@ -6,13 +6,15 @@ from __future__ import annotations
 from django.db import connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 
-from kb.models import Chunk, Document, EmbeddingModel, PageVector
+from kb.models import Chunk, Document, EmbeddingModel, IndexStatistic, PageVector, TermStatistic
 from kb.runtime.db_router import read_alias
 from kb.visibility import visible_document_sql
 
 CHUNKS = Chunk._meta.db_table
 DOCUMENTS = Document._meta.db_table
 PAGE_VECTORS = PageVector._meta.db_table
+INDEX_STATISTICS = IndexStatistic._meta.db_table
+TERM_STATISTICS = TermStatistic._meta.db_table
 
 
 def visible_chunks_sql(embedding_model: EmbeddingModel) -> str:

@@ -14,10 +14,17 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kb.models import EmbeddingModel, IndexStatistic, TermStatistic
+from kb.models import EmbeddingModel
 from search.keywords import KeywordQuery
 from search.spelling import lexeme_corrections
-from search.sql import CHUNKS, DOCUMENTS, reading_connection, visible_chunks_sql
+from search.sql import (
+    CHUNKS,
+    DOCUMENTS,
+    INDEX_STATISTICS,
+    TERM_STATISTICS,
+    reading_connection,
+    visible_chunks_sql,
+)
 
 # The keyword leg scores the chunks that hold the question's rarest terms: lexemes are taken
 # rarest first while the chunks holding them add up to at most this many. BM25 is dominated by
@@ -37,9 +44,6 @@ KEYWORD_CANDIDATE_BUDGET = 500
 # terms cannot hold more postings than three times the chunks), so every eval set ranks as it
 # did.
 KEYWORD_SELECTION_POSTINGS = 50_000
-
-INDEX_STATISTICS = IndexStatistic._meta.db_table
-TERM_STATISTICS = TermStatistic._meta.db_table
 
 
 @dataclass(frozen=True)
