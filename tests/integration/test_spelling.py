@@ -47,10 +47,13 @@ def test_a_word_the_index_lacks_is_read_as_its_nearest_indexed_word(indexed) -> 
 
 
 def test_known_short_and_unlike_words_are_left_alone(indexed) -> None:
-    # short, with a digit, far from every indexed word ("klarna"), or two edits from "cancel"
-    # in a word under eight letters ("cnacel": a swap counts twice)
+    # short, with a digit or a dot, far from every indexed word ("klarna"), two edits from
+    # "cancel" in a word under eight letters ("cnacel": a swap counts twice), or one edit away
+    # only by changing its first letter ("invoke" -> "invoice" needs two; "nvoice" needs an
+    # added first letter)
     corrected = lexeme_corrections(
-        lexemes=["cancl"[:4], "e4012", "klarna", "zebra", "cnacel"], embedding_model=indexed
+        lexemes=["cancl"[:4], "e4012", "invoice.pdf", "klarna", "zebra", "cnacel", "nvoic"],
+        embedding_model=indexed,
     )
 
     assert corrected == {}
