@@ -29,9 +29,11 @@ from assistant.generators.base import (
 )
 from assistant.prompting import NOT_COVERED_SENTENCE
 from assistant.units import (
+    QuestionShape,
     Unit,
     UnitWeights,
     following_sentence,
+    question_as_read,
     shortlist,
     unit_features,
     units_of,
@@ -56,6 +58,7 @@ RELEVANCE_FLOOR = 0.3  # below this the best unit is not about the question
 EXTRA_QUOTE_MARGIN = 0.18
 OLDER_PAGE_MARGIN = 0.12  # cosine: an older version this close to the lead is noted
 DUPLICATE_SIMILARITY = 0.9
+STEP_KINDS = frozenset({"procedure", "code"})  # what answers "how do I ...?"
 VERSION_WORDS = re.compile(
     r"\(.*?\)|\b(?:19|20)\d\d\b|\b(?:legacy|old|older|archived?|previous|deprecated)\b|[^\w\s]"
 )
@@ -131,8 +134,9 @@ class ExtractiveGenerator:
         another follows only if it scores close to it and is not a repeat of one quoted."""
         if not units:
             return [], []
+        read = question_as_read(question, units)
         similarity, vectors = self._similarities(
-            [question] if context is None else [question, f"{context} {question}"], units
+            [read] if context is None else [read, f"{context} {read}"], units
         )
         scores = similarity + weighted(features, self._weights)
         # Without vectors only shared words count: ask for half their weight.
@@ -159,6 +163,9 @@ class ExtractiveGenerator:
             ):
                 continue
             picked.append(index)
+        steps = _steps_wanted(question, units, current, picked=picked, similarity=similarity)
+        if steps is not None:  # the lead and the steps answer the question's two asks
+            picked = [picked[0], steps]
         # The best unit opens the answer: it is the one most likely to hold the fact; the
         # others follow in the order their pages give them, so they read as its context.
         rest = sorted(
@@ -195,6 +202,30 @@ class ExtractiveGenerator:
             return np.zeros(len(units), dtype=np.float32), None
         found = vectors[len(queries) :]
         return (found @ vectors[: len(queries)].T).mean(axis=1), found
+
+
+def _steps_wanted(
+    question: str,
+    units: Sequence[Unit],
+    order: Sequence[int],
+    *,
+    picked: Sequence[int],
+    similarity: np.ndarray,
+) -> int | None:
+    """The steps a how-to question still lacks: when it asks how to do something and no unit
+    picked is a procedure (or a code block), the best-scoring one (``order``) that is at least
+    as close in meaning to the question as the lead. "how do i cancel my subscription, is there
+    a notice period?" is led by the sentence that decides the second ask ("...no notice
+    period."), while the steps, which only share the question's common words, answer the first."""
+    if not QuestionShape.of(question).how_to:
+        return None
+    if any(units[index].kind in STEP_KINDS for index in picked):
+        return None
+    lead = similarity[picked[0]]
+    for index in order:
+        if units[index].kind in STEP_KINDS and similarity[index] >= lead:
+            return index
+    return None
 
 
 def _older_pages(

@@ -15,6 +15,7 @@ from assistant.units import (
     UnitWeights,
     following_sentence,
     lexemes,
+    question_as_read,
     question_lexemes,
     unit_features,
     units_of,
@@ -145,6 +146,22 @@ def test_a_word_mistyped_in_the_question_is_read_as_the_passage_word_it_misses()
     wanted = question_lexemes("how do i cancle my subscribtion", units)
 
     assert {"cancel", "subscript"} <= wanted
+
+
+def test_the_embedder_reads_a_mistyped_question_spelt_as_the_passages_spell_it() -> None:
+    # given: the passages hold several words of each stem
+    units = units_of(
+        [
+            _source("Cancellation is effective at the end of the period. Cancelled plans stay."),
+            _source("Click Cancel subscription to cancel your subscriptions.", number=2),
+        ]
+    )
+
+    # when
+    read = question_as_read("How do I cancle my subscribtion, is there a notice period?", units)
+
+    # then: each slip is the word of its stem closest to what was typed; the rest is untouched
+    assert read == "How do I cancel my subscription, is there a notice period?"
 
 
 def test_a_question_asking_for_an_amount_prefers_a_unit_holding_a_number() -> None:

@@ -474,3 +474,29 @@ def test_two_steps_of_one_procedure_are_never_quoted_apart(
     # then: the procedure once, or one step, never two steps each with the lead-in
     answer = "".join(deltas)
     assert answer.count("To delete your account:") == 1, answer
+
+
+def test_a_how_to_question_that_also_asks_yes_or_no_gets_the_decision_and_the_steps(
+    generator: ExtractiveGenerator, local_embedder: Embedder
+) -> None:
+    # given: the page's opening sentence decides the second ask, its steps answer the first
+    # (a newcomer's question, typed as typed; issue #24)
+    hits = [
+        _passage(local_embedder, "policies/cancellation.md", "no notice period"),
+        _passage(local_embedder, "api/subscriptions.md", "cancel_at_period_end"),
+        _passage(local_embedder, "policies/cancellation.md", "Click **Cancel subscription**"),
+    ]
+
+    # when
+    deltas, _, prompt = _answer(
+        generator, "how do i cancle my subscribtion, is there a notice period?", hits
+    )
+
+    # then: the decision leads, the steps follow, each cited to the cancellation page
+    quotes = _quotes(deltas)
+    assert [sentence.split(".")[0] for sentence, _ in quotes] == [
+        "There are no cancellation fees and no notice period",
+        "1",
+    ]
+    assert "3. Click Cancel subscription." in quotes[1][0]
+    assert {prompt.sources[number - 1].path for _, number in quotes} == {"policies/cancellation.md"}
