@@ -158,6 +158,8 @@ def document_from_fields(
     field list) and Markdown ``body`` make, every field checked as front matter is; what the
     page's markup lost is ``warnings``."""
     _check_path(path)
+    for key in fields:
+        _refuse_near_miss(path, str(key), key_lines.get(key, _FIRST_LINE))
     reader = _FieldReader(path, fields, key_lines)
     title = reader.text("title") or first_heading(body) or _title_from_file_name(path)
     title = " ".join(title.split())

@@ -32,7 +32,8 @@ _ADMONITIONS = {
     "caution": "Caution", "danger": "Danger", "error": "Error", "attention": "Attention",
 }  # fmt: skip
 _MAX_LEVEL = 6
-_ESCAPED = re.compile(r"[\\`*\[\]<]|(?<![^\W_])_|_(?![^\W_])")
+# `*` between spaces (`2 * 3`) and `_` inside a word (`snake_case`) can never be emphasis.
+_ESCAPED = re.compile(r"[\\`\[\]<]|(?<!\s)\*|\*(?!\s)|(?<![^\W_])_|_(?![^\W_])")
 # What a line must not start with, or Markdown (or our scanner) reads a block there.
 _LINE_START = re.compile(
     r"(#|>|[-+*](?=[ \t]|$)|=|\||~~~|:::|!!!|\?\?\?|\+\+\+|import[ \t]|\d{1,9}(?=[.)]))"
@@ -95,7 +96,7 @@ class MarkdownWriter:
 
     def _block(self, node: nodes.Node, *, level: int) -> list[str]:
         if isinstance(node, nodes.Text):
-            return [_paragraph(_escape(str(node)))]
+            return [_paragraph(_escape(node.astext()))]
         if isinstance(
             node,
             (nodes.comment, nodes.substitution_definition, nodes.target, nodes.system_message,
@@ -349,7 +350,7 @@ class MarkdownWriter:
             return self._inline(node)
         if isinstance(node, nodes.Element):
             return " ".join(p for p in (self._inline_all(c) for c in node.children) if p)
-        return _escape(str(node)) if isinstance(node, nodes.Text) else ""
+        return _escape(node.astext()) if isinstance(node, nodes.Text) else ""
 
     # -- inline ----------------------------------------------------------------------------
 
@@ -365,7 +366,7 @@ class MarkdownWriter:
 
     def _span(self, node: nodes.Node) -> str:
         if isinstance(node, nodes.Text):
-            return _escape(str(node).replace("\n", " "))
+            return _escape(node.astext().replace("\n", " "))
         if isinstance(node, (nodes.system_message, nodes.raw, nodes.target, nodes.pending)):
             if isinstance(node, nodes.target):
                 return self._inline_children(node)
@@ -410,7 +411,8 @@ class MarkdownWriter:
 
 
 def _escape(text: str) -> str:
-    return _ESCAPED.sub(lambda match: "\\" + match.group(), text)
+    # `\<!--` would still open a comment for our line scanner, which knows no escapes.
+    return _ESCAPED.sub(lambda match: "\\" + match.group(), text.replace("<!--", "&lt;!--"))
 
 
 def _paragraph(text: str) -> str:

@@ -185,12 +185,12 @@ def _parse(path: str, raw: bytes, read_file: FileReader | None) -> _Read:
         raise DocumentParseError(
             path=path, message=f"reStructuredText that docutils cannot read ({exc})"
         ) from exc
-    fields, key_lines = _file_fields(tree)
+    fields, key_lines = _file_fields(path, tree)
     title_section = next((c for c in tree.children if isinstance(c, nodes.section)), None)
     return _Read(raw, tree, context, fields, key_lines, title_section)
 
 
-def _file_fields(tree: nodes.document) -> tuple[dict[str, Any], dict[str, int]]:
+def _file_fields(path: str, tree: nodes.document) -> tuple[dict[str, Any], dict[str, int]]:
     """The field list at the top of the page (before its title or right under it), taken out of
     the page: Sphinx reads it as the file's metadata, ours as front matter."""
     found: nodes.field_list | None = None
@@ -212,8 +212,12 @@ def _file_fields(tree: nodes.document) -> tuple[dict[str, Any], dict[str, int]]:
         if name_node is None:
             continue
         name = name_node.astext().strip()
-        fields[name] = " ".join(body.astext().split()) if body is not None else ""
         line = name_node.line or item.line or found.line
+        if name in fields:
+            raise DocumentParseError(
+                path=path, message=f"front matter: '{name}' is given twice", line=line
+            )
+        fields[name] = " ".join(body.astext().split()) if body is not None else ""
         if line:
             key_lines[name] = line
     return fields, key_lines

@@ -342,7 +342,7 @@ def _literal_role(
     """Code-like roles (an API object, a file, a command): the shown text, as code."""
     title, target, explicit = _title_and_target(nodes.unescape(text))
     shown = title if explicit else target
-    if not explicit:
+    if not explicit and name not in ("file", "samp", "download"):
         shown = shown.lstrip("!")
         if shown.startswith("~"):
             shown = shown[1:].rsplit(".", 1)[-1]
