@@ -60,7 +60,7 @@ class MarkdownWriter:
     def write(self, document: nodes.document) -> Written:
         for section in document.findall(nodes.section):
             for identifier in section["ids"]:
-                self._ids.setdefault(identifier, section["ids"][0])
+                self._ids.setdefault(identifier, section_anchor(section))
         for message in document.findall(nodes.system_message):
             self._message(message)
         blocks = self._blocks(document.children, level=0)
@@ -176,7 +176,7 @@ class MarkdownWriter:
         text = " ".join(self._inline(title).split()) if title is not None else ""
         anchor = ""
         if node is not self._title_section and node["ids"]:
-            anchor = f" {{#{node['ids'][0]}}}"
+            anchor = f" {{#{section_anchor(node)}}}"
         heading = "#" * min(level, _MAX_LEVEL) + " " + (text or "(untitled)") + anchor
         return [heading, *self._blocks(node.children, level=level)]
 
@@ -408,6 +408,18 @@ class MarkdownWriter:
         if not node["explicit"] and title:
             text = _escape(title)
         return f"[{text}]({_link_destination(address)})"
+
+
+def section_anchor(section: nodes.section) -> str:
+    """The id a section's heading gets: its label's (what ``:ref:`` names), else the one
+    docutils made from its title (Sphinx's section id). A section whose title repeats its label
+    (``.. _refunds:`` over "Refunds") has the label's ``refunds``, not ``refunds-1``."""
+    document = section.document
+    if document is not None:
+        for name in section["names"]:
+            if document.nametypes.get(name) and document.nameids.get(name) in section["ids"]:
+                return str(document.nameids[name])
+    return str(section["ids"][0])
 
 
 def _escape(text: str) -> str:

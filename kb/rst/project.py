@@ -32,7 +32,7 @@ from kb.parsing import (
 from kb.rst import sphinx
 from kb.rst.conf import CONF_FILE, SphinxConf, sphinx_conf_read
 from kb.rst.context import FileReader, RstContext, context_settings
-from kb.rst.markdown import MarkdownWriter
+from kb.rst.markdown import MarkdownWriter, section_anchor
 
 sphinx.register()
 
@@ -240,7 +240,7 @@ def _labels(pages: Mapping[str, _Read]) -> dict[str, _Label]:
                 continue  # an implicit (title) name, or a link to another site
             section = element if isinstance(element, nodes.section) else _enclosing(element)
             on_title = section is None or section is page.title_section
-            anchor = "" if on_title or section is None else section["ids"][0]
+            anchor = "" if on_title or section is None else section_anchor(section)
             title = _section_title(element) if isinstance(element, nodes.section) else ""
             labels.setdefault(name, _Label(path, anchor, title))
     return labels

@@ -132,13 +132,13 @@ def test_ref_and_doc_link_to_the_docs_page_and_section_the_label_names(tmp_path:
     # then each role is a link to the target's /docs page, with its title as the text
     home = pages.documents["index.rst"]
     assert (
-        "See [Time limits](/docs/guide/refunds.rst#time-limits), [the limits]"
-        "(/docs/guide/refunds.rst#time-limits) and [Refunds](/docs/guide/refunds.rst)."
+        "See [Time limits](/docs/guide/refunds.rst#refund-window), [the limits]"
+        "(/docs/guide/refunds.rst#refund-window) and [Refunds](/docs/guide/refunds.rst)."
     ) in home.body
     # and the anchor is where the target page's heading is
     target = pages.documents["guide/refunds.rst"]
     rendered = document_render(body=target.body, title=target.title, path=target.path)
-    assert [heading.anchor for heading in rendered.headings] == ["time-limits"]
+    assert [heading.anchor for heading in rendered.headings] == ["refund-window"]
     assert home.warnings == ()
 
 
