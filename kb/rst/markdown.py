@@ -38,6 +38,8 @@ _ESCAPED = re.compile(r"[\\`\[\]<]|(?<!\s)\*|\*(?!\s)|(?<![^\W_])_|_(?![^\W_])")
 _LINE_START = re.compile(
     r"(#|>|[-+*](?=[ \t]|$)|=|\||~~~|:::|!!!|\?\?\?|\+\+\+|import[ \t]|\d{1,9}(?=[.)]))"
 )
+# `werkzeug:test`: intersphinx, a page of another Sphinx project
+_INTERSPHINX = re.compile(r"([A-Za-z][\w-]*):(?!/)\S")
 _UNKNOWN_DIRECTIVE = re.compile(r'Unknown directive type "([^"]+)"\.')
 
 
@@ -401,8 +403,11 @@ class MarkdownWriter:
         found = self._resolve(kind, target, self._path)
         text = self._inline_children(node)
         if found is None:
-            self._warn(f'line {node.line}: :{kind}:`{target}` names no page or label in the '
-                       "folder: kept as its text")  # fmt: skip
+            project = _INTERSPHINX.match(target)
+            where = f"a page of another project ({project.group(1)})" if project else (
+                "no page or label in the folder"
+            )  # fmt: skip
+            self._warn(f"line {node.line}: :{kind}:`{target}` names {where}: kept as its text")
             return text
         address, title = found
         if not node["explicit"] and title:

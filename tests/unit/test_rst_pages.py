@@ -143,12 +143,15 @@ def test_ref_and_doc_link_to_the_docs_page_and_section_the_label_names(tmp_path:
 
 
 def test_a_reference_to_no_label_is_its_text_and_reported(tmp_path: Path) -> None:
-    document = _page(tmp_path, "Home\n====\n\nSee :ref:`nowhere` and :doc:`missing`.\n")
+    document = _page(
+        tmp_path, "Home\n====\n\nSee :ref:`nowhere`, :doc:`missing` and :doc:`werkzeug:test`.\n"
+    )
 
-    assert "See nowhere and missing." in document.body
+    assert "See nowhere, missing and werkzeug:test." in document.body
     assert document.warnings == (
         "line 4: :ref:`nowhere` names no page or label in the folder: kept as its text",
         "line 4: :doc:`missing` names no page or label in the folder: kept as its text",
+        "line 4: :doc:`werkzeug:test` names a page of another project (werkzeug): kept as its text",
     )
 
 
