@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar, cast
 
@@ -421,16 +422,18 @@ def role_named(name: str) -> Callable[..., RoleResult] | None:
 def project_roles(local: dict[str, Callable[..., RoleResult]]) -> Iterator[None]:
     """The roles one project's ``conf.py`` adds (``""`` is its default role), while one page is
     read: docutils keeps roles in a module table, so they are put there and taken out again,
-    as Sphinx does for its default role."""
-    table = _ROLES
-    saved = {name: table[name] for name in local if name in table}
-    table.update(local)
-    try:
-        yield
-    finally:
-        for name in local:
-            table.pop(name, None)
-        table.update(saved)
+    as Sphinx does for its default role. One page at a time per process (a lock), so two
+    threads reading two projects never see each other's roles."""
+    with _PROJECT_ROLES_LOCK:
+        table = _ROLES
+        saved = {name: table[name] for name in local if name in table}
+        table.update(local)
+        try:
+            yield
+        finally:
+            for name in local:
+                table.pop(name, None)
+            table.update(saved)
 
 
 def _role_with_fallback(
@@ -474,3 +477,4 @@ _docutils_role = roles.role
 # default role lives under "", and the canonical ones.
 _ROLES: dict[str, Any] = vars(roles)["_roles"]
 _ROLE_REGISTRY: dict[str, Any] = vars(roles)["_role_registry"]
+_PROJECT_ROLES_LOCK = threading.Lock()

@@ -5,6 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from kb.chunking.lines import markup_left
 from kb.chunking.structure import BlockKind, split_sections
 from kb.parsing import ParsedDocument
@@ -346,3 +349,31 @@ def test_a_page_that_docutils_reads_with_errors_never_shows_them(tmp_path: Path)
 
     assert "System Message" not in document.body and "ERROR" not in document.body
     assert document.warnings and all(re.match(r"line \d+: ", w) for w in document.warnings)
+
+
+_RST_PIECES = st.sampled_from(
+    [
+        "Title\n=====\n", "Sub\n---\n", "text *em* **strong** ``code``", ":ref:`x`", ":doc:`y`",
+        ":unknown:`z`", "`default`", ".. note::\n\n   boxed\n", ".. toctree::\n\n   a\n",
+        ".. include:: other.rst\n", ".. include:: ../../etc/passwd\n", "::\n\n   literal\n",
+        ".. code-block:: python\n\n   x = 1\n", ".. mystery:: arg\n\n   body\n", "- a\n- b\n",
+        "+---+\n| a |\n+---+\n", ":field: value\n", ".. _label:\n", "`broken", "*open",
+        "| line\n", "  indented\n", "[1]_\n\n.. [1] note\n", "\\\\", "<!-- x -->", "{#id}",
+    ]
+)  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None)
+@given(pieces=st.lists(_RST_PIECES, max_size=12), noise=st.text(max_size=40))
+def test_any_page_loads_or_is_refused_and_never_carries_docutils_output(
+    pieces: list[str], noise: str
+) -> None:
+    text = "\n\n".join([*pieces, noise])
+    pages = rst_pages_read({"page.rst": text.encode("utf-8", "surrogatepass")}, read_file=None)
+
+    if "page.rst" in pages.failures:
+        return  # refused with a message (a bad field, undecodable text): nothing published
+    body = pages.documents["page.rst"].body
+    assert "\x00" not in body
+    assert "System Message" not in body and "Unknown directive" not in body
+    assert "mystery" not in body and "passwd" not in body
