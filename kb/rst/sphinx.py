@@ -158,8 +158,9 @@ class Code(Directive):
         text = "\n".join(self.content)
         node = nodes.literal_block(text, text, language=language)
         caption = self.options.get("caption")
-        if caption:
-            return [nodes.paragraph("", "", nodes.strong(caption, caption)), node]
+        if caption:  # reStructuredText itself: ``/etc/hosts`` is code
+            text_nodes, messages = self.state.inline_text(caption, self.lineno)
+            return [nodes.paragraph("", "", nodes.strong("", "", *text_nodes)), *messages, node]
         return [node]
 
 

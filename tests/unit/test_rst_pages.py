@@ -109,13 +109,14 @@ def test_literal_blocks_and_code_blocks_are_code(tmp_path: Path) -> None:
     document = _page(
         tmp_path,
         "Page\n====\n\nRun this::\n\n   pip install acme\n   # not a heading\n\n"
-        ".. code-block:: python\n   :linenos:\n\n   print('hi')\n",
+        ".. code-block:: python\n   :linenos:\n   :caption: ``hello.py``\n\n   print('hi')\n",
     )
 
     blocks = split_sections(document.body)[0].blocks
     assert [(block.kind, block.text) for block in blocks] == [
         (BlockKind.PARAGRAPH, "Run this:"),
         (BlockKind.CODE, "```\npip install acme\n# not a heading\n```"),
+        (BlockKind.PARAGRAPH, "**`hello.py`**"),
         (BlockKind.CODE, "```python\nprint('hi')\n```"),
     ]
 
