@@ -43,6 +43,8 @@ MAX_METADATA_CHARS = 65_536
 AUDIENCES = tuple(Audience.values)
 STATUSES = tuple(Status.values)
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")  # .mdx: Docusaurus pages, MDX like its .md
+RST_SUFFIXES = (".rst",)  # reStructuredText as Sphinx writes it, read by ``kb.rst``
+DOCUMENT_SUFFIXES = MARKDOWN_SUFFIXES + RST_SUFFIXES
 
 _FRONT_MATTER_OPEN = re.compile(r"---[ \t]*")
 _FRONT_MATTER_CLOSE = re.compile(r"(?:---|\.\.\.)[ \t]*")
@@ -59,7 +61,11 @@ _OWN_KEYS = ("title", "category", "updated", "review_by", *_GUARDED_KEYS)
 # The static-site tools' keys that mean one of ours (see `parse_document`).
 _MAPPED_KEYS = ("description", "draft", "date", "lastmod", "last_update")
 # Tool keys with no equivalent here, kept as metadata without being reported as unknown.
-KEPT_KEYS = ("slug", "aliases", "weight", "sidebar_position", "tags", "redirect_from")
+# Sphinx's file-wide fields (`:orphan:`, `:tocdepth:`) and the pages a toctree lists come too.
+KEPT_KEYS = (
+    "slug", "aliases", "weight", "sidebar_position", "tags", "redirect_from",
+    "orphan", "tocdepth", "nocomments", "nosearch", "toctree",
+)  # fmt: skip
 # Earlier addresses of the page: Hugo's `aliases`, Jekyll's `redirect_from` (see `page_aliases`).
 _ALIAS_KEYS = ("aliases", "redirect_from")
 _REMOTE = re.compile(r"[a-z][a-z0-9+.-]*:|//", re.IGNORECASE)
@@ -125,10 +131,35 @@ class ParsedDocument:
 
 
 def parse_document(*, path: str, raw: bytes) -> ParsedDocument:
-    """Parse one Markdown file. A file without front matter is valid and takes every default."""
+    """Parse one Markdown file. A file without front matter is valid and takes every default.
+    (A reStructuredText page needs its folder, for labels and includes: ``kb.rst``.)"""
     _check_path(path)
     text = _decode(path, raw)
     fields, body, key_lines = _split_front_matter(path, text)
+    first_line = text.count("\n", 0, len(text) - len(body)) + 1
+    return document_from_fields(
+        path=path,
+        fields=fields,
+        key_lines=key_lines,
+        body=body,
+        warnings=markup_warnings(body, first_line=first_line),
+    )
+
+
+def document_from_fields(
+    *,
+    path: str,
+    fields: dict[str, Any],
+    key_lines: dict[str, int],
+    body: str,
+    warnings: Iterable[str] = (),
+) -> ParsedDocument:
+    """The document a page's metadata ``fields`` (front matter, or a reStructuredText page's
+    field list) and Markdown ``body`` make, every field checked as front matter is; what the
+    page's markup lost is ``warnings``."""
+    _check_path(path)
+    for key in fields:
+        _refuse_near_miss(path, str(key), key_lines.get(key, _FIRST_LINE))
     reader = _FieldReader(path, fields, key_lines)
     title = reader.text("title") or first_heading(body) or _title_from_file_name(path)
     title = " ".join(title.split())
@@ -175,10 +206,7 @@ def parse_document(*, path: str, raw: bytes) -> ParsedDocument:
         description=reader.text("description") or "",
         metadata=metadata,
         unknown_keys=tuple(key for key in metadata if key not in _KNOWN_KEYS),
-        warnings=(
-            *markup_warnings(body, first_line=text.count("\n", 0, len(text) - len(body)) + 1),
-            *alias_warnings,
-        ),
+        warnings=(*warnings, *alias_warnings),
         aliases=aliases,
         audience_stated=reader.text("audience") is not None,
     )
@@ -342,8 +370,8 @@ def document_path_problem(path: str) -> str | None:
         return "'..' segments are not allowed"
     if "" in segments or "." in segments:
         return "empty or '.' segments are not allowed"
-    if not path.lower().endswith(MARKDOWN_SUFFIXES):
-        return "only .md, .markdown and .mdx files are documents"
+    if not path.lower().endswith(DOCUMENT_SUFFIXES):
+        return "only .md, .markdown, .mdx and .rst files are documents"
     return None
 
 
@@ -352,6 +380,12 @@ def _normalise_document_path(path: str) -> str:
     while path.startswith(("./", "/")):
         path = path[2:] if path.startswith("./") else path[1:]
     return path
+
+
+def document_text(*, path: str, raw: bytes) -> str:
+    """A file's text as every page format reads it: size-checked UTF-8, ``\n`` line ends."""
+    _check_path(path)
+    return _decode(path, raw)
 
 
 def _decode(path: str, raw: bytes) -> str:
@@ -805,7 +839,7 @@ def _describe_type(value: object) -> str:
 def _title_from_file_name(path: str) -> str:
     """`guides/getting-started.md` → "Getting started"."""
     name = path.rsplit("/", 1)[-1]
-    for suffix in MARKDOWN_SUFFIXES:
+    for suffix in DOCUMENT_SUFFIXES:
         if name.lower().endswith(suffix):
             name = name[: -len(suffix)]
             break

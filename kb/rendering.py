@@ -29,7 +29,7 @@ from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 
 from kb.chunking.lines import SourceLine, scan_lines
-from kb.parsing import MARKDOWN_SUFFIXES
+from kb.parsing import DOCUMENT_SUFFIXES
 
 _markdown = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
 
@@ -381,7 +381,7 @@ def _link_target(*, href: str, document_path: str) -> _LinkTarget | None:
         return None
     folder = posixpath.dirname(document_path)
     candidates: list[str] = []
-    if target.lower().endswith(MARKDOWN_SUFFIXES):
+    if target.lower().endswith(DOCUMENT_SUFFIXES):
         if not target.startswith("/"):
             candidates.append(posixpath.join(folder, target))  # Hugo's relref: page, then root
         candidates += _from_root(target.lstrip("/"))

@@ -19,6 +19,8 @@ SETS = {  # cases file -> the staged set its paths are relative to
     CORPUS_DIR / "eval-sets" / "fly-paraphrases.jsonl": "fly",
     CORPUS_DIR / "eval-sets" / "plausible-questions.jsonl": "plausible",
 }
+# Smaller sets, each over one staged set: they load and name only staged pages.
+SMALL_SETS = {CORPUS_DIR / "eval-sets" / "flask-questions.jsonl": "flask"}
 
 
 @pytest.mark.parametrize("path", list(SETS), ids=lambda p: p.name)
@@ -48,4 +50,17 @@ def test_every_labelled_page_is_a_staged_page(path: Path) -> None:
         page for case in cases_load(path) for page in case.relevant if not (folder / page).is_file()
     }
 
+    assert missing == set()
+
+
+@pytest.mark.parametrize("path", list(SMALL_SETS), ids=lambda p: p.name)
+def test_a_small_hand_written_set_loads_and_names_only_staged_pages(path: Path) -> None:
+    cases = cases_load(path)
+
+    assert len({case.id for case in cases}) == len(cases) >= 15
+    assert all(case.relevant for case in cases)
+    folder = REPOSITORY / ".data" / "eval-sources" / SMALL_SETS[path]
+    if not folder.is_dir():
+        pytest.skip(f"stage it first: manage.py eval_sets stage {SMALL_SETS[path]}")
+    missing = {page for case in cases for page in case.relevant if not (folder / page).is_file()}
     assert missing == set()

@@ -24,7 +24,8 @@ MARKUP_LINES_SHOWN = 5  # per file: enough to see what a rule misses without a w
 
 class Command(BaseCommand):
     help = (
-        "Bring what changed in a folder of Markdown files since its last sync into the index "
+        "Bring what changed in a folder of Markdown (and Sphinx reStructuredText) files since its "
+        "last sync into the index "
         "(only changed files are re-embedded); a document changed in the database since is kept "
         "and reported as a conflict unless --overwrite."
     )

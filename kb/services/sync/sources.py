@@ -1,19 +1,23 @@
-"""Where a sync's files come from: a directory walked for Markdown, or an upload's entries."""
+"""Where a sync's files come from: a directory walked for Markdown and reStructuredText, or an
+upload's entries (Markdown only: a reStructuredText page needs its folder for labels and
+includes)."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from kb.parsing import (
-    MARKDOWN_SUFFIXES,
+    DOCUMENT_SUFFIXES,
     MAX_DOCUMENT_BYTES,
+    RST_SUFFIXES,
     DocumentParseError,
     ParsedDocument,
     parse_document,
     parse_warnings,
 )
+from kb.rst import RstPages, rst_pages_read
 from kb.services.sync.provenance import SyncedFile, synced_file_of
 from kb.services.sync.report import SyncFailure, SyncReport
 from kb.services.sync.rows import document_limits_check
@@ -22,14 +26,38 @@ from kb.services.sync.rows import document_limits_check
 Source = tuple[str, Callable[[], bytes]]
 
 
+@dataclass(frozen=True)
+class FolderFile:
+    """Reads one page of a synced folder. It knows the folder, because a reStructuredText page
+    reads the folder's other files too (its includes), by the same rule (`read_in_folder`)."""
+
+    root: Path  # resolved
+    relative_path: str
+
+    def __call__(self) -> bytes:
+        return _read_inside(self.root, self.relative_path, self.root / self.relative_path)
+
+    def read_in_folder(self, relative_path: str) -> bytes:
+        """Another file of the folder, for an include; ValueError says why it cannot be read."""
+        try:
+            raw = _read_inside(self.root, relative_path, self.root / relative_path)
+        except DocumentParseError as exc:
+            raise ValueError(f"include {relative_path}: {exc.message}") from None
+        except OSError as exc:
+            raise ValueError(f"include {relative_path}: cannot read: {exc.strerror}") from None
+        if len(raw) > MAX_DOCUMENT_BYTES:
+            raise ValueError(f"include {relative_path}: larger than {MAX_DOCUMENT_BYTES:,} bytes")
+        return raw
+
+
 def directory_sources(directory: Path) -> list[Source]:
-    """The Markdown files under ``directory``, sorted, each read only when the sync gets to it.
-    A file whose real path lies outside ``directory`` (a link to ``/etc/passwd``) is refused
-    when read, by name, instead of being published."""
+    """The Markdown and reStructuredText files under ``directory``, sorted, each read only when
+    the sync gets to it. A file whose real path lies outside ``directory`` (a link to
+    ``/etc/passwd``) is refused when read, by name, instead of being published."""
     root = directory.resolve()
     return [
-        (relative_path, functools.partial(_read_inside, root, relative_path, file_path))
-        for relative_path, file_path in _markdown_files(directory)
+        (relative_path, FolderFile(root, relative_path))
+        for relative_path, _file_path in _document_files(directory)
     ]
 
 
@@ -47,7 +75,10 @@ def sources_parse(
     present: set[str] = set()
     parsed: list[ParsedDocument] = []
     files: dict[str, SyncedFile] = {}
+    rst = _rst_pages(sources, report=report)
     for relative_path, read in sources:
+        if relative_path in rst.part_of:
+            continue  # included by another page: its text is that page's
         if relative_path in present:
             # Two entries for one path (a zip can hold that): which one was meant is unknown.
             parsed = [document for document in parsed if document.path != relative_path]
@@ -57,8 +88,11 @@ def sources_parse(
             continue
         present.add(relative_path)
         try:
-            raw = read()
-            document = parse_document(path=relative_path, raw=raw)
+            if _is_rst(relative_path):
+                document, raw = _rst_document(rst, relative_path)
+            else:
+                raw = read()
+                document = parse_document(path=relative_path, raw=raw)
             document_limits_check(document)
         except DocumentParseError as exc:
             report.failed.append(SyncFailure(relative_path, str(exc)))
@@ -71,13 +105,58 @@ def sources_parse(
     return present, parsed, files
 
 
-def _markdown_files(directory: Path) -> Iterator[tuple[str, Path]]:
-    """Markdown files under ``directory``, sorted, skipping hidden files and folders."""
+def _is_rst(path: str) -> bool:
+    return path.lower().endswith(RST_SUFFIXES)
+
+
+def _rst_pages(sources: Sequence[Source], *, report: SyncReport) -> RstPages:
+    """The reStructuredText pages of ``sources``, read together (labels and ``:doc:`` names
+    cross pages). A page that cannot be read is left for the main loop to report."""
+    raws: dict[str, bytes] = {}
+    unread: dict[str, DocumentParseError] = {}
+    read_file = None
+    counts: dict[str, int] = {}
+    for relative_path, _read in sources:
+        counts[relative_path] = counts.get(relative_path, 0) + 1
+    for relative_path, read in sources:
+        if not _is_rst(relative_path) or counts[relative_path] > 1:
+            continue
+        if isinstance(read, FolderFile):
+            read_file = read.read_in_folder
+        try:
+            raws[relative_path] = read()
+        except DocumentParseError as exc:
+            unread[relative_path] = exc
+        except OSError as exc:
+            unread[relative_path] = DocumentParseError(
+                path=relative_path, message=f"cannot read: {exc}"
+            )
+    pages = rst_pages_read(raws, read_file=read_file) if raws else RstPages()
+    pages.failures.update(unread)
+    report.warnings += pages.warnings
+    for included, by in sorted(pages.part_of.items()):
+        report.warnings.append(f"{included}: included by {by}, read as part of it, not as a page")
+    return pages
+
+
+def _rst_document(pages: RstPages, path: str) -> tuple[ParsedDocument, bytes]:
+    """The page and the bytes a sync records of it: the file and what it became, so a change
+    to an included file or to a label's title is a change of this page."""
+    if path in pages.failures:
+        raise pages.failures[path]
+    if path not in pages.documents:  # given twice: the main loop reports it
+        raise DocumentParseError(path=path, message="appears more than once")
+    return pages.documents[path], pages.fingerprints[path]
+
+
+def _document_files(directory: Path) -> Iterator[tuple[str, Path]]:
+    """Markdown and reStructuredText files under ``directory``, sorted, skipping hidden files
+    and folders."""
     for file_path in sorted(directory.rglob("*")):
         relative = file_path.relative_to(directory)
         if any(part.startswith(".") for part in relative.parts):
             continue
-        if file_path.suffix.lower() in MARKDOWN_SUFFIXES and file_path.is_file():
+        if file_path.suffix.lower() in DOCUMENT_SUFFIXES and file_path.is_file():
             yield relative.as_posix(), file_path
 
 

@@ -1,4 +1,5 @@
-"""A folder of Markdown pages read as the product reads it: parsed, then split into sections.
+"""A folder of pages (Markdown, reStructuredText) read as the product reads it: parsed, then
+split into sections.
 
 The paths, titles and section labels are the ones `kb_sync` and the chunker produce, so a case
 labelled here matches the product's chunks (`heading_path`) and the baselines score exactly the
@@ -13,13 +14,16 @@ from typing import Any
 
 from kb.chunking.structure import Section, split_sections
 from kb.parsing import (
-    MARKDOWN_SUFFIXES,
+    DOCUMENT_SUFFIXES,
     MAX_DOCUMENT_BYTES,
+    RST_SUFFIXES,
     DocumentParseError,
     _split_front_matter,
     normalise_newlines,
     parse_document,
 )
+from kb.rst import rst_pages_read
+from kb.services.sync.sources import FolderFile
 
 
 @dataclass(frozen=True)
@@ -58,19 +62,34 @@ def section_label(section: Section) -> str:
 
 
 def pages_read(folder: Path) -> PageFolder:
-    """Every Markdown page under `folder`, in path order, the way `kb_sync` walks it."""
+    """Every Markdown and reStructuredText page under `folder`, in path order, the way
+    `kb_sync` walks it (reStructuredText pages are read together: ``kb.rst``)."""
     result = PageFolder()
+    files: list[tuple[str, bytes]] = []
     for file_path in sorted(folder.rglob("*")):
         relative = file_path.relative_to(folder)
         if any(part.startswith(".") for part in relative.parts):
             continue
-        if file_path.suffix.lower() not in MARKDOWN_SUFFIXES or not file_path.is_file():
+        if file_path.suffix.lower() not in DOCUMENT_SUFFIXES or not file_path.is_file():
             continue
-        path = relative.as_posix()
         with file_path.open("rb") as handle:
-            raw = handle.read(MAX_DOCUMENT_BYTES + 1)
+            files.append((relative.as_posix(), handle.read(MAX_DOCUMENT_BYTES + 1)))
+    rst = rst_pages_read(
+        {path: raw for path, raw in files if path.lower().endswith(RST_SUFFIXES)},
+        read_file=FolderFile(folder.resolve(), "").read_in_folder,
+    )
+    for path, raw in files:
+        if path in rst.part_of:
+            continue
         try:
-            parsed = parse_document(path=path, raw=raw)
+            if path.lower().endswith(RST_SUFFIXES):
+                if path in rst.failures:
+                    raise rst.failures[path]
+                parsed = rst.documents[path]
+                front_matter = {**parsed.metadata, "description": parsed.description}
+            else:
+                parsed = parse_document(path=path, raw=raw)
+                front_matter = _front_matter(path, raw)
         except DocumentParseError as exc:
             result.rejected.append(str(exc))
             continue
@@ -82,12 +101,7 @@ def pages_read(folder: Path) -> PageFolder:
             if section.blocks
         )
         result.pages.append(
-            Page(
-                path=path,
-                title=parsed.title,
-                front_matter=_front_matter(path, raw),
-                sections=sections,
-            )
+            Page(path=path, title=parsed.title, front_matter=front_matter, sections=sections)
         )
     return result
 

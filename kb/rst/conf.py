@@ -1,0 +1,57 @@
+"""What a Sphinx project's ``conf.py`` says about how its pages read: ``default_role`` (what
+single backticks mean) and ``extlinks`` (roles such as ``:issue:`123```).
+
+``conf.py`` is a Python program and is never run: it is parsed (``ast``) and only top-level
+assignments of literal values to these two names are read. Anything else in it (imports,
+computed values) is ignored, and a value that is not a literal is reported, not guessed.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+CONF_FILE = "conf.py"
+
+
+@dataclass(frozen=True)
+class SphinxConf:
+    default_role: str | None = None
+    extlinks: dict[str, tuple[str, str | None]] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+
+
+def sphinx_conf_read(source: bytes) -> SphinxConf:
+    try:
+        tree = ast.parse(source, filename=CONF_FILE)
+    except (SyntaxError, ValueError) as exc:
+        return SphinxConf(warnings=(f"{CONF_FILE}: not Python that can be read ({exc}), ignored",))
+    default_role: str | None = None
+    extlinks: dict[str, tuple[str, str | None]] = {}
+    warnings: list[str] = []
+    for statement in tree.body:
+        if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
+            continue
+        target = statement.targets[0]
+        if not isinstance(target, ast.Name) or target.id not in ("default_role", "extlinks"):
+            continue
+        try:
+            value = ast.literal_eval(statement.value)
+        except ValueError:
+            warnings.append(
+                f"{CONF_FILE}:{statement.lineno}: {target.id} is computed, not written out: ignored"
+            )
+            continue
+        if target.id == "default_role" and (value is None or isinstance(value, str)):
+            default_role = value
+        elif target.id == "extlinks" and isinstance(value, dict):
+            for name, link in value.items():
+                if (
+                    isinstance(name, str)
+                    and isinstance(link, tuple | list)
+                    and len(link) == 2
+                    and isinstance(link[0], str)
+                    and (link[1] is None or isinstance(link[1], str))
+                ):
+                    extlinks[name] = (link[0], link[1])
+    return SphinxConf(default_role=default_role, extlinks=extlinks, warnings=tuple(warnings))

@@ -1,0 +1,481 @@
+"""What Sphinx adds to reStructuredText, registered with docutils so it parses as Sphinx reads it.
+
+Docutils alone knows neither ``:ref:`` nor ``.. code-block::``: left unregistered, each becomes an
+error message in the tree. Here every Sphinx construct a help page uses is a directive or role
+that builds plain docutils nodes (or one of the few nodes below, which ``kb.rst.markdown``
+writes): prose boxes parse their content, code is a literal block, navigation and index entries
+build nothing a reader sees, and references between pages become `page_reference` nodes that are
+resolved once every page of the folder is known (`kb.rst.project`).
+
+A role docutils does not know (a project's own, from ``extlinks`` in its ``conf.py``) is read as
+its text and reported, as Sphinx would show it if the extension were missing; a directive
+docutils does not know stays docutils' error, which the writer reports and never shows.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, ClassVar, cast
+
+from docutils import nodes
+from docutils.parsers.rst import Directive, directives, roles
+from docutils.parsers.rst.states import Inliner
+
+from kb.rst.context import context_of
+
+# ---------------------------------------------------------------------------------------------
+# Nodes the writer knows
+
+
+class page_reference(nodes.Inline, nodes.TextElement):
+    """``:ref:`` or ``:doc:``: ``kind``, ``target`` as written, ``explicit`` when the text is
+    the writer's own; resolved to a ``/docs`` address by the writer."""
+
+
+class navigation(nodes.General, nodes.Element):
+    """A toctree: the pages it lists (``entries``, targets as written), not text."""
+
+
+class object_description(nodes.General, nodes.Element):
+    """A described object (``.. py:function::``, ``.. data::``, ``.. envvar::``): its
+    ``signature`` is a heading under the section it is in, its content the text under it."""
+
+
+class tab(nodes.General, nodes.Element):
+    """One tab of a tab set, or a card: its ``label`` heads its content."""
+
+
+class version_note(nodes.General, nodes.Element):
+    """``versionadded`` and its kin: ``label`` ("Added in version 2.0") leads its content."""
+
+
+class skipped(nodes.General, nodes.Element):
+    """A directive whose content is not in the file (autodoc) or is for a builder: reported
+    with ``reason``, written as nothing."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Directives
+
+
+class _Prose(Directive):
+    """Content parsed as reStructuredText, inside ``node_class``."""
+
+    has_content = True
+    optional_arguments = 1
+    final_argument_whitespace = True
+    option_spec: ClassVar[dict[str, Callable[[str], Any]]] = {}
+    node_class: ClassVar[type[nodes.Element]] = nodes.container
+
+    def run(self) -> list[nodes.Node]:
+        node = self.node_class()
+        self._describe(node)
+        self.state.nested_parse(self.content, self.content_offset, node)
+        return [node]
+
+    def _describe(self, node: nodes.Element) -> None:
+        pass
+
+
+class _AnyOptions(dict[str, Callable[[str], Any]]):
+    """An option spec that takes every option as text: the options of Sphinx and its extensions'
+    directives say how to show the content (``:maxdepth:``, ``:sync:``), never what it says."""
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+    def __bool__(self) -> bool:  # docutils reads option lines only when a spec is "true"
+        return True
+
+    def __getitem__(self, key: str) -> Callable[[str], Any]:
+        return directives.unchanged
+
+
+class Container(_Prose):
+    """Content that reads as prose in any builder (``only``, ``hlist``, ``glossary``, grids)."""
+
+    option_spec = _AnyOptions()
+
+
+class SeeAlso(_Prose):
+    option_spec = _AnyOptions()
+
+    def run(self) -> list[nodes.Node]:
+        node = nodes.admonition(classes=["seealso"])
+        node += nodes.title("", "See also")
+        if self.arguments:
+            text_nodes, _ = self.state.inline_text(self.arguments[0], self.lineno)
+            node += nodes.paragraph("", "", *text_nodes)
+        self.state.nested_parse(self.content, self.content_offset, node)
+        return [node]
+
+
+class Tab(_Prose):
+    """A tab (sphinx-tabs, sphinx-design) or a card: its label heads it."""
+
+    option_spec = _AnyOptions()
+    node_class = tab
+
+    def _describe(self, node: nodes.Element) -> None:
+        node["label"] = " ".join(self.arguments[0].split()) if self.arguments else ""
+
+
+class VersionNote(_Prose):
+    required_arguments = 1
+    optional_arguments = 1
+    final_argument_whitespace = True
+    node_class = version_note
+    labels: ClassVar[dict[str, str]] = {
+        "versionadded": "Added in version {}",
+        "versionchanged": "Changed in version {}",
+        "deprecated": "Deprecated since version {}",
+        "versionremoved": "Removed in version {}",
+    }
+
+    def run(self) -> list[nodes.Node]:
+        node = version_note()
+        node["label"] = self.labels[self.name].format(self.arguments[0])
+        if len(self.arguments) > 1:
+            text_nodes, _ = self.state.inline_text(self.arguments[1], self.lineno)
+            node += nodes.paragraph("", "", *text_nodes)
+        self.state.nested_parse(self.content, self.content_offset, node)
+        return [node]
+
+
+class Code(Directive):
+    """``code-block``, ``sourcecode``, ``code``: the content is code, in its language."""
+
+    has_content = True
+    optional_arguments = 1
+    final_argument_whitespace = True
+    option_spec = _AnyOptions()
+
+    def run(self) -> list[nodes.Node]:
+        language = self.arguments[0] if self.arguments else ""
+        text = "\n".join(self.content)
+        node = nodes.literal_block(text, text, language=language)
+        caption = self.options.get("caption")
+        if caption:  # reStructuredText itself: ``/etc/hosts`` is code
+            text_nodes, messages = self.state.inline_text(caption, self.lineno)
+            return [nodes.paragraph("", "", nodes.strong("", "", *text_nodes)), *messages, node]
+        return [node]
+
+
+class ObjectDescription(Directive):
+    """``.. py:function:: name(args)`` and the other object directives: the signature heads
+    the description (Sphinx lists it in the page's contents), the content is its text."""
+
+    has_content = True
+    required_arguments = 1
+    final_argument_whitespace = True
+    option_spec = _AnyOptions()
+
+    def run(self) -> list[nodes.Node]:
+        node = object_description()
+        # Several signatures may be given, one a line; the first names the entry.
+        node["signature"] = self.arguments[0].split("\n")[0].strip().rstrip("\\").strip()
+        self.state.nested_parse(self.content, self.content_offset, node)
+        return [node]
+
+
+class Navigation(Directive):
+    """``toctree``: the pages listed are the site's navigation, recorded, never text."""
+
+    has_content = True
+    option_spec = _AnyOptions()
+
+    def run(self) -> list[nodes.Node]:
+        node = navigation()
+        entries = []
+        for line in self.content:
+            entry = line.strip()
+            if not entry:
+                continue
+            explicit = _EXPLICIT_TARGET.fullmatch(entry)
+            entries.append(explicit.group(2) if explicit else entry)
+        node["entries"] = entries
+        return [node]
+
+
+class Nothing(Directive):
+    """Directives that set up the build (``highlight``, ``currentmodule``, ``index``, ...)."""
+
+    has_content = True
+    optional_arguments = 10
+    final_argument_whitespace = True
+    option_spec = _AnyOptions()
+
+    def run(self) -> list[nodes.Node]:
+        return []
+
+
+class Skipped(Nothing):
+    """API documentation built from code (autodoc): the text is not in the folder."""
+
+    def run(self) -> list[nodes.Node]:
+        node = skipped()
+        target = self.arguments[0] if self.arguments else ""
+        node["reason"] = (
+            f"line {self.lineno}: .. {self.name}:: {target} is written from the code by Sphinx "
+            "(autodoc); its text is not in the folder and is left out"
+        )
+        return [node]
+
+
+class Include(Directive):
+    """``include`` and ``literalinclude``, read from the synced folder and nowhere else
+    (`kb.rst.context.RstContext.include_read`); a file outside it is refused and reported."""
+
+    required_arguments = 1
+    final_argument_whitespace = True
+    has_content = False
+    option_spec = _AnyOptions()
+
+    def run(self) -> list[nodes.Node]:
+        context = context_of(self.state.document)
+        source = self.state_machine.get_source(self.lineno - 1) or context.path
+        try:
+            included, text = context.include_read(self.arguments[0], from_source=source)
+        except ValueError as exc:
+            return [self.state.document.reporter.warning(str(exc), line=self.lineno)]
+        text = _clipped(text, self.options)
+        if self.name == "literalinclude" or "literal" in self.options or "code" in self.options:
+            language = self.options.get("language") or self.options.get("code") or ""
+            node = nodes.literal_block(text, text, language=language)
+            return [node]
+        self.state_machine.insert_input(text.splitlines(), included)
+        return []
+
+
+def _clipped(text: str, options: dict[str, Any]) -> str:
+    """The part of an included file its options select (``start-after``, ``lines``, ...)."""
+    after = options.get("start-after")
+    if after and after in text:
+        text = text.split(after, 1)[1]
+    before = options.get("end-before")
+    if before and before in text:
+        text = text.split(before, 1)[0]
+    lines = text.split("\n")
+    chosen = options.get("lines")
+    if chosen:
+        picked: list[str] = []
+        for part in str(chosen).split(","):
+            start, _, end = part.strip().partition("-")
+            if start.isdigit() or end.isdigit():
+                first = int(start) - 1 if start.isdigit() else 0
+                last = int(end) if end.isdigit() else (len(lines) if _ else first + 1)
+                picked += lines[first:last]
+        lines = picked
+    start_line, end_line = options.get("start-line"), options.get("end-line")
+    if start_line or end_line:
+        lines = lines[int(start_line or 0) : int(end_line) if end_line else None]
+    return "\n".join(lines).strip("\n")
+
+
+PROSE_DIRECTIVES: dict[str, type[Directive]] = {
+    **dict.fromkeys(
+        ("only", "hlist", "glossary", "centered", "tabs", "tab-set", "grid", "cards",
+         "container-fluid", "div", "margin", "sidebar-container"),
+        Container,
+    ),
+    **dict.fromkeys(
+        ("tab", "group-tab", "tab-item", "card", "grid-item-card", "grid-item", "dropdown"), Tab
+    ),
+    "seealso": SeeAlso,
+    **dict.fromkeys(VersionNote.labels, VersionNote),
+}  # fmt: skip
+CODE_DIRECTIVES = ("code-block", "sourcecode", "code", "code-tab", "productionlist")
+HIDDEN_DIRECTIVES = (
+    "highlight", "index", "currentmodule", "py:currentmodule", "module", "py:module",
+    "rst-class", "tabularcolumns", "sectionauthor", "moduleauthor", "codeauthor", "todo",
+    "default-domain", "program", "cssclass", "toctree-hidden",
+)  # fmt: skip
+AUTODOC_DIRECTIVES = (
+    "automodule", "autoclass", "autofunction", "automethod", "autoattribute", "autodata",
+    "autoexception", "autodecorator", "autoproperty", "autosummary", "autoprogram",
+    "click", "argparse",
+)  # fmt: skip
+_OBJECT_TYPES = (
+    "function", "class", "method", "classmethod", "staticmethod", "attribute", "property",
+    "data", "exception", "decorator", "decoratormethod", "type",
+)  # fmt: skip
+OBJECT_DIRECTIVES = (
+    *_OBJECT_TYPES, *(f"py:{name}" for name in _OBJECT_TYPES),
+    "envvar", "option", "cmdoption", "describe", "object", "confval", "setting",
+    "std:envvar", "std:option", "std:cmdoption",
+)  # fmt: skip
+
+
+# ---------------------------------------------------------------------------------------------
+# Roles
+
+RoleResult = tuple[Sequence[nodes.Node], Sequence[nodes.system_message]]
+_EXPLICIT_TARGET = re.compile(r"(.*?)\s*<([^<>]+)>", re.DOTALL)
+
+
+def _title_and_target(text: str) -> tuple[str, str, bool]:
+    """``Title <target>`` as (title, target, explicit); else the text twice."""
+    match = _EXPLICIT_TARGET.fullmatch(text.strip())
+    if match and match.group(1):
+        return match.group(1), match.group(2).strip(), True
+    return text, text.strip(), False
+
+
+def _page_reference_role(
+    name: str, rawtext: str, text: str, lineno: int, inliner: Inliner, options: Any = None,
+    content: Any = None,
+) -> RoleResult:  # fmt: skip
+    title, target, explicit = _title_and_target(nodes.unescape(text))
+    kind = name.split(":")[-1]
+    if kind in ("ref", "numref") and not explicit:
+        title = target
+    node = page_reference(rawtext, title, kind=kind, target=target, explicit=explicit)
+    node.line = lineno
+    return [node], []
+
+
+def _literal_role(
+    name: str, rawtext: str, text: str, lineno: int, inliner: Inliner, options: Any = None,
+    content: Any = None,
+) -> RoleResult:  # fmt: skip
+    """Code-like roles (an API object, a file, a command): the shown text, as code."""
+    title, target, explicit = _title_and_target(nodes.unescape(text))
+    shown = title if explicit else target
+    if not explicit and name not in ("file", "samp", "download"):
+        shown = shown.lstrip("!")
+        if shown.startswith("~"):
+            shown = shown[1:].rsplit(".", 1)[-1]
+        if name.split(":")[-1] in ("func", "meth") and not shown.endswith(")"):
+            shown += "()"  # Sphinx's add_function_parentheses
+    if name in ("file", "samp"):
+        shown = re.sub(r"\{([^{}]*)\}", r"\1", shown)  # `{variable}` parts
+    return [nodes.literal(rawtext, shown)], []
+
+
+def _text_role(
+    name: str, rawtext: str, text: str, lineno: int, inliner: Inliner, options: Any = None,
+    content: Any = None,
+) -> RoleResult:  # fmt: skip
+    """Roles shown as their text: a term, a label, a menu path, an abbreviation."""
+    title, target, explicit = _title_and_target(nodes.unescape(text))
+    shown = title if explicit else target
+    if name == "guilabel":
+        shown = re.sub(r"&(?!&)", "", shown).replace("&&", "&")
+    elif name == "menuselection":
+        shown = (
+            re.sub(r"&(?!&)", "", shown).replace("&&", "&").replace("-->", "\u203a")
+        )  # Sphinx's ‣-like separator
+    elif name == "kbd":
+        return [nodes.literal(rawtext, shown)], []
+    elif name == "dfn":
+        return [nodes.emphasis(rawtext, shown)], []
+    return [nodes.inline(rawtext, shown)], []
+
+
+def _unknown_role(
+    name: str, rawtext: str, text: str, lineno: int, inliner: Inliner, options: Any = None,
+    content: Any = None,
+) -> RoleResult:  # fmt: skip
+    title, target, explicit = _title_and_target(nodes.unescape(text))
+    message = inliner.reporter.warning(
+        f'unknown role ":{name}:" ({rawtext.strip()}): read as its text', line=lineno
+    )
+    return [nodes.inline(rawtext, title if explicit else target)], [message]
+
+
+PAGE_REFERENCE_ROLES = ("ref", "doc", "std:ref", "std:doc", "numref", "any")
+LITERAL_ROLES = (
+    "file", "samp", "envvar", "command", "program", "option", "mimetype", "makevar",
+    "regexp", "keyword", "token", "download", "confval", "setting",
+    *(f"{prefix}{name}" for prefix in ("", "py:") for name in (
+        "func", "meth", "class", "attr", "data", "exc", "mod", "obj", "const", "type",
+    )),
+)  # fmt: skip
+TEXT_ROLES = ("term", "guilabel", "kbd", "menuselection", "abbr", "dfn", "manpage", "newsgroup")
+
+
+def extlink_role(url: str, caption: str | None) -> Callable[..., RoleResult]:
+    """A role ``conf.py`` defines with ``extlinks``: ``:issue:`123``` is a link to
+    ``url % "123"`` that reads ``caption % "123"``."""
+
+    def role(
+        name: str, rawtext: str, text: str, lineno: int, inliner: Inliner, options: Any = None,
+        content: Any = None,
+    ) -> RoleResult:  # fmt: skip
+        title, target, explicit = _title_and_target(nodes.unescape(text))
+        shown = title if explicit else (caption.replace("%s", target) if caption else target)
+        address = url.replace("%s", target)
+        return [nodes.reference(rawtext, shown, refuri=address)], []
+
+    return role
+
+
+def role_named(name: str) -> Callable[..., RoleResult] | None:
+    """The role registered as ``name`` (``conf.py``'s ``default_role``), or None."""
+    found = _ROLES.get(name.lower()) or _ROLE_REGISTRY.get(name.lower())
+    return found if callable(found) else None
+
+
+@contextlib.contextmanager
+def project_roles(local: dict[str, Callable[..., RoleResult]]) -> Iterator[None]:
+    """The roles one project's ``conf.py`` adds (``""`` is its default role), while one page is
+    read: docutils keeps roles in a module table, so they are put there and taken out again,
+    as Sphinx does for its default role. One page at a time per process (a lock), so two
+    threads reading two projects never see each other's roles."""
+    with _PROJECT_ROLES_LOCK:
+        table = _ROLES
+        saved = {name: table[name] for name in local if name in table}
+        table.update(local)
+        try:
+            yield
+        finally:
+            for name in local:
+                table.pop(name, None)
+            table.update(saved)
+
+
+def _role_with_fallback(
+    role_name: str, language_module: Any, lineno: int, reporter: Any
+) -> tuple[Any, list[Any]]:
+    found, messages = _docutils_role(role_name, language_module, lineno, reporter)
+    if found is None:
+        return _unknown_role, []
+    return found, messages
+
+
+def register() -> None:
+    """Teach docutils Sphinx's directives and roles (idempotent; docutils keeps them in
+    module-level tables, as Sphinx itself registers them)."""
+    for name, directive in PROSE_DIRECTIVES.items():
+        directives.register_directive(name, directive)
+    for name in CODE_DIRECTIVES:
+        directives.register_directive(name, Code)
+    for name in HIDDEN_DIRECTIVES:
+        directives.register_directive(name, Nothing)
+    for name in AUTODOC_DIRECTIVES:
+        directives.register_directive(name, Skipped)
+    for name in OBJECT_DIRECTIVES:
+        directives.register_directive(name, ObjectDescription)
+    directives.register_directive("toctree", Navigation)
+    directives.register_directive("include", Include)
+    directives.register_directive("literalinclude", Include)
+    for names, role in (
+        (PAGE_REFERENCE_ROLES, _page_reference_role),
+        (LITERAL_ROLES, _literal_role),
+        (TEXT_ROLES, _text_role),
+    ):
+        for name in names:
+            roles.register_local_role(name, cast(Any, role))
+    # Like Sphinx, which replaces this lookup while it reads: an unknown role is its text.
+    roles.role = _role_with_fallback
+
+
+_docutils_role = roles.role
+# Docutils' role tables (module globals it has no accessor for): the local roles, where the
+# default role lives under "", and the canonical ones.
+_ROLES: dict[str, Any] = vars(roles)["_roles"]
+_ROLE_REGISTRY: dict[str, Any] = vars(roles)["_role_registry"]
+_PROJECT_ROLES_LOCK = threading.Lock()

@@ -1,0 +1,380 @@
+"""reStructuredText pages (Sphinx) read into documents: each construct as a reader sees it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kb.chunking.lines import markup_left
+from kb.chunking.structure import BlockKind, split_sections
+from kb.parsing import ParsedDocument
+from kb.rendering import document_render
+from kb.rst import RstPages, rst_pages_read
+from kb.services.sync.sources import FolderFile
+
+
+def _read(tmp_path: Path, files: dict[str, str]) -> RstPages:
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    pages = {name: text.encode() for name, text in files.items() if name.endswith(".rst")}
+    reader = FolderFile(tmp_path.resolve(), "").read_in_folder
+    return rst_pages_read(pages, read_file=reader)
+
+
+def _page(tmp_path: Path, text: str, path: str = "page.rst") -> ParsedDocument:
+    pages = _read(tmp_path, {path: text})
+    assert pages.failures == {}
+    return pages.documents[path]
+
+
+def _visible(document: ParsedDocument) -> str:
+    """What a reader and the embedder get: every block's text, headings as their path."""
+    return "\n".join(
+        " > ".join(section.path) + "\n" + "\n".join(block.text for block in section.blocks)
+        for section in split_sections(document.body)
+    )
+
+
+def test_sections_nest_by_the_order_their_adornments_first_appear(tmp_path: Path) -> None:
+    # given a page whose adornments run ~, *, - (any order is valid reStructuredText)
+    document = _page(
+        tmp_path,
+        "Guide\n~~~~~\n\nIntro.\n\nSetup\n*****\n\nSet up.\n\nProxy\n-----\n\nA proxy.\n\n"
+        "Usage\n*****\n\nUse it.\n",
+    )
+
+    # then the title is the page's and the sections nest under it as written
+    assert document.title == "Guide"
+    paths = [section.path for section in split_sections(document.body)]
+    assert paths == [
+        ("Guide",),
+        ("Guide", "Setup"),
+        ("Guide", "Setup", "Proxy"),
+        ("Guide", "Usage"),
+    ]
+
+
+def test_a_field_list_at_the_top_is_the_pages_front_matter(tmp_path: Path) -> None:
+    document = _page(
+        tmp_path,
+        ":audience: internal\n:category: billing\n:updated: 2026-11-02\n:orphan:\n\n"
+        "Refunds\n=======\n\nText.\n",
+    )
+
+    assert (document.audience, document.category, str(document.updated_on)) == (
+        "internal",
+        "billing",
+        "2026-11-02",
+    )
+    assert ":audience:" not in document.body and "internal" not in _visible(document)
+    assert document.unknown_keys == ()  # `orphan` is Sphinx's own
+
+
+def test_a_near_miss_of_a_guarded_field_is_refused_with_its_line(tmp_path: Path) -> None:
+    pages = _read(tmp_path, {"page.rst": "Refunds\n=======\n\n:audiance: internal\n\nText.\n"})
+
+    assert str(pages.failures["page.rst"]) == (
+        "page.rst:4: front matter: unknown key 'audiance' (did you mean 'audience'?)"
+    )
+
+
+def test_admonitions_are_our_admonitions_with_their_title(tmp_path: Path) -> None:
+    document = _page(
+        tmp_path,
+        "Page\n====\n\n.. note:: Save first.\n\n.. warning::\n\n   Never share it.\n\n"
+        "   - not by mail\n\n.. admonition:: Before you start\n\n   Have a key.\n\n"
+        ".. seealso:: The billing page.\n",
+    )
+
+    blocks = [block.text for section in split_sections(document.body) for block in section.blocks]
+    assert blocks == [
+        "Note",
+        "Save first.",
+        "Warning",
+        "Never share it.",
+        "- not by mail",
+        "Before you start",
+        "Have a key.",
+        "See also",
+        "The billing page.",
+    ]
+    assert markup_left(_visible(document)) == []
+
+
+def test_literal_blocks_and_code_blocks_are_code(tmp_path: Path) -> None:
+    document = _page(
+        tmp_path,
+        "Page\n====\n\nRun this::\n\n   pip install acme\n   # not a heading\n\n"
+        ".. code-block:: python\n   :linenos:\n   :caption: ``hello.py``\n\n   print('hi')\n",
+    )
+
+    blocks = split_sections(document.body)[0].blocks
+    assert [(block.kind, block.text) for block in blocks] == [
+        (BlockKind.PARAGRAPH, "Run this:"),
+        (BlockKind.CODE, "```\npip install acme\n# not a heading\n```"),
+        (BlockKind.PARAGRAPH, "**`hello.py`**"),
+        (BlockKind.CODE, "```python\nprint('hi')\n```"),
+    ]
+
+
+def test_ref_and_doc_link_to_the_docs_page_and_section_the_label_names(tmp_path: Path) -> None:
+    # given two pages, one with a label on a section
+    pages = _read(
+        tmp_path,
+        {
+            "guide/refunds.rst": "Refunds\n=======\n\n.. _refund-window:\n\nTime limits\n"
+            "-----------\n\nThirty days.\n",
+            "index.rst": "Home\n====\n\nSee :ref:`refund-window`, :ref:`the limits "
+            "<refund-window>` and :doc:`guide/refunds`.\n",
+        },
+    )
+
+    # then each role is a link to the target's /docs page, with its title as the text
+    home = pages.documents["index.rst"]
+    assert (
+        "See [Time limits](/docs/guide/refunds.rst#refund-window), [the limits]"
+        "(/docs/guide/refunds.rst#refund-window) and [Refunds](/docs/guide/refunds.rst)."
+    ) in home.body
+    # and the anchor is where the target page's heading is
+    target = pages.documents["guide/refunds.rst"]
+    rendered = document_render(body=target.body, title=target.title, path=target.path)
+    assert [heading.anchor for heading in rendered.headings] == ["refund-window"]
+    assert home.warnings == ()
+
+
+def test_a_reference_to_no_label_is_its_text_and_reported(tmp_path: Path) -> None:
+    document = _page(
+        tmp_path, "Home\n====\n\nSee :ref:`nowhere`, :doc:`missing` and :doc:`werkzeug:test`.\n"
+    )
+
+    assert "See nowhere, missing and werkzeug:test." in document.body
+    assert document.warnings == (
+        "line 4: :ref:`nowhere` names no page or label in the folder: kept as its text",
+        "line 4: :doc:`missing` names no page or label in the folder: kept as its text",
+        "line 4: :doc:`werkzeug:test` names a page of another project (werkzeug): kept as its text",
+    )
+
+
+def test_sphinx_roles_read_as_their_text_with_no_docutils_error(tmp_path: Path) -> None:
+    document = _page(
+        tmp_path,
+        "Home\n====\n\nClick :guilabel:`&Save`, press :kbd:`Ctrl+S`, pick :menuselection:`File "
+        "--> Export`, see :term:`workspace`, run :code:`acme sync`, edit :file:`~/.acme/{name}` "
+        "and call :meth:`~acme.Client.sync`.\n",
+    )
+
+    assert (
+        "Click Save, press `Ctrl+S`, pick File \u203a Export, see workspace, run `acme sync`, "
+        "edit `~/.acme/name` and call `sync()`."
+    ) in document.body
+    assert document.warnings == ()
+    assert "problematic" not in document.body and "Unknown" not in document.body
+
+
+def test_an_unknown_role_is_its_text_and_reported(tmp_path: Path) -> None:
+    document = _page(tmp_path, "Home\n====\n\nAsk :team:`billing <billing-team>` now.\n")
+
+    assert "Ask billing now." in document.body
+    assert document.warnings == (
+        'line 4: unknown role ":team:" (:team:`billing <billing-team>`): read as its text',
+    )
+
+
+def test_a_toctree_is_navigation_not_text(tmp_path: Path) -> None:
+    pages = _read(
+        tmp_path,
+        {
+            "index.rst": "Home\n====\n\n.. toctree::\n   :maxdepth: 2\n\n   install\n"
+            "   Billing <billing>\n   https://acme.example\n",
+            "install.rst": "Install\n=======\n\nText.\n",
+            "billing.rst": "Billing\n=======\n\nText.\n",
+        },
+    )
+
+    home = pages.documents["index.rst"]
+    assert home.body == "# Home\n"
+    assert home.metadata["toctree"] == ["install.rst", "billing.rst"]
+
+
+def test_images_and_figures_keep_their_alt_text_and_caption(tmp_path: Path) -> None:
+    document = _page(
+        tmp_path,
+        "Home\n====\n\n.. image:: shot.png\n   :alt: The main screen\n\n"
+        ".. figure:: form.png\n   :alt: The refund form\n\n   Where to ask for a refund.\n",
+    )
+
+    assert "![The main screen](shot.png)" in document.body
+    assert "![The refund form](form.png)\n\nWhere to ask for a refund." in document.body
+
+
+def test_an_include_inside_the_folder_is_part_of_the_page(tmp_path: Path) -> None:
+    # given a page including another .rst file of the folder
+    pages = _read(
+        tmp_path,
+        {
+            "guide/install.rst": "Install\n=======\n\n.. include:: _requirements.rst\n",
+            "guide/_requirements.rst": "You need Python 3.10.\n",
+        },
+    )
+
+    # then its text is the page's, and the included file is no page of its own
+    assert "You need Python 3.10." in pages.documents["guide/install.rst"].body
+    assert pages.part_of == {"guide/_requirements.rst": "guide/install.rst"}
+    assert "guide/_requirements.rst" not in pages.documents
+
+
+def test_an_include_outside_the_folder_is_refused_and_reported(tmp_path: Path) -> None:
+    # given a file next to the folder, and a page that tries to include it and /etc/passwd
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (tmp_path / "secret.rst").write_text("The admin password is hunter2.\n")
+    pages = _read(
+        folder,
+        {
+            "page.rst": "Page\n====\n\n.. include:: ../secret.rst\n\n"
+            ".. literalinclude:: /../../../../etc/passwd\n\nEnd.\n",
+        },
+    )
+
+    document = pages.documents["page.rst"]
+    assert "hunter2" not in document.body and "root:" not in document.body
+    assert document.warnings == (
+        "line 4: include ../secret.rst: outside the folder, refused (a sync publishes only "
+        "what the folder holds)",
+        "line 6: include /../../../../etc/passwd: outside the folder, refused (a sync "
+        "publishes only what the folder holds)",
+    )
+
+
+def test_an_include_through_a_link_out_of_the_folder_is_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (tmp_path / "secret.txt").write_text("hunter2\n")
+    (folder / "notes.txt").symlink_to(tmp_path / "secret.txt")
+    pages = _read(folder, {"page.rst": "Page\n====\n\n.. include:: notes.txt\n"})
+
+    document = pages.documents["page.rst"]
+    assert "hunter2" not in document.body
+    assert len(document.warnings) == 1
+    assert "a link to a file outside the folder" in document.warnings[0]
+
+
+def test_an_unknown_directive_is_reported_and_its_content_left_out(tmp_path: Path) -> None:
+    document = _page(
+        tmp_path, "Page\n====\n\nBefore.\n\n.. mermaid::\n\n   graph TD; A-->B\n\nAfter.\n"
+    )
+
+    assert document.body == "# Page\n\nBefore.\n\nAfter.\n"
+    assert document.warnings == (
+        'line 6: unknown directive ".. mermaid::": its content is left out',
+    )
+
+
+def test_autodoc_directives_are_reported_as_text_built_from_code(tmp_path: Path) -> None:
+    document = _page(tmp_path, "API\n===\n\n.. autofunction:: acme.sync\n")
+
+    assert document.body == "# API\n"
+    assert document.warnings == (
+        "line 4: .. autofunction:: acme.sync is written from the code by Sphinx (autodoc); "
+        "its text is not in the folder and is left out",
+    )
+
+
+def test_object_descriptions_head_their_text(tmp_path: Path) -> None:
+    document = _page(
+        tmp_path,
+        "Config\n======\n\n.. data:: SECRET_KEY\n\n   Signs the session cookie.\n\n"
+        "   .. versionchanged:: 2.0\n      Now required.\n",
+    )
+
+    sections = split_sections(document.body)
+    assert sections[1].path == ("Config", "`SECRET_KEY`")
+    assert [block.text for block in sections[1].blocks] == [
+        "Signs the session cookie.",
+        "*Changed in version 2.0:* Now required.",
+    ]
+
+
+def test_prose_that_looks_like_markdown_stays_prose(tmp_path: Path) -> None:
+    # given paragraphs (escaped in reStructuredText) that would open a block in Markdown
+    document = _page(
+        tmp_path,
+        "Page\n====\n\n\\# not a heading, a_b and 2 * 3\n\n\\- not a list\n\n"
+        "\\1. not a list either\n\n\\| not a table\n\n<!-- not a comment -->\n",
+    )
+
+    # then each stays a paragraph and reads as written
+    blocks = split_sections(document.body)[0].blocks
+    assert [block.kind for block in blocks] == [BlockKind.PARAGRAPH] * 5
+    html = document_render(body=document.body, title=document.title).html
+    for text in ("# not a heading, a_b and 2 * 3", "- not a list", "1. not a list either"):
+        assert f"<p>{text}</p>" in html
+    assert "<p>| not a table</p>" in html
+    assert "<p>&lt;!-- not a comment --&gt;</p>" in html
+
+
+def test_conf_py_gives_the_default_role_and_extlinks(tmp_path: Path) -> None:
+    pages = _read(
+        tmp_path,
+        {
+            "conf.py": 'import os\ndefault_role = "code"\n'
+            'extlinks = {"issue": ("https://t.example/%s", "#%s")}\nx = os.getcwd()\n',
+            "page.rst": "Page\n====\n\nRun `acme sync`; see :issue:`42`.\n",
+        },
+    )
+
+    assert "Run `acme sync`; see [#42](https://t.example/42)." in pages.documents["page.rst"].body
+
+
+def test_tables_are_pipe_tables(tmp_path: Path) -> None:
+    document = _page(
+        tmp_path,
+        "Page\n====\n\n.. list-table:: Plans\n   :header-rows: 1\n\n   * - Plan\n     - Price\n"
+        "   * - Pro\n     - 10 | month\n",
+    )
+
+    blocks = split_sections(document.body)[0].blocks
+    assert blocks[0].text == "**Plans**"
+    assert (blocks[1].kind, blocks[1].text) == (
+        BlockKind.TABLE,
+        "| Plan | Price |\n| --- | --- |\n| Pro | 10 \\| month |",
+    )
+
+
+def test_a_page_that_docutils_reads_with_errors_never_shows_them(tmp_path: Path) -> None:
+    document = _page(tmp_path, "Page\n==\n\nA *broken emphasis and `x.\n")
+
+    assert "System Message" not in document.body and "ERROR" not in document.body
+    assert document.warnings and all(re.match(r"line \d+: ", w) for w in document.warnings)
+
+
+_RST_PIECES = st.sampled_from(
+    [
+        "Title\n=====\n", "Sub\n---\n", "text *em* **strong** ``code``", ":ref:`x`", ":doc:`y`",
+        ":unknown:`z`", "`default`", ".. note::\n\n   boxed\n", ".. toctree::\n\n   a\n",
+        ".. include:: other.rst\n", ".. include:: ../../etc/passwd\n", "::\n\n   literal\n",
+        ".. code-block:: python\n\n   x = 1\n", ".. mystery:: arg\n\n   body\n", "- a\n- b\n",
+        "+---+\n| a |\n+---+\n", ":field: value\n", ".. _label:\n", "`broken", "*open",
+        "| line\n", "  indented\n", "[1]_\n\n.. [1] note\n", "\\\\", "<!-- x -->", "{#id}",
+    ]
+)  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None)
+@given(pieces=st.lists(_RST_PIECES, max_size=12), noise=st.text(max_size=40))
+def test_any_page_loads_or_is_refused_and_never_carries_docutils_output(
+    pieces: list[str], noise: str
+) -> None:
+    text = "\n\n".join([*pieces, noise])
+    pages = rst_pages_read({"page.rst": text.encode("utf-8", "surrogatepass")}, read_file=None)
+
+    if "page.rst" in pages.failures:
+        return  # refused with a message (a bad field, undecodable text): nothing published
+    body = pages.documents["page.rst"].body
+    assert "\x00" not in body
+    assert "System Message" not in body and "Unknown directive" not in body
+    assert "mystery" not in body and "passwd" not in body
