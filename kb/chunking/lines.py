@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 
 from kb.chunking import markup
+from kb.chunking.leftovers import Leftover, line_leftovers
 
 
 class FenceRole(enum.Enum):
@@ -77,25 +78,71 @@ def markup_warnings(text: str, *, first_line: int = 1) -> list[str]:
 
 
 def markup_left(text: str) -> list[str]:
-    """The lines of `text` that still hold site-generator markup (`markup.LEFTOVER_MARKS`)
-    outside code: empty for a heading path or embedded text the markup rules fully cleaned.
+    """The lines of `text` that still hold syntax CommonMark would not render as meant
+    (`markup_leftovers`): empty for a heading path or embedded text the markup rules cleaned."""
+    return list(dict.fromkeys(leftover.line for leftover in markup_leftovers(text)))
+
+
+def markup_leftovers(text: str) -> list[Leftover]:
+    """Each kind of leftover syntax (`kb.chunking.leftovers.PATTERNS`) on each line of `text`
+    outside code, in order.
 
     A check of the chunker's output, not a step of it. Each line is read as written, since a
     mark there is what a reader and the model get; only which lines are code comes from
     `scan_lines`, so code is told apart exactly as the chunker tells it. Inline code is left out.
     """
-    found: list[str] = []
+    found: list[Leftover] = []
+    code = _ProseCode()
     for line in scan_lines(text):
-        if line.fence is not FenceRole.NONE:
-            continue
         end = text.find("\n", line.start)
         written = text[line.start : end if end >= 0 else len(text)]
-        outside_code = _CODE_SPAN.sub("", written)
-        if any(mark in outside_code for mark in markup.LEFTOVER_MARKS) or (
-            markup.LEFTOVER_MDX.search(outside_code)
-        ):
-            found.append(written.strip())
+        if line.fence is not FenceRole.NONE or code.is_code(written):
+            continue
+        found += line_leftovers(written)
     return found
+
+
+_QUOTE_PREFIX = re.compile(r"[ \t]{0,3}(?:>[ \t]?)+")
+_LIST_ITEM = re.compile(r"[ \t]*(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
+
+
+class _ProseCode:
+    """Code the scanner does not mark, read line by line: a fence inside a quote (an Obsidian
+    callout's example, `> ```js`) and an indented code block (four spaces after a blank line,
+    outside a list)."""
+
+    def __init__(self) -> None:
+        self._quoted_fence = ""  # the open fence of a quote, e.g. "```"
+        self._indented = False
+        self._previous_blank = True
+        self._in_list = False
+
+    def is_code(self, written: str) -> bool:
+        quote = _QUOTE_PREFIX.match(written)
+        inner = written[quote.end() :] if quote else ""
+        if self._quoted_fence:
+            closing = _FENCE_CLOSE.fullmatch(inner) if quote else None
+            if not quote or (closing and closing.group(1)[0] == self._quoted_fence):
+                self._quoted_fence = ""  # closed, or the quote ended and its fence with it
+            return bool(quote)
+        opening = _FENCE_OPEN.fullmatch(inner) if quote else None
+        if opening is not None:
+            self._quoted_fence = opening.group(2)[0]
+            return True
+        blank = not written.strip()
+        expanded = written.expandtabs(4)
+        indent = len(expanded) - len(expanded.lstrip(" "))
+        if not blank and indent < 4:
+            starts_item = bool(_LIST_ITEM.match(written))
+            self._in_list = starts_item or (self._in_list and not self._previous_blank)
+        if blank:
+            pass  # a blank line neither opens nor closes an indented block
+        elif indent >= 4:
+            self._indented = self._indented or (self._previous_blank and not self._in_list)
+        else:
+            self._indented = False
+        self._previous_blank = blank
+        return self._indented and not blank
 
 
 class _Scanner:

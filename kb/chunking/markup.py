@@ -67,15 +67,7 @@ PROSE_DIRECTIVES = frozenset(
 )  # fmt: skip
 HIDDEN_DIRECTIVES = frozenset({"toctree", "contents", "include", "literalinclude"})
 INCLUDES = frozenset({"include", "literalinclude", "readfile", "partial", "include-markdown"})
-# What markup looks like wherever it is left outside code: heading attributes, shortcodes, Liquid
-# tags, colon fences, admonitions and MyST directive fences (a code-block directive is code),
-# and MDX imports and component tags. `lines.markup_left` looks for these in what the chunker
-# produced; they are looser than the rules above, so that they catch what a rule misses.
-LEFTOVER_MARKS = ("{#", "{{<", "{{%", "{%", ":::", "!!!", "```{")
-LEFTOVER_MDX = re.compile(
-    r"^[ \t]*import[ \t](?:.*[ \t]from[ \t]*['\"]|[ \t]*['\"][^'\"]*\.\w+['\"])"  # an import
-    r"|</?[A-Z]\w*(?:[\s./>]|$)"  # a component's tag, imported or not (`<Token>` is named too)
-)
+# What is left of any markup after these rules is found by `kb.chunking.leftovers`.
 
 
 @dataclass(frozen=True)

@@ -10,11 +10,13 @@ or an embedded text (`markup_left`): the check the README runs on public documen
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from kb.chunking import ChunkingError
-from kb.chunking.lines import markup_left
+from kb.chunking.leftovers import Leftover
+from kb.chunking.lines import markup_leftovers
 from kb.embedders import Embedder
 from kb.parsing import ParsedDocument
 from kb.services.chunks import document_chunk
@@ -31,6 +33,18 @@ class FilePreview:
     heading_paths_with_markup: int = 0  # chunks whose heading path holds markup outside code
     texts_with_markup: int = 0  # chunks whose embedded text does
     markup_lines: tuple[str, ...] = ()  # the distinct lines holding it, in order
+    # Per kind of leftover (`kb.chunking.leftovers`), the chunks whose heading path or text
+    # holds it, and the distinct lines it was found on.
+    markup_kinds: dict[str, int] = field(default_factory=dict)
+    markup_kind_lines: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class MarkupKind:
+    kind: str
+    chunks: int  # chunks (heading path or embedded text) holding it
+    files: int
+    examples: tuple[tuple[str, str], ...]  # (path, line), the first few
 
 
 @dataclass
@@ -46,6 +60,20 @@ class CorpusPreview:
     @property
     def texts_with_markup(self) -> int:
         return sum(file.texts_with_markup for file in self.files)
+
+    def markup_by_kind(self, *, examples: int = 3) -> list[MarkupKind]:
+        """Each kind of markup left, most chunks first, with where it was seen."""
+        kinds: dict[str, MarkupKind] = {}
+        for file in self.files:
+            for kind, chunks in file.markup_kinds.items():
+                seen = kinds.get(kind, MarkupKind(kind, 0, 0, ()))
+                shown = seen.examples + tuple(
+                    (file.document.path, line) for line in file.markup_kind_lines.get(kind, ())
+                )
+                kinds[kind] = MarkupKind(
+                    kind, seen.chunks + chunks, seen.files + 1, shown[:examples]
+                )
+        return sorted(kinds.values(), key=lambda kind: (-kind.chunks, kind.kind))
 
     def summary(self) -> str:
         return (
@@ -70,16 +98,29 @@ def corpus_preview(*, directory: Path, embedder: Embedder) -> CorpusPreview:
             preview.files.append(FilePreview(document, (), 0, problem=str(exc)))
             continue
         paths = dict.fromkeys(draft.heading_path for draft in drafts.drafts)
-        in_paths = [markup_left(draft.heading_path) for draft in drafts.drafts]
-        in_texts = [markup_left(text) for text in drafts.embedding_texts()]
+        in_paths = [markup_leftovers(draft.heading_path) for draft in drafts.drafts]
+        in_texts = [markup_leftovers(text) for text in drafts.embedding_texts()]
+        kinds: dict[str, int] = {}
+        kind_lines: dict[str, dict[str, None]] = {}
+        for in_path, in_text in zip(in_paths, in_texts, strict=True):
+            for kind in dict.fromkeys(leftover.kind for leftover in (*in_path, *in_text)):
+                kinds[kind] = kinds.get(kind, 0) + 1
+            for leftover in in_text:
+                kind_lines.setdefault(leftover.kind, {})[leftover.line] = None
         preview.files.append(
             FilePreview(
                 document,
                 tuple(paths),
                 len(drafts.drafts),
-                heading_paths_with_markup=sum(1 for lines in in_paths if lines),
-                texts_with_markup=sum(1 for lines in in_texts if lines),
-                markup_lines=tuple(dict.fromkeys(line for lines in in_texts for line in lines)),
+                heading_paths_with_markup=sum(1 for found in in_paths if found),
+                texts_with_markup=sum(1 for found in in_texts if found),
+                markup_lines=_lines(leftover for found in in_texts for leftover in found),
+                markup_kinds=kinds,
+                markup_kind_lines={kind: tuple(lines) for kind, lines in kind_lines.items()},
             )
         )
     return preview
+
+
+def _lines(leftovers: Iterable[Leftover]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(leftover.line for leftover in leftovers))

@@ -52,8 +52,9 @@ class Command(BaseCommand):
         parser.add_argument(
             "--fail-on-markup",
             action="store_true",
-            help="with --dry-run: fail if site-generator markup ({#id}, {{< >}}, :::, !!! ...) "
-            "would be left outside code in a heading path or an embedded text",
+            help="with --dry-run: fail if syntax CommonMark would not render as meant ({#id}, "
+            "{{< >}}, :::, !!!, [[wiki links]], > [!note], :ref:, {% %} ...) would be left "
+            "outside code in a heading path or an embedded text",
         )
         parser.add_argument(
             "--user",
@@ -141,6 +142,12 @@ class Command(BaseCommand):
                 )
         for warning in preview.warnings:
             self.stdout.write(f"warning: {warning}")
+        for kind in preview.markup_by_kind():
+            self.stdout.write(
+                f"markup left, {kind.kind}: {kind.chunks} chunk(s) in {kind.files} file(s)"
+            )
+            for path, line in kind.examples:
+                self.stdout.write(f"  e.g. {path}: {line[:120]!r}")
         for rejected in preview.rejected:
             self.stdout.write(f"rejected: {rejected}")
         self.stdout.write(preview.summary())
