@@ -56,16 +56,16 @@ _BACKTICKS = re.compile(r"`+")
 _CODE_SPAN = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)")
 
 
-def scan_lines(text: str) -> list[SourceLine]:
+def scan_lines(text: str, *, keep_highlights: bool = False) -> list[SourceLine]:
     """Split `text` into lines, removing HTML comments and site-generator markup, marking code.
 
     One pass does both because each decides the other: `<!--` inside a fence is code, and a fence
     opener inside a comment is hidden text. An unterminated comment or fence runs to the end.
     Inline code spans are matched within a line only, which covers how they are written in practice.
     Markup (`kb.chunking.markup`) is removed outside code only: a shortcode in a code sample is
-    the example a reader came for.
+    the example a reader came for. `keep_highlights` leaves `==x==` for the page to render.
     """
-    return _Scanner().scan(text)
+    return _Scanner(keep_highlights=keep_highlights).scan(text)
 
 
 def markup_warnings(text: str, *, first_line: int = 1) -> list[str]:
@@ -102,32 +102,31 @@ def markup_leftovers(text: str) -> list[Leftover]:
     return found
 
 
-_QUOTE_PREFIX = re.compile(r"[ \t]{0,3}(?:>[ \t]?)+")
 _LIST_ITEM = re.compile(r"[ \t]*(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
+
+
+_MISSED_FENCE = re.compile(r"[ \t]*(?:>[ \t]?)*[ \t]*(`{3,}|~{3,})(.*)")
 
 
 class _ProseCode:
     """Code the scanner does not mark, read line by line: a fence inside a quote (an Obsidian
-    callout's example, `> ```js`) and an indented code block (four spaces after a blank line,
-    outside a list)."""
+    callout's example, `> ```js`) or indented under a list item, and an indented code block
+    (four spaces after a blank line, outside a list)."""
 
     def __init__(self) -> None:
-        self._quoted_fence = ""  # the open fence of a quote, e.g. "```"
+        self._fence = ""  # the open fence the scanner missed, e.g. "```"
         self._indented = False
         self._previous_blank = True
         self._in_list = False
 
     def is_code(self, written: str) -> bool:
-        quote = _QUOTE_PREFIX.match(written)
-        inner = written[quote.end() :] if quote else ""
-        if self._quoted_fence:
-            closing = _FENCE_CLOSE.fullmatch(inner) if quote else None
-            if not quote or (closing and closing.group(1)[0] == self._quoted_fence):
-                self._quoted_fence = ""  # closed, or the quote ended and its fence with it
-            return bool(quote)
-        opening = _FENCE_OPEN.fullmatch(inner) if quote else None
-        if opening is not None:
-            self._quoted_fence = opening.group(2)[0]
+        fence = _MISSED_FENCE.fullmatch(written)
+        if self._fence:
+            if fence and fence.group(1).startswith(self._fence) and not fence.group(2).strip():
+                self._fence = ""
+            return True
+        if fence and (fence.group(1)[0] == "~" or "`" not in fence.group(2)):
+            self._fence = fence.group(1)
             return True
         blank = not written.strip()
         expanded = written.expandtabs(4)
@@ -146,7 +145,8 @@ class _ProseCode:
 
 
 class _Scanner:
-    def __init__(self) -> None:
+    def __init__(self, *, keep_highlights: bool = False) -> None:
+        self._keep_highlights = keep_highlights
         self.warnings: list[str] = []
         self._fence: tuple[str, int] | None = None  # code fence character and length
         self._directives: list[tuple[str, int, bool]] = []  # MyST fences: char, length, hidden
@@ -294,7 +294,12 @@ class _Scanner:
                 self.warnings.append(f"line {number}: {cut.warning}")
             return _cut(line, cut.drop)
         code_spans = [match.span() for match in _CODE_SPAN.finditer(line.text)]
-        cut = markup.inline_markup(line.text, code_spans=code_spans, components=self._components)
+        cut = markup.inline_markup(
+            line.text,
+            code_spans=code_spans,
+            components=self._components,
+            keep_highlights=self._keep_highlights,
+        )
         if cut.warning:
             self.warnings.append(f"line {number}: {cut.warning}")
         if cut.drop:

@@ -67,6 +67,9 @@ PROSE_DIRECTIVES = frozenset(
 )  # fmt: skip
 HIDDEN_DIRECTIVES = frozenset({"toctree", "contents", "include", "literalinclude"})
 INCLUDES = frozenset({"include", "literalinclude", "readfile", "partial", "include-markdown"})
+# `==highlighted==` (Obsidian, MkDocs' pymdownx.mark): the page shows a <mark>, a reader of the
+# text the words. No space inside either end, no `=` around: `x == y == z` is not one.
+HIGHLIGHT = re.compile(r"(?<![=\w])==(?=[^\s=])([^=\n]*[^\s=])==(?!=)")
 # What is left of any markup after these rules is found by `kb.chunking.leftovers`.
 
 
@@ -80,13 +83,18 @@ class Cut:
 
 
 def inline_markup(
-    text: str, *, code_spans: list[tuple[int, int]], components: frozenset[str] = frozenset()
+    text: str,
+    *,
+    code_spans: list[tuple[int, int]],
+    components: frozenset[str] = frozenset(),
+    keep_highlights: bool = False,
 ) -> Cut:
     """Shortcodes, Liquid tags, component tags and trailing attributes on a line outside code.
 
     A link shortcode keeps its target (`{{< relref "x.md" >}}` reads `x.md`) so the link around
     it still points somewhere; every other tag is dropped and its inner text stays, as are the
     tags of `components`, the names the page imported (a tag alone on its line keeps its title).
+    A highlight's `==` go too, unless `keep_highlights` (the page renders them as a <mark>).
     """
     drop: list[tuple[int, int]] = []
     warnings: list[str] = []
@@ -130,6 +138,10 @@ def inline_markup(
             drop += [(0, start), (end, len(text))]
             continue
         drop.append(match.span())
+    if not keep_highlights:
+        for match in HIGHLIGHT.finditer(text):
+            if not in_code(match.start()):
+                drop += [(match.start(), match.start() + 2), (match.end() - 2, match.end())]
     anchor = ""
     attributes = ATTRIBUTES.search(text)
     if attributes is not None and not in_code(attributes.start()):

@@ -21,7 +21,7 @@ from kb.embedders import Embedder
 from kb.parsing import ParsedDocument
 from kb.services.chunks import document_chunk
 from kb.services.sync.report import SyncReport
-from kb.services.sync.sources import directory_sources, sources_parse
+from kb.services.sync.sources import Markup, folder_sources, sources_parse
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,7 @@ class CorpusPreview:
     files: list[FilePreview] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)  # "path:line: message", as a sync says
     warnings: list[str] = field(default_factory=list)  # the sync's warnings, unknown keys once
+    markup: str = "sites"  # how the folder was read: "sites" (Hugo, MkDocs...) or "obsidian"
 
     @property
     def heading_paths_with_markup(self) -> int:
@@ -83,13 +84,16 @@ class CorpusPreview:
         )
 
 
-def corpus_preview(*, directory: Path, embedder: Embedder) -> CorpusPreview:
+def corpus_preview(
+    *, directory: Path, embedder: Embedder, markup: Markup = "auto"
+) -> CorpusPreview:
     report = SyncReport()
-    _present, parsed, _files = sources_parse(
-        directory_sources(directory), origin=str(directory), report=report
-    )
+    folder = folder_sources(directory, markup=markup)
+    _present, parsed, _files = sources_parse(folder.sources, origin=str(directory), report=report)
     preview = CorpusPreview(
-        rejected=[failure.message for failure in report.failed], warnings=report.warnings
+        rejected=[failure.message for failure in report.failed],
+        warnings=[*folder.warnings, *report.warnings],
+        markup=folder.markup,
     )
     for document in parsed:
         try:
