@@ -132,7 +132,11 @@ def heading_anchor(text: str) -> str:
 
 
 def _url(path: str) -> str:
-    return "/" + quote(path)
+    """A link destination for a vault path: `</Getting Started/Dates.md>` keeps its words
+    readable in the chunk's text (and the keyword index) where `%20` would not."""
+    if any(character in path for character in "<>\n\\"):
+        return "/" + quote(path)
+    return f"</{path}>" if " " in path else f"/{path}"
 
 
 def _escaped(text: str) -> str:

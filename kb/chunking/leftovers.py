@@ -22,20 +22,25 @@ class Pattern:
     kind: str  # what a person fixing the folder calls it
     regex: re.Pattern[str]
     example: str  # a line the pattern must find
+    unless: str = ""  # a kind that, found on the line first, explains this match
 
 
-def _p(kind: str, pattern: str, example: str) -> Pattern:
-    return Pattern(kind, re.compile(pattern), example)
+def _p(kind: str, pattern: str, example: str, *, unless: str = "") -> Pattern:
+    return Pattern(kind, re.compile(pattern), example, unless)
 
 
 PATTERNS: tuple[Pattern, ...] = (
     # Obsidian (and wikis): `[[Page]]`, `[[Page|text]]`; `[[1]](url)` is a CommonMark link and
     # `[[1, 2]]` a nested list, neither a wiki link.
     _p("embed", r"!\[\[[^\[\]\n]*\]\]", "See ![[Install#Steps]] below."),
+    # `[[cascade]]` alone on a line is a TOML array of tables (Hugo's code-toggle examples,
+    # which the page shows as prose), not a link.
+    _p("TOML table", r"^[ \t]*\[\[[\w.-]+\]\][ \t]*(?:#.*)?$", "[[menus.main]]  # the menu"),
     _p(
         "wiki link",
-        r"(?<!!)\[\[(?![\d\s,.\-+]*\]\])[^\[\]\n]+\]\](?!\()",
+        r"(?<![!\[])\[\[(?![\d\s,.\-+]*\]\]|['\"])[^\[\]\n]+\]\](?![(\]])",
         "Read [[Billing|the billing page]] first.",
+        unless="TOML table",
     ),
     _p("highlight", r"(?<![=\w])==(?=[^\s=])[^=\n]*[^\s=]==(?!=)", "This is ==important==."),
     _p("callout", r"^[ \t]*(?:>[ \t]*)+\[![\w-]+\][+-]?", "> [!note] Before you start"),
@@ -62,7 +67,7 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("snippet", r"-{1,2}8<-{1,2}", '--8<-- "snippets/x.md"'),
     _p(
         "attributes",
-        r"\{:?[ \t]*[#.][\w-]+(?:[ \t]+[^}\n]*)?\}|\{:[ \t]*[^}\n]*\}",
+        r"(?<!\{)\{:?[ \t]*[#.][\w-]+(?:[ \t]+[^}\n]*)?\}(?!\})|\{:[ \t]*[^}\n]*\}",
         "## Install {#install .wide}",
     ),
     _p("footnote", r"\[\^[^\]\s]+\]", "Fees apply.[^1]"),
@@ -79,7 +84,7 @@ PATTERNS: tuple[Pattern, ...] = (
 
 _CODE_SPAN = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)")
 # Addresses are not text to read for markup: a bare URL, an autolink, a link's destination.
-_ADDRESS = re.compile(r"<?\bhttps?://[^\s<>]*>?|\]\([^)\s]*(?:[ \t]+\"[^\"]*\")?\)")
+_ADDRESS = re.compile(r"<?\bhttps?://[^\s<>]*>?|\]\((?:<[^<>\n]*>|[^)\s]*)(?:[ \t]+\"[^\"]*\")?\)")
 
 
 @dataclass(frozen=True)
@@ -95,6 +100,8 @@ def line_leftovers(written: str) -> list[Leftover]:
     outside_code = _CODE_SPAN.sub(lambda match: "`" + " " * (len(match.group()) - 1), raw)
     found: list[Leftover] = []
     for pattern in PATTERNS:
+        if pattern.unless and any(leftover.kind == pattern.unless for leftover in found):
+            continue
         if pattern.regex.search(outside_code):
             found.append(Leftover(pattern.kind, written.strip()))
     return found

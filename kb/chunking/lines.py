@@ -105,19 +105,22 @@ def markup_leftovers(text: str) -> list[Leftover]:
 _LIST_ITEM = re.compile(r"[ \t]*(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
 
 
-_MISSED_FENCE = re.compile(r"[ \t]*(?:>[ \t]?)*[ \t]*(`{3,}|~{3,})(.*)")
+# A fence the scanner does not see: inside a quote, or indented four or more (under a list item)
+_MISSED_FENCE = re.compile(
+    r"(?:[ \t]*>[ \t]?(?:>[ \t]?)*[ \t]*|[ \t]{4,}|\t[ \t]*)(`{3,}|~{3,})(.*)"
+)
 
 
 class _ProseCode:
     """Code the scanner does not mark, read line by line: a fence inside a quote (an Obsidian
     callout's example, `> ```js`) or indented under a list item, and an indented code block
-    (four spaces after a blank line, outside a list)."""
+    (four spaces past the text it is under, after a blank line)."""
 
     def __init__(self) -> None:
         self._fence = ""  # the open fence the scanner missed, e.g. "```"
         self._indented = False
         self._previous_blank = True
-        self._in_list = False
+        self._content_indent = 0  # where the text of the open list item starts
 
     def is_code(self, written: str) -> bool:
         fence = _MISSED_FENCE.fullmatch(written)
@@ -131,15 +134,13 @@ class _ProseCode:
         blank = not written.strip()
         expanded = written.expandtabs(4)
         indent = len(expanded) - len(expanded.lstrip(" "))
-        if not blank and indent < 4:
-            starts_item = bool(_LIST_ITEM.match(written))
-            self._in_list = starts_item or (self._in_list and not self._previous_blank)
-        if blank:
-            pass  # a blank line neither opens nor closes an indented block
-        elif indent >= 4:
-            self._indented = self._indented or (self._previous_blank and not self._in_list)
-        else:
-            self._indented = False
+        if not blank:
+            code = indent >= self._content_indent + 4
+            self._indented = code and (self._indented or self._previous_blank)
+            item = _LIST_ITEM.match(expanded)
+            if not self._indented and (item or indent < self._content_indent):
+                # a list item's text starts after its marker: code under it is indented 4 more
+                self._content_indent = len(item.group()) if item else 0
         self._previous_blank = blank
         return self._indented and not blank
 

@@ -67,6 +67,11 @@ PROSE_DIRECTIVES = frozenset(
 )  # fmt: skip
 HIDDEN_DIRECTIVES = frozenset({"toctree", "contents", "include", "literalinclude"})
 INCLUDES = frozenset({"include", "literalinclude", "readfile", "partial", "include-markdown"})
+# `> [!NOTE]`, `> [!tip]- Title`: a GitHub alert or an Obsidian callout, a box in a quote. The
+# marker goes and the title stays, as an admonition's does.
+CALLOUT = re.compile(r"[ \t]*(?:>[ \t]?)+(\[![\w-]+\][+-]?[ \t]*)(.*)")
+# `[^1]` and its definition `[^1]: text` (GitHub, Hugo, Obsidian): read as `[1]` and `1: text`.
+FOOTNOTE = re.compile(r"\[\^([^\]\s]+)\](:?)")
 # `==highlighted==` (Obsidian, MkDocs' pymdownx.mark): the page shows a <mark>, a reader of the
 # text the words. No space inside either end, no `=` around: `x == y == z` is not one.
 HIGHLIGHT = re.compile(r"(?<![=\w])==(?=[^\s=])([^=\n]*[^\s=])==(?!=)")
@@ -138,6 +143,13 @@ def inline_markup(
             drop += [(0, start), (end, len(text))]
             continue
         drop.append(match.span())
+    for match in FOOTNOTE.finditer(text):
+        if in_code(match.start()):
+            continue
+        if match.group(2) and not text[: match.start()].strip():  # a definition: `1: text`
+            drop += [(match.start(), match.start() + 2), (match.end(1), match.end(1) + 1)]
+        else:
+            drop.append((match.start() + 1, match.start() + 2))
     if not keep_highlights:
         for match in HIGHLIGHT.finditer(text):
             if not in_code(match.start()):
@@ -152,7 +164,7 @@ def inline_markup(
 
 
 def block_marker(text: str) -> tuple[Cut, int | None] | None:
-    """A line that opens or closes a box (admonition, colon fence, snippet), or None.
+    """A line that opens or closes a box (admonition, colon fence, callout, snippet), or None.
 
     Returns what to drop, keeping a title if the box has one, and for an MkDocs admonition the
     indent its content has.
@@ -165,6 +177,9 @@ def block_marker(text: str) -> tuple[Cut, int | None] | None:
     if colon is not None:
         title = 1 if colon.group(1) else 2
         return _keep_only(text, colon.span(title)), None
+    callout = CALLOUT.fullmatch(text)
+    if callout is not None:
+        return Cut((callout.span(1),)), None
     snippet = SNIPPET.fullmatch(text)
     if snippet is not None:
         warning = (

@@ -78,3 +78,12 @@ def test_each_kind_on_a_line_is_reported_once() -> None:
         "callout",
         "Sphinx role",
     ]
+
+
+def test_a_toml_table_header_is_not_a_wiki_link_and_a_link_text_in_brackets_is_neither() -> None:
+    assert [leftover.kind for leftover in line_leftovers("[[menus.main]]")] == ["TOML table"]
+    assert line_leftovers("See the [[[services]]](/docs/reference/) section.") == []
+    assert [leftover.kind for leftover in line_leftovers("see [[billing]]")] == ["wiki link"]
+    assert [leftover.kind for leftover in line_leftovers("date = '{{ .Date }}'")] == [
+        "template expression"
+    ]

@@ -151,3 +151,14 @@ def test_the_hand_written_questions_name_their_pinned_source() -> None:
     assert sources["obsidian-tasks"]["commit"] == "cc0fce3c1326d18e2bdb7020eaf4c52e885da569"
     assert 15 <= len(cases) <= 20 and len({case["id"] for case in cases}) == len(cases)
     assert all(case["relevant"] and case["relevant"][0].endswith(".md") for case in cases)
+
+
+def test_a_path_with_spaces_is_a_readable_link_that_the_page_resolves() -> None:
+    note = Note("Getting Started/Create or edit Task.md", "Text.")
+    body, _ = translated("Use [[Create or edit Task|the modal]].", note)
+
+    html = document_render(body=body, path="Guide/Page.md").html
+
+    assert body == "Use [the modal](</Getting Started/Create or edit Task.md>)."
+    assert markup_leftovers(body) == []
+    assert 'href="/docs/Getting%20Started/Create%20or%20edit%20Task.md"' in html
