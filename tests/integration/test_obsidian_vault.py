@@ -52,7 +52,8 @@ def test_the_same_folder_read_as_a_site_reports_what_it_left(
         call_command("kb_sync", str(vault), "--dry-run", "--fail-on-markup", "--markup", "sites")
 
     out = capsys.readouterr().out
-    for kind in ("wiki link", "embed", "callout", "block id", "Obsidian comment", "footnote"):
+    # callouts, footnotes and highlights are read in every folder; the rest needs the vault
+    for kind in ("wiki link", "embed", "block id", "Obsidian comment"):
         assert f"markup left, {kind}:" in out
 
 
