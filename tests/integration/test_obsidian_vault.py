@@ -83,3 +83,18 @@ def test_a_synced_vault_links_aliases_and_embeds_as_obsidian_shows_them(
     refunds = Document.objects.get(path="Billing/Refunds.md")
     assert "<mark>30 days</mark>" in document_render(body=refunds.body).html
     assert "Check this with finance" not in refunds.body
+
+
+def test_a_note_with_windows_line_ends_is_translated_too(
+    vault: Path, counting_embedder: CountingEmbedder
+) -> None:
+    # given
+    note = vault / "Welcome.md"
+    note.write_bytes(note.read_bytes().replace(b"\n", b"\r\n") + b"A block. ^blk\r\n")
+
+    # when
+    corpus_sync(directory=vault, embedder=counting_embedder, actor=SYSTEM)
+
+    # then
+    body = Document.objects.get(path="Welcome.md").body
+    assert "[Install](/Setup/Install.md)" in body and "^blk" not in body

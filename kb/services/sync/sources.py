@@ -95,7 +95,9 @@ def _vault_sources(directory: Path) -> FolderSources:
             continue
         text = raw[relative_path].decode("utf-8-sig")
         prefixes[relative_path] = text[: len(text) - len(parsed.body)]
-        notes.append(Note(relative_path, parsed.body, note_aliases(parsed.metadata)))
+        # Windows line ends: the translation reads lines, and writes them back with "\n"
+        body = parsed.body.replace("\r\n", "\n")
+        notes.append(Note(relative_path, body, note_aliases(parsed.metadata)))
     vault = Vault(notes=notes, files=_vault_files(directory))
     warnings: list[str] = []
     if skipped:
