@@ -132,11 +132,12 @@ def heading_anchor(text: str) -> str:
 
 
 def _url(path: str) -> str:
-    """A link destination for a vault path: `</Getting Started/Dates.md>` keeps its words
-    readable in the chunk's text (and the keyword index) where `%20` would not."""
-    if any(character in path for character in "<>\n\\"):
-        return "/" + quote(path)
-    return f"</{path}>" if " " in path else f"/{path}"
+    """A link destination for a vault path, percent-encoded (`/Getting%20Started/Dates.md`).
+
+    Written out (`</Getting Started/Dates.md>`), a destination adds the target's words to the
+    linking chunk, which then competes with the target for them: on the vault's 19 questions
+    hybrid nDCG@10 read 0.722 that way and 0.747 encoded (docs/architecture.md)."""
+    return "/" + quote(path)
 
 
 def _escaped(text: str) -> str:

@@ -153,12 +153,12 @@ def test_the_hand_written_questions_name_their_pinned_source() -> None:
     assert all(case["relevant"] and case["relevant"][0].endswith(".md") for case in cases)
 
 
-def test_a_path_with_spaces_is_a_readable_link_that_the_page_resolves() -> None:
+def test_a_path_with_spaces_is_an_encoded_link_that_the_page_resolves() -> None:
     note = Note("Getting Started/Create or edit Task.md", "Text.")
     body, _ = translated("Use [[Create or edit Task|the modal]].", note)
 
     html = document_render(body=body, path="Guide/Page.md").html
 
-    assert body == "Use [the modal](</Getting Started/Create or edit Task.md>)."
+    assert body == "Use [the modal](/Getting%20Started/Create%20or%20edit%20Task.md)."
     assert markup_leftovers(body) == []
     assert 'href="/docs/Getting%20Started/Create%20or%20edit%20Task.md"' in html
