@@ -25,10 +25,12 @@ from django.utils.html import escape
 from django.utils.text import slugify
 from markdown_it import MarkdownIt
 from markdown_it.renderer import RendererHTML
+from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 
 from kb.chunking.lines import SourceLine, scan_lines
+from kb.chunking.markup import HIGHLIGHT
 from kb.parsing import DOCUMENT_SUFFIXES
 
 _markdown = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
@@ -105,7 +107,7 @@ def markdown_references(body: str) -> list[MarkdownReference]:
 
 def markdown_to_html(body: str) -> str:
     """The body as safe HTML with no ids: it is shown inside admin pages that have their own."""
-    html = _markdown.render(_visible_text(scan_lines(body)))
+    html = _markdown.render(_visible_text(scan_lines(body, keep_highlights=True)))
     return nh3.clean(html, url_schemes=_URL_SCHEMES)
 
 
@@ -172,7 +174,7 @@ def _render(
     existing: ExistingPaths | None,
 ) -> RenderedDocument:
     marked = _with_quote_marks(body, quoted)
-    lines = scan_lines(marked.text)
+    lines = scan_lines(marked.text, keep_highlights=True)
     tokens = _markdown.parse(_visible_text(lines))
     tokens = _without_title_heading(tokens, title=title)
     headings = [
@@ -574,6 +576,29 @@ _REMOTE_URL = re.compile(r"^\s*(?:[a-z][a-z0-9+.-]*:|//)", re.IGNORECASE)
 _RENDERER_RULES = cast(RendererHTML, _markdown.renderer).rules
 _DEFAULT_IMAGE_RULE = _RENDERER_RULES["image"]
 _markdown.add_render_rule("image", _image_local_only)
+
+
+def _highlight(state: StateInline, silent: bool) -> bool:
+    """`==text==` as a <mark> (Obsidian, MkDocs' pymdownx.mark), its text parsed as inline
+    Markdown like an emphasis's."""
+    start = state.pos
+    if not state.src.startswith("==", start) or (start and state.src[start - 1] == "="):
+        return False
+    found = HIGHLIGHT.match(state.src, start)
+    if found is None or found.end() > state.posMax or (start and state.src[start - 1].isalnum()):
+        return False
+    if not silent:
+        state.push("mark_open", "mark", 1)
+        end = state.posMax
+        state.pos, state.posMax = start + 2, found.end() - 2
+        state.md.inline.tokenize(state)
+        state.posMax = end
+        state.push("mark_close", "mark", -1)
+    state.pos = found.end()
+    return True
+
+
+_markdown.inline.ruler.before("emphasis", "highlight", _highlight)
 
 _DEFAULT_RULES = {name: _RENDERER_RULES[name] for name in _CITABLE_LEAVES}
 for _name in _CITABLE_LEAVES:

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 
 from kb.chunking import markup
+from kb.chunking.leftovers import Leftover, line_leftovers
 
 
 class FenceRole(enum.Enum):
@@ -55,16 +56,16 @@ _BACKTICKS = re.compile(r"`+")
 _CODE_SPAN = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)")
 
 
-def scan_lines(text: str) -> list[SourceLine]:
+def scan_lines(text: str, *, keep_highlights: bool = False) -> list[SourceLine]:
     """Split `text` into lines, removing HTML comments and site-generator markup, marking code.
 
     One pass does both because each decides the other: `<!--` inside a fence is code, and a fence
     opener inside a comment is hidden text. An unterminated comment or fence runs to the end.
     Inline code spans are matched within a line only, which covers how they are written in practice.
     Markup (`kb.chunking.markup`) is removed outside code only: a shortcode in a code sample is
-    the example a reader came for.
+    the example a reader came for. `keep_highlights` leaves `==x==` for the page to render.
     """
-    return _Scanner().scan(text)
+    return _Scanner(keep_highlights=keep_highlights).scan(text)
 
 
 def markup_warnings(text: str, *, first_line: int = 1) -> list[str]:
@@ -77,29 +78,76 @@ def markup_warnings(text: str, *, first_line: int = 1) -> list[str]:
 
 
 def markup_left(text: str) -> list[str]:
-    """The lines of `text` that still hold site-generator markup (`markup.LEFTOVER_MARKS`)
-    outside code: empty for a heading path or embedded text the markup rules fully cleaned.
+    """The lines of `text` that still hold syntax CommonMark would not render as meant
+    (`markup_leftovers`): empty for a heading path or embedded text the markup rules cleaned."""
+    return list(dict.fromkeys(leftover.line for leftover in markup_leftovers(text)))
+
+
+def markup_leftovers(text: str) -> list[Leftover]:
+    """Each kind of leftover syntax (`kb.chunking.leftovers.PATTERNS`) on each line of `text`
+    outside code, in order.
 
     A check of the chunker's output, not a step of it. Each line is read as written, since a
     mark there is what a reader and the model get; only which lines are code comes from
     `scan_lines`, so code is told apart exactly as the chunker tells it. Inline code is left out.
     """
-    found: list[str] = []
+    found: list[Leftover] = []
+    code = _ProseCode()
     for line in scan_lines(text):
-        if line.fence is not FenceRole.NONE:
-            continue
         end = text.find("\n", line.start)
         written = text[line.start : end if end >= 0 else len(text)]
-        outside_code = _CODE_SPAN.sub("", written)
-        if any(mark in outside_code for mark in markup.LEFTOVER_MARKS) or (
-            markup.LEFTOVER_MDX.search(outside_code)
-        ):
-            found.append(written.strip())
+        if line.fence is not FenceRole.NONE or code.is_code(written):
+            continue
+        found += line_leftovers(written)
     return found
 
 
-class _Scanner:
+_LIST_ITEM = re.compile(r"[ \t]*(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
+
+
+# A fence the scanner does not see: inside a quote, or indented four or more (under a list item)
+_MISSED_FENCE = re.compile(
+    r"(?:[ \t]*>[ \t]?(?:>[ \t]?)*[ \t]*|[ \t]{4,}|\t[ \t]*)(`{3,}|~{3,})(.*)"
+)
+
+
+class _ProseCode:
+    """Code the scanner does not mark, read line by line: a fence inside a quote (an Obsidian
+    callout's example, `> ```js`) or indented under a list item, and an indented code block
+    (four spaces past the text it is under, after a blank line)."""
+
     def __init__(self) -> None:
+        self._fence = ""  # the open fence the scanner missed, e.g. "```"
+        self._indented = False
+        self._previous_blank = True
+        self._content_indent = 0  # where the text of the open list item starts
+
+    def is_code(self, written: str) -> bool:
+        fence = _MISSED_FENCE.fullmatch(written)
+        if self._fence:
+            if fence and fence.group(1).startswith(self._fence) and not fence.group(2).strip():
+                self._fence = ""
+            return True
+        if fence and (fence.group(1)[0] == "~" or "`" not in fence.group(2)):
+            self._fence = fence.group(1)
+            return True
+        blank = not written.strip()
+        expanded = written.expandtabs(4)
+        indent = len(expanded) - len(expanded.lstrip(" "))
+        if not blank:
+            code = indent >= self._content_indent + 4
+            self._indented = code and (self._indented or self._previous_blank)
+            item = _LIST_ITEM.match(expanded)
+            if not self._indented and (item or indent < self._content_indent):
+                # a list item's text starts after its marker: code under it is indented 4 more
+                self._content_indent = len(item.group()) if item else 0
+        self._previous_blank = blank
+        return self._indented and not blank
+
+
+class _Scanner:
+    def __init__(self, *, keep_highlights: bool = False) -> None:
+        self._keep_highlights = keep_highlights
         self.warnings: list[str] = []
         self._fence: tuple[str, int] | None = None  # code fence character and length
         self._directives: list[tuple[str, int, bool]] = []  # MyST fences: char, length, hidden
@@ -247,7 +295,12 @@ class _Scanner:
                 self.warnings.append(f"line {number}: {cut.warning}")
             return _cut(line, cut.drop)
         code_spans = [match.span() for match in _CODE_SPAN.finditer(line.text)]
-        cut = markup.inline_markup(line.text, code_spans=code_spans, components=self._components)
+        cut = markup.inline_markup(
+            line.text,
+            code_spans=code_spans,
+            components=self._components,
+            keep_highlights=self._keep_highlights,
+        )
         if cut.warning:
             self.warnings.append(f"line {number}: {cut.warning}")
         if cut.drop:

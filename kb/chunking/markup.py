@@ -67,15 +67,15 @@ PROSE_DIRECTIVES = frozenset(
 )  # fmt: skip
 HIDDEN_DIRECTIVES = frozenset({"toctree", "contents", "include", "literalinclude"})
 INCLUDES = frozenset({"include", "literalinclude", "readfile", "partial", "include-markdown"})
-# What markup looks like wherever it is left outside code: heading attributes, shortcodes, Liquid
-# tags, colon fences, admonitions and MyST directive fences (a code-block directive is code),
-# and MDX imports and component tags. `lines.markup_left` looks for these in what the chunker
-# produced; they are looser than the rules above, so that they catch what a rule misses.
-LEFTOVER_MARKS = ("{#", "{{<", "{{%", "{%", ":::", "!!!", "```{")
-LEFTOVER_MDX = re.compile(
-    r"^[ \t]*import[ \t](?:.*[ \t]from[ \t]*['\"]|[ \t]*['\"][^'\"]*\.\w+['\"])"  # an import
-    r"|</?[A-Z]\w*(?:[\s./>]|$)"  # a component's tag, imported or not (`<Token>` is named too)
-)
+# `> [!NOTE]`, `> [!tip]- Title`: a GitHub alert or an Obsidian callout, a box in a quote. The
+# marker goes and the title stays, as an admonition's does.
+CALLOUT = re.compile(r"[ \t]*(?:>[ \t]?)+(\[![\w-]+\][+-]?[ \t]*)(.*)")
+# `[^1]` and its definition `[^1]: text` (GitHub, Hugo, Obsidian): read as `[1]` and `1: text`.
+FOOTNOTE = re.compile(r"\[\^([^\]\s]+)\](:?)")
+# `==highlighted==` (Obsidian, MkDocs' pymdownx.mark): the page shows a <mark>, a reader of the
+# text the words. No space inside either end, no `=` around: `x == y == z` is not one.
+HIGHLIGHT = re.compile(r"(?<![=\w])==(?=[^\s=])([^=\n]*[^\s=])==(?!=)")
+# What is left of any markup after these rules is found by `kb.chunking.leftovers`.
 
 
 @dataclass(frozen=True)
@@ -88,13 +88,18 @@ class Cut:
 
 
 def inline_markup(
-    text: str, *, code_spans: list[tuple[int, int]], components: frozenset[str] = frozenset()
+    text: str,
+    *,
+    code_spans: list[tuple[int, int]],
+    components: frozenset[str] = frozenset(),
+    keep_highlights: bool = False,
 ) -> Cut:
     """Shortcodes, Liquid tags, component tags and trailing attributes on a line outside code.
 
     A link shortcode keeps its target (`{{< relref "x.md" >}}` reads `x.md`) so the link around
     it still points somewhere; every other tag is dropped and its inner text stays, as are the
     tags of `components`, the names the page imported (a tag alone on its line keeps its title).
+    A highlight's `==` go too, unless `keep_highlights` (the page renders them as a <mark>).
     """
     drop: list[tuple[int, int]] = []
     warnings: list[str] = []
@@ -138,6 +143,17 @@ def inline_markup(
             drop += [(0, start), (end, len(text))]
             continue
         drop.append(match.span())
+    for match in FOOTNOTE.finditer(text):
+        if in_code(match.start()):
+            continue
+        if match.group(2) and not text[: match.start()].strip():  # a definition: `1: text`
+            drop += [(match.start(), match.start() + 2), (match.end(1), match.end(1) + 1)]
+        else:
+            drop.append((match.start() + 1, match.start() + 2))
+    if not keep_highlights:
+        for match in HIGHLIGHT.finditer(text):
+            if not in_code(match.start()):
+                drop += [(match.start(), match.start() + 2), (match.end() - 2, match.end())]
     anchor = ""
     attributes = ATTRIBUTES.search(text)
     if attributes is not None and not in_code(attributes.start()):
@@ -148,7 +164,7 @@ def inline_markup(
 
 
 def block_marker(text: str) -> tuple[Cut, int | None] | None:
-    """A line that opens or closes a box (admonition, colon fence, snippet), or None.
+    """A line that opens or closes a box (admonition, colon fence, callout, snippet), or None.
 
     Returns what to drop, keeping a title if the box has one, and for an MkDocs admonition the
     indent its content has.
@@ -161,6 +177,9 @@ def block_marker(text: str) -> tuple[Cut, int | None] | None:
     if colon is not None:
         title = 1 if colon.group(1) else 2
         return _keep_only(text, colon.span(title)), None
+    callout = CALLOUT.fullmatch(text)
+    if callout is not None:
+        return Cut((callout.span(1),)), None
     snippet = SNIPPET.fullmatch(text)
     if snippet is not None:
         warning = (

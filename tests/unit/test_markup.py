@@ -475,3 +475,20 @@ def test_markup_left_finds_the_fixtures_markup_before_chunking_and_none_after() 
         for draft in drafts:
             assert markup_left(draft.heading_path) == []
             assert markup_left(embedding_text("Guide", draft.heading_path, draft.text)) == []
+
+
+# --- GitHub alerts and Obsidian callouts, footnotes, highlights (issue 29) ----------------------
+
+
+def test_an_alert_or_callout_marker_goes_and_its_title_stays() -> None:
+    body = "> [!NOTE]\n> Restart after upgrading.\n\n> [!tip]- Before you start\n> Back up.\n"
+
+    assert visible(body) == "> \n> Restart after upgrading.\n\n> Before you start\n> Back up.\n"
+
+
+def test_footnote_marks_read_as_numbers() -> None:
+    assert visible("Fees apply.[^1]\n\n[^1]: Per month.\n") == "Fees apply.[1]\n\n1: Per month.\n"
+
+
+def test_a_highlight_is_its_words_and_code_keeps_its_marks() -> None:
+    assert visible("Paid ==within 30 days==, `a==b==c`.\n") == "Paid within 30 days, `a==b==c`.\n"

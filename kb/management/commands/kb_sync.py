@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -17,6 +18,7 @@ from kb.services.categories import (
     category_labels_read,
 )
 from kb.services.sync import SyncRefused, corpus_sync
+from kb.services.sync.sources import MARKUPS, Markup
 from kb.services.sync_preview import CorpusPreview, corpus_preview
 
 MARKUP_LINES_SHOWN = 5  # per file: enough to see what a rule misses without a wall of text
@@ -53,8 +55,17 @@ class Command(BaseCommand):
         parser.add_argument(
             "--fail-on-markup",
             action="store_true",
-            help="with --dry-run: fail if site-generator markup ({#id}, {{< >}}, :::, !!! ...) "
-            "would be left outside code in a heading path or an embedded text",
+            help="with --dry-run: fail if syntax CommonMark would not render as meant ({#id}, "
+            "{{< >}}, :::, !!!, [[wiki links]], > [!note], :ref:, {% %} ...) would be left "
+            "outside code in a heading path or an embedded text",
+        )
+        parser.add_argument(
+            "--markup",
+            choices=MARKUPS,
+            default="auto",
+            help="how the folder is written: obsidian (an Obsidian vault: wiki links, embeds, "
+            "callouts), sites (Hugo, MkDocs, Docusaurus, MyST); auto (default): obsidian for a "
+            "folder with an .obsidian/ folder, else sites",
         )
         parser.add_argument(
             "--user",
@@ -65,8 +76,9 @@ class Command(BaseCommand):
     def handle(self, *args: object, directory: Path, **options: object) -> None:
         if options["fail_on_markup"] and not options["dry_run"]:
             raise CommandError("--fail-on-markup goes with --dry-run (a sync never fails on it)")
+        markup = cast(Markup, options["markup"])
         if options["dry_run"]:
-            preview = corpus_preview(directory=directory, embedder=active_embedder())
+            preview = corpus_preview(directory=directory, embedder=active_embedder(), markup=markup)
             self._print_preview(preview, fail_on_markup=bool(options["fail_on_markup"]))
             return
         actor = self._actor(options["user"])
@@ -83,6 +95,7 @@ class Command(BaseCommand):
                     overwrite=bool(options["overwrite"]),
                     allow_prune_all=bool(options["allow_prune_all"]),
                     progress=progress,
+                    markup=markup,
                 )
         except (SyncRefused, EmbeddingModelMismatch, EmbeddingError) as exc:
             raise CommandError(str(exc)) from exc
@@ -121,6 +134,8 @@ class Command(BaseCommand):
             )
 
     def _print_preview(self, preview: CorpusPreview, *, fail_on_markup: bool) -> None:
+        if preview.markup == "obsidian":
+            self.stdout.write("read as an Obsidian vault (wiki links, embeds, callouts)")
         for file in preview.files:
             document = file.document
             self.stdout.write(
@@ -142,6 +157,12 @@ class Command(BaseCommand):
                 )
         for warning in preview.warnings:
             self.stdout.write(f"warning: {warning}")
+        for kind in preview.markup_by_kind():
+            self.stdout.write(
+                f"markup left, {kind.kind}: {kind.chunks} chunk(s) in {kind.files} file(s)"
+            )
+            for path, line in kind.examples:
+                self.stdout.write(f"  e.g. {path}: {line[:120]!r}")
         for rejected in preview.rejected:
             self.stdout.write(f"rejected: {rejected}")
         self.stdout.write(preview.summary())

@@ -47,7 +47,7 @@ from kb.services.sync.provenance import (
 )
 from kb.services.sync.report import SyncFailure, SyncRefused, SyncReport
 from kb.services.sync.rows import audience_note, document_row, metadata_apply, metadata_differs
-from kb.services.sync.sources import Source, directory_sources
+from kb.services.sync.sources import Markup, Source, folder_sources
 
 log = structlog.get_logger("groundwork.kb")
 
@@ -60,14 +60,18 @@ def corpus_sync(
     overwrite: bool = False,
     allow_prune_all: bool = False,
     progress: Progress | None = None,
+    markup: Markup = "auto",
 ) -> SyncReport:
     """Bring into the index what changed in ``directory`` since its last sync, leaving every
     document someone changed in the database since (see ``provenance``); documents of this
-    folder whose file is gone are removed. ``overwrite`` takes the files' versions instead."""
+    folder whose file is gone are removed. ``overwrite`` takes the files' versions instead.
+    ``markup``: how the folder is written (``sources.folder_markup``; "auto" reads a folder
+    with `.obsidian/` as an Obsidian vault)."""
     if not directory.is_dir():
         raise SyncRefused(f"{directory} is not a directory")
-    return documents_import(
-        sources=directory_sources(directory),
+    folder = folder_sources(directory, markup=markup)
+    report = documents_import(
+        sources=folder.sources,
         embedder=embedder,
         origin=str(directory),
         actor=actor,
@@ -76,6 +80,8 @@ def corpus_sync(
         allow_prune_all=allow_prune_all,
         progress=progress,
     )
+    report.warnings[:0] = folder.warnings
+    return report
 
 
 def folder_key(directory: Path) -> str:

@@ -1,15 +1,27 @@
 """Where a sync's files come from: a directory walked for Markdown and reStructuredText, or an
 upload's entries (Markdown only: a reStructuredText page needs its folder for labels and
-includes)."""
+includes).
+
+A directory that is an Obsidian vault (it has an `.obsidian/` folder, or the sync is told
+``markup="obsidian"``) is read whole first: each note is then the CommonMark it renders as
+(`kb.obsidian`), with wiki links and embeds resolved across the vault, and the vault's
+templates folders (its settings name them) are not pages.
+"""
 
 from __future__ import annotations
 
+import functools
+import json
+import posixpath
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
+from kb.obsidian import Note, Vault, note_aliases
 from kb.parsing import (
     DOCUMENT_SUFFIXES,
+    MARKDOWN_SUFFIXES,
     MAX_DOCUMENT_BYTES,
     RST_SUFFIXES,
     DocumentParseError,
@@ -24,6 +36,34 @@ from kb.services.sync.rows import document_limits_check
 
 # A source file: its document path, and a reader returning at most MAX_DOCUMENT_BYTES + 1 bytes.
 Source = tuple[str, Callable[[], bytes]]
+
+
+# How a folder's Markdown is read: "auto" is Obsidian's when the folder has `.obsidian/`.
+Markup = Literal["auto", "obsidian", "sites"]
+MARKUPS: tuple[Markup, ...] = ("auto", "obsidian", "sites")
+OBSIDIAN_SETTINGS = ".obsidian"
+
+
+@dataclass
+class FolderSources:
+    sources: list[Source]
+    markup: Markup  # "obsidian" or "sites": what was chosen
+    warnings: list[str] = field(default_factory=list)  # what reading the vault could not resolve
+
+
+def folder_markup(directory: Path, markup: Markup = "auto") -> Markup:
+    """The markup a folder is read in: as told, else Obsidian's for a vault."""
+    if markup != "auto":
+        return markup
+    return "obsidian" if (directory / OBSIDIAN_SETTINGS).is_dir() else "sites"
+
+
+def folder_sources(directory: Path, *, markup: Markup = "auto") -> FolderSources:
+    """The folder's sources in its markup (`folder_markup`)."""
+    chosen = folder_markup(directory, markup)
+    if chosen == "obsidian":
+        return _vault_sources(directory)
+    return FolderSources(directory_sources(directory), chosen)
 
 
 @dataclass(frozen=True)
@@ -103,6 +143,82 @@ def sources_parse(
             files[relative_path] = synced_file_of(document, raw)
     report.warnings += parse_warnings(parsed)
     return present, parsed, files
+
+
+def _vault_sources(directory: Path) -> FolderSources:
+    """Every note of the vault, read once, each translated with the whole vault in view.
+
+    A note that cannot be read or whose front matter does not parse is passed on as written,
+    so that the sync reports it exactly as for any other folder."""
+    root = directory.resolve()
+    skipped = _template_folders(directory)
+    raw: dict[str, bytes] = {}
+    notes: list[Note] = []
+    prefixes: dict[str, str] = {}
+    sources: list[Source] = []
+    for relative_path, file_path in _document_files(directory):
+        if file_path.suffix.lower() not in MARKDOWN_SUFFIXES:
+            continue  # a vault's notes are Markdown
+        if any(relative_path.startswith(f"{folder}/") for folder in skipped):
+            continue
+        reader = functools.partial(_read_inside, root, relative_path, file_path)
+        try:
+            raw[relative_path] = reader()
+            parsed = parse_document(path=relative_path, raw=raw[relative_path])
+        except (DocumentParseError, OSError):
+            sources.append((relative_path, reader))
+            continue
+        text = raw[relative_path].decode("utf-8-sig")
+        prefixes[relative_path] = text[: len(text) - len(parsed.body)]
+        # Windows line ends: the translation reads lines, and writes them back with "\n"
+        body = parsed.body.replace("\r\n", "\n")
+        notes.append(Note(relative_path, body, note_aliases(parsed.metadata)))
+    vault = Vault(notes=notes, files=_vault_files(directory))
+    warnings: list[str] = []
+    if skipped:
+        listed = ", ".join(f"{folder}/" for folder in sorted(skipped))
+        warnings.append(f"Obsidian templates, not pages: {listed} left out")
+    for note in notes:
+        translation = vault.translate(note.path)
+        warnings += [f"{note.path}: {warning}" for warning in translation.warnings]
+        translated = (prefixes[note.path] + translation.body).encode()
+        sources.append((note.path, functools.partial(_given, translated)))
+    sources.sort(key=lambda source: source[0])
+    return FolderSources(sources, "obsidian", warnings)
+
+
+def _given(raw: bytes) -> bytes:
+    return raw
+
+
+def _template_folders(directory: Path) -> set[str]:
+    """The folders the vault's settings keep templates in (core Templates, Templater): their
+    notes are `{{title}}` and `<% tp.file.title %>` to be filled in, not pages."""
+    settings = directory / OBSIDIAN_SETTINGS
+    found: set[str] = set()
+    for file, key in (
+        (settings / "templates.json", "folder"),
+        (settings / "plugins" / "templater-obsidian" / "data.json", "templates_folder"),
+    ):
+        try:
+            value = json.loads(file.read_text(encoding="utf-8")).get(key)
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(value, str) and value.strip("/ "):
+            found.add(posixpath.normpath(value.strip("/ ")))
+    return found
+
+
+def _vault_files(directory: Path) -> list[str]:
+    """Every file of the vault that is not a note: what `![[picture.png]]` may name."""
+    found = []
+    for file_path in sorted(directory.rglob("*")):
+        relative = file_path.relative_to(directory)
+        if any(part.startswith(".") for part in relative.parts) or not file_path.is_file():
+            continue
+        if file_path.suffix.lower() not in MARKDOWN_SUFFIXES:
+            found.append(relative.as_posix())
+    return found
 
 
 def _is_rst(path: str) -> bool:
