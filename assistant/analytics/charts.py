@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-WIDTH, HEIGHT = 760, 230
+WIDTH, HEIGHT = 760, 200
 LEFT, RIGHT, TOP, BOTTOM = 48, 12, 12, 30
 X_LABELS = 7  # at most this many bucket labels under the axis
 
@@ -24,20 +24,30 @@ class Series:
     values: Sequence[float | None]  # one per bucket; None: no value (a rate of no questions)
 
 
+@dataclass(frozen=True)
+class Chart:
+    title: str  # shown above the drawing
+    svg: SafeString
+    series: Sequence[Series]  # the legend, in drawing order
+
+
 def nice_ceiling(value: float) -> float:
-    """The smallest 1, 2 or 5 times a power of ten at or above ``value`` (1 for 0)."""
+    """The axis top for ``value``: four equal steps of a round size (1, 1.5, 2, 2.5, 3, 4, 5, 6
+    or 8 times a power of ten, whole numbers only) that reach it; 4 for 0 or less."""
     if value <= 0:
-        return 1.0
-    power = 10 ** math.floor(math.log10(value))
-    for step in (1, 2, 5, 10):
-        if value <= step * power:
-            return float(step * power)
-    return 10.0 * power  # pragma: no cover
+        return 4.0
+    wanted = value / 4
+    power = 10 ** math.floor(math.log10(wanted))
+    for step in (1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10):
+        size = step * power
+        if size >= wanted and size == int(size):
+            return float(size * 4)
+    return 40.0 * power  # pragma: no cover
 
 
 def stacked_bars(
     *, chart_id: str, title: str, description: str, labels: Sequence[str], series: Sequence[Series]
-) -> SafeString:
+) -> Chart:
     """One bar per bucket, its series stacked bottom-up in order; each segment has a tooltip."""
     totals = [sum(each.values[index] or 0 for each in series) for index in range(len(labels))]
     top = nice_ceiling(max(totals, default=0))
@@ -62,7 +72,7 @@ def stacked_bars(
             base += value
     parts += _x_labels(labels, slot)
     parts.append("</svg>")
-    return mark_safe("".join(parts))
+    return Chart(title=title, svg=mark_safe("".join(parts)), series=series)
 
 
 def lines(
@@ -73,7 +83,7 @@ def lines(
     labels: Sequence[str],
     series: Sequence[Series],
     percent: bool,
-) -> SafeString:
+) -> Chart:
     """One line per series (a gap where a value is None), a dot on each point with a tooltip;
     ``percent``: values are shares 0..1 drawn on a 0-100 % axis."""
     highest = max((v for each in series for v in each.values if v is not None), default=0)
@@ -105,7 +115,7 @@ def lines(
         parts += dots
     parts += _x_labels(labels, slot)
     parts.append("</svg>")
-    return mark_safe("".join(parts))
+    return Chart(title=title, svg=mark_safe("".join(parts)), series=series)
 
 
 def _open(chart_id: str, title: str, description: str) -> str:
@@ -123,7 +133,7 @@ def _y_axis(top: float, *, percent: bool) -> list[str]:
     for step in range(5):
         value = top * step / 4
         y = TOP + plot_height * (1 - step / 4)
-        text = f"{value:.0%}" if percent else f"{value:,.0f}" if top >= 4 else f"{value:g}"
+        text = f"{value:.0%}" if percent else f"{value:,.0f}"
         parts.append(
             f'<line class="chart-grid" x1="{LEFT}" x2="{WIDTH - RIGHT}" '
             f'y1="{y:.1f}" y2="{y:.1f}"/><text class="chart-tick" x="{LEFT - 6}" '

@@ -144,7 +144,7 @@ def _label(bucket: PeriodCounts, *, daily: bool) -> str:
     return f"week of {bucket.start.isoformat()}"
 
 
-def _charts(rows: list[TableRow]) -> list[charts.SafeString]:
+def _charts(rows: list[TableRow]) -> list[charts.Chart]:
     labels = [row.counts.start.strftime("%b %d") for row in rows]
     counts = [row.counts for row in rows]
     return [

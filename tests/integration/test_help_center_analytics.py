@@ -383,3 +383,24 @@ def test_daily_table_downloads_as_csv_equal_to_the_direct_count(generated) -> No
         wanted = expected_counts(rows, day=day, audience="public", category="billing")
         assert {name: int(line[name]) for name in COUNTS} == wanted, day
     assert sum(int(line["asked"]) for line in table) > 0
+
+
+def test_each_question_records_who_asked_it() -> None:
+    # given: a customer and a staff member who may read internal pages
+    staff = User.objects.create_user("reader", password="x", is_staff=True)
+    staff.user_permissions.add(
+        Permission.objects.get(content_type__app_label="kb", codename="view_document")
+    )
+    customer, colleague = Client(), Client()
+    colleague.force_login(staff)
+
+    # when: each asks on the chat page (htmx: the question is stored, answered by the stream)
+    for client in (customer, colleague):
+        response = client.post("/ask", {"question": "How do refunds work?"}, HTTP_HX_REQUEST="true")
+        assert response.status_code == 200
+
+    # then
+    assert list(Message.objects.order_by("id").values_list("audience", flat=True)) == [
+        "public",
+        "internal",
+    ]
