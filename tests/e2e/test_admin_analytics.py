@@ -137,6 +137,9 @@ def test_staff_read_the_analytics_charts_and_the_same_numbers_as_tables(
     assert page.evaluate("window.cspViolations") == []
     assert seen["console"] == [] and seen["offsite"] == []
     expect(page.get_by_role("heading", name="Top topics")).to_be_visible()
+    topics = page.locator(".analytics-topics-table")
+    expect(topics.first.locator("tbody tr").first).to_contain_text("?")
+    expect(topics.last).to_contain_text("bitcoin")  # an unanswered topic, with its examples
     screenshot(page, "admin-analytics")
 
     # when: the same page with JavaScript off
