@@ -83,6 +83,9 @@ class Message(models.Model):
         max_length=10,
         choices=Audience.choices,
         default=Audience.PUBLIC,
+        # Also the column's default: rows written by SQL, or by a server still on the previous
+        # release during an upgrade, are public unless they say otherwise.
+        db_default=Audience.PUBLIC,
         help_text="Who asked: internal when the asker could read internal pages. Recorded "
         "since migration 0008; older messages were read from their snapshot's audiences.",
     )

@@ -165,7 +165,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='message',
             name='audience',
-            field=models.CharField(choices=[('public', 'Public (a customer)'), ('internal', 'Internal (staff or an internal API key)')], default='public', help_text="Who asked: internal when the asker could read internal pages. Recorded since migration 0008; older messages were read from their snapshot's audiences.", max_length=10),
+            field=models.CharField(choices=[('public', 'Public (a customer)'), ('internal', 'Internal (staff or an internal API key)')], db_default='public', default='public', help_text="Who asked: internal when the asker could read internal pages. Recorded since migration 0008; older messages were read from their snapshot's audiences.", max_length=10),
         ),
         migrations.AddIndex(
             model_name='message',
