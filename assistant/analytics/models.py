@@ -45,9 +45,12 @@ class QuestionDay(models.Model):
 
 class QuestionDayStale(models.Model):
     """A UTC day some of whose questions changed since the rollup last counted them. Written
-    by the triggers only; ``rollup_refresh`` recounts the local days it overlaps and deletes it."""
+    by the triggers only; ``rollup_refresh`` recounts the local days it overlaps and deletes it.
 
-    utc_day = models.DateField(primary_key=True)
+    Append-only, with no unique day: a writer only ever inserts, so it never waits on a
+    refresher deleting the marks it has counted (one day may be marked many times over)."""
+
+    utc_day = models.DateField(db_index=True)
 
     def __str__(self) -> str:
         return str(self.utc_day)

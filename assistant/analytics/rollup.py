@@ -97,14 +97,17 @@ GROUP BY day, audience, category
 _MARK_EVERY_DAY = """
 INSERT INTO assistant_questiondaystale (utc_day)
 SELECT DISTINCT (created_at AT TIME ZONE 'UTC')::date FROM assistant_message
-ON CONFLICT DO NOTHING
 """
 
-# Skip marks a writer is inserting right now (their row lock): they are the next batch's.
-_TAKE_STALE = """
-SELECT utc_day FROM assistant_questiondaystale ORDER BY utc_day LIMIT %(limit)s
-FOR UPDATE SKIP LOCKED
+_STALE_DAYS = """
+SELECT DISTINCT utc_day FROM assistant_questiondaystale WHERE id <= %(upto)s
+ORDER BY utc_day LIMIT %(limit)s
 """
+
+# Deletes the marks committed when it starts; the recount that follows, in the same
+# transaction, reads at least what they marked. A mark committed later stays for the next
+# refresh, and if the recount fails the deletion is rolled back with it.
+_CLEAR_STALE = "DELETE FROM assistant_questiondaystale WHERE utc_day = ANY(%(days)s)"
 
 
 def local_days(utc_day: datetime.date, time_zone: str) -> set[datetime.date]:
@@ -118,9 +121,15 @@ def local_days(utc_day: datetime.date, time_zone: str) -> set[datetime.date]:
 def rollup_refresh(*, progress: Callable[[int, int], None] | None = None) -> int:
     """Recount every stale day; returns how many local days were recounted. Safe to run at
     any time and from several processes at once (they take turns)."""
+    _time_zone_follow()
+    # Only the marks made before this call: on a busy site today is marked again every few
+    # moments, and a refresh that chased them would never end (the next one counts them).
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT COALESCE(max(id), 0) FROM assistant_questiondaystale")
+        (upto,) = cursor.fetchone()
     recounted = 0
     while True:
-        done, remaining = _refresh_batch()
+        done, remaining = _refresh_batch(upto=upto)
         recounted += done
         if progress is not None and (done or recounted):
             progress(recounted, recounted + remaining)
@@ -132,25 +141,30 @@ def rollup_refresh(*, progress: Callable[[int, int], None] | None = None) -> int
 
 
 @transaction.atomic
-def _refresh_batch() -> tuple[int, int]:
-    """One transaction: take up to ``REFRESH_BATCH_DAYS`` stale marks, recount the local days
-    they overlap. Returns (days recounted, about how many marks are left)."""
+def _time_zone_follow() -> None:
+    """Rows counted in another time zone (``TIME_ZONE`` changed) have the wrong day
+    boundaries: delete them all and mark every day for recounting."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_REFRESH_LOCK])
+        if QuestionDay.objects.exclude(time_zone=settings.TIME_ZONE).exists():
+            QuestionDay.objects.all().delete()
+            cursor.execute(_MARK_EVERY_DAY)
+
+
+@transaction.atomic
+def _refresh_batch(*, upto: int) -> tuple[int, int]:
+    """One transaction: the first ``REFRESH_BATCH_DAYS`` UTC days marked (by marks up to id
+    ``upto``), their local days recounted and their marks cleared. Returns (local days
+    recounted, marked UTC days left)."""
     time_zone = settings.TIME_ZONE
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_REFRESH_LOCK])
-        if QuestionDay.objects.exclude(time_zone=time_zone).exists():
-            # Counted in another time zone: every day's boundaries moved, recount them all.
-            QuestionDay.objects.all().delete()
-            cursor.execute(_MARK_EVERY_DAY)
-        cursor.execute(_TAKE_STALE, {"limit": REFRESH_BATCH_DAYS})
+        cursor.execute(_STALE_DAYS, {"limit": REFRESH_BATCH_DAYS, "upto": upto})
         utc_days = [row[0] for row in cursor.fetchall()]
         if not utc_days:
             return 0, 0
         days = sorted(_local_days_of(utc_days, time_zone))
-        cursor.execute(
-            "DELETE FROM assistant_questiondaystale WHERE utc_day = ANY(%(days)s)",
-            {"days": utc_days},
-        )
+        cursor.execute(_CLEAR_STALE, {"days": utc_days})
         QuestionDay.objects.filter(day__in=days).delete()
         cursor.execute(
             _RECOUNT,
@@ -160,7 +174,7 @@ def _refresh_batch() -> tuple[int, int]:
                 "window_seconds": HANDOFF_WINDOW.total_seconds(),
             },
         )
-        cursor.execute("SELECT count(*) FROM assistant_questiondaystale")
+        cursor.execute("SELECT count(DISTINCT utc_day) FROM assistant_questiondaystale")
         (remaining,) = cursor.fetchone()
     return len(days), remaining
 

@@ -7,8 +7,10 @@ from django.db import migrations, models
 # that day's UTC date stale; assistant.analytics.rollup.rollup_refresh recounts it. Inserts
 # and deletes are statement-level (a COPY of a million rows marks each day once); updates are
 # row-level, firing only when a counted column changes (claiming a message for answering
-# does not).
-MARK = "INSERT INTO assistant_questiondaystale (utc_day) {select} ON CONFLICT DO NOTHING"
+# does not). Marks are only ever inserted, never updated or deduplicated against existing
+# ones, so a writer never waits for a refresher and no mark can be lost to a refresh that is
+# deleting an older mark of the same day.
+MARK = "INSERT INTO assistant_questiondaystale (utc_day) {select}"
 MESSAGE_DAYS = "SELECT DISTINCT (created_at AT TIME ZONE 'UTC')::date FROM {rows} ORDER BY 1"
 FEEDBACK_DAYS = (
     "SELECT DISTINCT (m.created_at AT TIME ZONE 'UTC')::date FROM assistant_message m "
@@ -159,7 +161,8 @@ class Migration(migrations.Migration):
         migrations.CreateModel(
             name='QuestionDayStale',
             fields=[
-                ('utc_day', models.DateField(primary_key=True, serialize=False)),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('utc_day', models.DateField(db_index=True)),
             ],
         ),
         migrations.AddField(
