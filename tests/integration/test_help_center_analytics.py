@@ -16,9 +16,11 @@ from dataclasses import dataclass
 import pytest
 from django.conf import settings
 from django.contrib.auth.models import Permission, User
+from django.db import connection, connections
 from django.test import Client
 from django.utils import timezone
 
+from assistant.analytics.models import QuestionDayStale
 from assistant.analytics.rollup import rollup_refresh
 from assistant.analytics.selectors import AnalyticsFilters, question_days
 from assistant.models import Conversation, Feedback, Message, SupportRequest
@@ -404,3 +406,31 @@ def test_each_question_records_who_asked_it() -> None:
         "public",
         "internal",
     ]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_question_asked_while_a_refresh_is_open_neither_waits_nor_loses_its_mark() -> None:
+    # given: a day already marked, and a refresher that has cleared its marks and not committed
+    conversation = Conversation.objects.create(client_key_hash="a")
+    Message.objects.create(conversation=conversation, question="How do refunds work?")
+    refresher = connections.create_connection("default")
+    try:
+        refresher.set_autocommit(False)
+        with refresher.cursor() as cursor:
+            cursor.execute("DELETE FROM assistant_questiondaystale")
+
+        # when: another question arrives (a writer blocked by the refresher would time out)
+        with connection.cursor() as cursor:
+            cursor.execute("SET statement_timeout = '2s'")
+        Message.objects.create(conversation=conversation, question="And for a yearly plan?")
+        with connection.cursor() as cursor:
+            cursor.execute("SET statement_timeout = 0")
+        refresher.commit()
+    finally:
+        refresher.close()
+
+    # then: the new question's mark survived the refresher's delete, and is counted
+    assert QuestionDayStale.objects.exists()
+    rollup_refresh()
+    today = timezone.localdate()
+    assert page_counts(AnalyticsFilters(start=today, end=today))[today]["asked"] == 2
