@@ -350,6 +350,11 @@ def test_page_shows_totals_charts_tables_and_topics(generated) -> None:
     expected_internal = Message.objects.filter(audience="internal").count()
     assert f"<dd>{expected_internal}</dd>" in html
 
+    # a year is charted and tabled by week
+    year = client.get("/admin/analytics/?days=365").content.decode()
+    assert "The numbers per week" in year and year.count('<svg class="chart"') == 3
+    assert f"<dd>{Message.objects.count()}</dd>" in year
+
 
 def test_a_filter_the_page_does_not_offer_is_a_clear_error() -> None:
     client = Client()
