@@ -103,10 +103,17 @@ TRIGGERS = [
         "OLD.conversation_id IS DISTINCT FROM NEW.conversation_id "
         "OR OLD.created_at IS DISTINCT FROM NEW.created_at)",
     ),
+    # A document's save writes every column: only a real change of category counts.
     (
-        "gw_analytics_document_change",
+        "gw_analytics_document_recategorised",
         MARK.format(select=CITING_DAYS.format(id="OLD.id")),
-        "AFTER UPDATE OF category OR DELETE ON kb_document FOR EACH ROW",
+        "AFTER UPDATE OF category ON kb_document FOR EACH ROW "
+        "WHEN (OLD.category IS DISTINCT FROM NEW.category)",
+    ),
+    (
+        "gw_analytics_document_delete",
+        MARK.format(select=CITING_DAYS.format(id="OLD.id")),
+        "AFTER DELETE ON kb_document FOR EACH ROW",
     ),
 ]
 

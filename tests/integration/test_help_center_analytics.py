@@ -439,3 +439,21 @@ def test_a_question_asked_while_a_refresh_is_open_neither_waits_nor_loses_its_ma
     rollup_refresh()
     today = timezone.localdate()
     assert page_counts(AnalyticsFilters(start=today, end=today))[today]["asked"] == 2
+
+
+def test_saving_a_cited_page_without_changing_its_category_marks_no_day(documents) -> None:
+    # given: an answer citing a page, counted
+    conversation = Conversation.objects.create(client_key_hash="a")
+    _message(conversation, created_at=timezone.now(), status="answered", cites=[documents[0]])
+    rollup_refresh()
+    page = Document.objects.get(pk=documents[0].pk)
+
+    # when: the page is edited and saved (every column written), its category unchanged
+    page.title = "Invoices, explained"
+    page.save()
+
+    # then
+    assert not QuestionDayStale.objects.exists()
+    page.category = "money"
+    page.save()
+    assert QuestionDayStale.objects.exists()
