@@ -66,6 +66,7 @@ bench: install
 	$(BENCH_ENV) $(PY) manage.py kb_workers_bench || rc=$$?; \
 	$(BENCH_ENV) $(PY) manage.py answer_bench || rc=$$?; \
 	$(BENCH_ENV) $(PY) manage.py attention_bench || rc=$$?; \
+	$(BENCH_ENV) $(PY) manage.py analytics_bench || rc=$$?; \
 	$(BENCH_ENV) $(PY) manage.py render_bench || rc=$$?; \
 	$(BENCH_ENV) $(PY) manage.py load_bench || rc=$$?; \
 	$(BENCH_ENV) $(PY) manage.py api_load_bench || rc=$$?; \

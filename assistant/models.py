@@ -8,6 +8,7 @@ timings), so an answer can be explained later even after the documents it cited 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 from django.conf import settings
@@ -40,6 +41,10 @@ class Message(models.Model):
         NOT_IN_DOCS = "not_in_docs", "Not in our docs"
         FLAGGED = "flagged", "Flagged"
         FAILED = "failed", "Failed"
+
+    class Audience(models.TextChoices):
+        PUBLIC = "public", "Public (a customer)"
+        INTERNAL = "internal", "Internal (staff or an internal API key)"
 
     # Statuses the content-gaps view reads as "the docs did not serve this question".
     UNANSWERED = (Status.NOT_IN_DOCS, Status.FLAGGED, Status.FAILED)
@@ -74,6 +79,16 @@ class Message(models.Model):
         help_text="Retrieval and generation evidence: hits with ranks and scores, confidence, "
         "failed stages, timings per stage.",
     )
+    audience = models.CharField(
+        max_length=10,
+        choices=Audience.choices,
+        default=Audience.PUBLIC,
+        # Also the column's default: rows written by SQL, or by a server still on the previous
+        # release during an upgrade, are public unless they say otherwise.
+        db_default=Audience.PUBLIC,
+        help_text="Who asked: internal when the asker could read internal pages. Recorded "
+        "since migration 0008; older messages were read from their snapshot's audiences.",
+    )
     answering_started_at = models.DateTimeField(null=True, blank=True)
     answered_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -88,6 +103,8 @@ class Message(models.Model):
         ordering = ["created_at", "id"]
         indexes = [
             models.Index(fields=["status", "created_at"], name="assistant_msg_status"),
+            # The analytics rollup recounts one day at a time, the topics read the latest askings.
+            models.Index(fields=["created_at"], name="assistant_msg_created"),
             # "Which answers cited this page" (the document editor): a containment match.
             GinIndex(
                 fields=["citations"], opclasses=["jsonb_path_ops"], name="assistant_msg_citations"
@@ -100,6 +117,11 @@ class Message(models.Model):
     @property
     def is_pending(self) -> bool:
         return self.status == self.Status.PENDING
+
+    @classmethod
+    def audience_of(cls, audiences: Sequence[str]) -> str:
+        """The asker's audience from the audiences their answers may draw on."""
+        return cls.Audience.INTERNAL if cls.Audience.INTERNAL in audiences else cls.Audience.PUBLIC
 
 
 class Feedback(models.Model):
@@ -235,7 +257,9 @@ class ChatGreeting(models.Model):
         return self.text if len(self.text) <= 60 else self.text[:59] + "…"
 
 
+# The analytics rollup lives with the analytics page (assistant/analytics/).
 # The widget's site keys live with the widget; imported here so Django registers the model.
 # The answer API's keys live with the API (assistant/api/); imported here so Django finds them.
+from assistant.analytics.models import QuestionDay, QuestionDayStale  # noqa: E402, F401
 from assistant.api.models import ApiKey  # noqa: E402, F401
 from assistant.widget.models import EmbedSite  # noqa: E402, F401

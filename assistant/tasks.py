@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from assistant.analytics.rollup import rollup_refresh
 from assistant.services import pending_answers_expire
 from assistant.services.suggestions import suggestions_propose
 
@@ -16,3 +17,8 @@ def pending_answers_sweep_task() -> int:
 @shared_task
 def suggestions_propose_task() -> int:
     return len(suggestions_propose())
+
+
+@shared_task
+def analytics_rollup_refresh_task() -> int:
+    return rollup_refresh()

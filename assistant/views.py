@@ -218,7 +218,9 @@ def ask(request: HtmxHttpRequest) -> HttpResponse:
     if request.session.get(CONVERSATION_SESSION_KEY) != conversation_id:
         # Assigning marks the session modified even for the same value: a write per ask.
         request.session[CONVERSATION_SESSION_KEY] = conversation_id
-    message = message_ask(conversation=conversation, question=question)
+    message = message_ask(
+        conversation=conversation, question=question, audiences=_audiences(request)
+    )
 
     if request.htmx:
         get_token(request)  # the stream renders forms after the CSRF middleware has run

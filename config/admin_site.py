@@ -13,11 +13,13 @@ from django.urls import URLPattern, URLResolver, path
 
 class GroundworkAdminSite(admin.AdminSite):
     def get_urls(self) -> list[URLPattern | URLResolver]:
-        """The search lab, content gaps and policies needing attention ahead of the admin's
-        catch-all patterns, behind its login, staff check and ``never_cache`` (``admin_view``)."""
+        """The search lab, content gaps, policies needing attention and analytics ahead of the
+        admin's catch-all patterns, behind its login, staff check and ``never_cache``
+        (``admin_view``)."""
         # Imported here, not at the top: the apps' admin modules register on this site while
         # it is being built, so importing them first would build it from inside itself.
         from assistant.admin import content_gaps_admin_view
+        from assistant.analytics.views import analytics_view
         from assistant.attention_admin import policies_attention_view
         from search.admin import search_lab
 
@@ -25,5 +27,6 @@ class GroundworkAdminSite(admin.AdminSite):
             path("search-lab/", self.admin_view(search_lab), name="search-lab"),
             path("content-gaps/", self.admin_view(content_gaps_admin_view), name="content-gaps"),
             path("attention/", self.admin_view(policies_attention_view), name="attention"),
+            path("analytics/", self.admin_view(analytics_view), name="analytics"),
             *super().get_urls(),
         ]

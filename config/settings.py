@@ -286,6 +286,11 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 60.0,
     },
     # The most asked answered questions, proposed for a steward to approve as suggestions.
+    # The analytics page's daily rollup, recounted where something changed (the page also does).
+    "analytics-rollup": {
+        "task": "assistant.tasks.analytics_rollup_refresh_task",
+        "schedule": 60.0,
+    },
     "suggestions-propose": {
         "task": "assistant.tasks.suggestions_propose_task",
         "schedule": 600.0,

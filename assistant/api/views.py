@@ -137,7 +137,9 @@ def _pending_message(api_key: ApiKey, body: AskIn) -> Message:
             raise ApiError(404, "No conversation with that id for this key.")
     else:
         conversation = conversation_start(client_hash=client_hash)
-    return message_ask(conversation=conversation, question=body.question)
+    return message_ask(
+        conversation=conversation, question=body.question, audiences=api_key_audiences(api_key)
+    )
 
 
 @api.post("/ask", response={200: AnswerOut, **ERRORS}, summary="Ask a question")

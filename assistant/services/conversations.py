@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import uuid
+from collections.abc import Sequence
 
 import structlog
 from django.conf import settings
@@ -13,6 +14,7 @@ from django.db import transaction
 
 from assistant.models import Conversation, Feedback, Message
 from assistant.services.questions import question_normalise
+from kb.selectors.access import PUBLIC_AUDIENCES
 
 log = structlog.get_logger("groundwork.assistant")
 
@@ -51,11 +53,17 @@ def conversation_start(*, client_hash: str) -> Conversation:
     return conversation
 
 
-def message_ask(*, conversation: Conversation, question: str) -> Message:
-    """Record a question as a pending message. Raises ``QuestionRejected`` for an empty or
-    over-long question; the answer is produced by ``answer_stream`` / ``answer_complete``."""
+def message_ask(
+    *, conversation: Conversation, question: str, audiences: Sequence[str] = PUBLIC_AUDIENCES
+) -> Message:
+    """Record a question as a pending message, with who asked it (``audiences``: what the
+    asker's answers may draw on, for the analytics page). Raises ``QuestionRejected`` for an
+    empty or over-long question; the answer is produced by ``answer_stream`` /
+    ``answer_complete``."""
     text = question_normalise(question)
-    message = Message.objects.create(conversation=conversation, question=text)
+    message = Message.objects.create(
+        conversation=conversation, question=text, audience=Message.audience_of(audiences)
+    )
     log.info(
         "question_asked",
         conversation=str(conversation.public_id),
