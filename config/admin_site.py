@@ -19,11 +19,25 @@ class GroundworkAdminSite(admin.AdminSite):
         # it is being built, so importing them first would build it from inside itself.
         from assistant.admin import content_gaps_admin_view
         from assistant.attention_admin import policies_attention_view
+        from assistant.attention_retire_admin import (
+            attention_retire_undo_view,
+            attention_retire_view,
+        )
         from search.admin import search_lab
 
         return [
             path("search-lab/", self.admin_view(search_lab), name="search-lab"),
             path("content-gaps/", self.admin_view(content_gaps_admin_view), name="content-gaps"),
             path("attention/", self.admin_view(policies_attention_view), name="attention"),
+            path(
+                "attention/retire/",
+                self.admin_view(attention_retire_view),
+                name="attention-retire",
+            ),
+            path(
+                "attention/undo/",
+                self.admin_view(attention_retire_undo_view),
+                name="attention-retire-undo",
+            ),
             *super().get_urls(),
         ]

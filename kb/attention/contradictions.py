@@ -24,9 +24,11 @@ import numpy as np
 import structlog
 from django.core.cache import cache
 from django.db import connection, transaction
+from django.utils.safestring import SafeString, mark_safe
 
 from kb.attention.quantities import Disagreement, Quantity, disagreements, quantities_in
 from kb.models import Chunk, EmbeddingModel
+from kb.rendering import passage_to_html
 from kb.selectors.index_version import index_version
 from kb.visibility import current_document_sql
 
@@ -90,8 +92,22 @@ class Contradiction:
         return _segments(self.second.text, [q for d in self.disagreements for q in d.second_only])
 
     @property
+    def first_html(self) -> SafeString:
+        return _rendered(self.first.text, [q for d in self.disagreements for q in d.first_only])
+
+    @property
+    def second_html(self) -> SafeString:
+        return _rendered(self.second.text, [q for d in self.disagreements for q in d.second_only])
+
+    @property
     def kinds(self) -> str:
         return ", ".join(disagreement.kind for disagreement in self.disagreements)
+
+
+def _rendered(text: str, marked: list[Quantity]) -> SafeString:
+    """The passage as the public page renders it, its differing values marked."""
+    spans = sorted({(q.start, q.end) for q in marked})
+    return mark_safe(passage_to_html(text, marked=spans))  # sanitised by nh3 in passage_to_html
 
 
 def _segments(text: str, marked: list[Quantity]) -> list[Segment]:
