@@ -9,8 +9,9 @@ months), business days apart from calendar days, money per currency.
 
 Two values of one kind contradict each other only when they are about the same subject
 (``same_subject``): "reminders 7 days before the trial ends" does not contradict "we email you
-14 days before the deletion date", though both are days before something. A quantity carries
-its *anchor* (the words after "before", "after", "of", "from"... that follow it: what the span is
+14 days before the deletion date", though both are days before something, and "$0.28 per GB"
+does not contradict a plan's "$38.00". A quantity carries its *rate* (what it is per), its
+*anchor* (the words after "before", "after", "of", "from"... that follow it: what the span is
 counted from) and its *context* (the content words of its sentence, list item or table cell,
 with the passage's own heading): two anchored values need anchors sharing a word; otherwise
 their contexts must share one.
@@ -112,6 +113,10 @@ NOT_A_SUBJECT = {
     "calendar", "time", "period",
 }  # fmt: skip
 _WORD = re.compile(r"[a-z][a-z'-]+")
+# What a value is per: "$0.28 per GB", "$2/month", "$0.15 per GB per month". Read from the start
+# of the clause after the value (RATE_REACH characters: "$82 to $164/month" is per month too).
+_RATE = re.compile(r"(?:\bper\b|/)\s*(?:\d+[\s-]*)?([A-Za-z]+)", re.IGNORECASE)
+RATE_REACH = 40
 # A sentence, list item or table cell ends here: a value's context stays inside its own.
 _CLAUSE_END = re.compile(r"[.!?;](?=\s|$)|\n|\|")
 
@@ -131,6 +136,7 @@ class Quantity:
     start: int
     end: int
     anchor: frozenset[str] = frozenset()  # what the value is counted from; empty: not said
+    rate: frozenset[str] = frozenset()  # what it is per ("gb", "month"); empty: not a rate
     context: frozenset[str] = frozenset()  # content words of its sentence and heading
 
 
@@ -195,9 +201,16 @@ def _anchor(before: str, rest: str) -> frozenset[str]:
     return frozenset()
 
 
+def _rate(rest: str) -> frozenset[str]:
+    return frozenset(_singular(unit.lower()) for unit in _RATE.findall(rest[:RATE_REACH]))
+
+
 def same_subject(first: Quantity, second: Quantity) -> bool:
-    """Whether two values are about the same thing: anchors that share a word when both are
-    counted from something, else contexts that share one."""
+    """Whether two values are about the same thing: the same rate (a price per GB is not a
+    price per month), then anchors that share a word when both are counted from something,
+    else contexts that share one."""
+    if first.rate != second.rate:
+        return False
     if first.anchor and second.anchor:
         return bool(first.anchor & second.anchor)
     return bool(first.context & second.context)
@@ -230,6 +243,7 @@ def quantities_in(text: str, *, heading: str = "") -> list[Quantity]:
                 start=start,
                 end=end,
                 anchor=_anchor(readable[clause_start:start], readable[end:clause_end]),
+                rate=_rate(readable[end:clause_end]),
                 context=frozenset(_subject_words(around)) | heading_words,
             )
         )

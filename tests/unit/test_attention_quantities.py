@@ -182,3 +182,16 @@ def test_an_anchor_word_with_nothing_after_it_points_back_to_what_came_before() 
     assert upcoming.anchor == {"sent", "subscription", "renew"}
     (first,) = quantities_in("Refunds arrive within 14 days of the payment date.")
     assert first.anchor == {"payment", "date"}
+
+
+def test_prices_per_different_units_are_not_a_contradiction() -> None:
+    # superfly/docs: a plan's monthly price against storage per GB; rootfs per GB per month
+    # against additional RAM per 30 days per GB (corpus/eval-sets/contradictions/fly.jsonl)
+    plans = "| Plan | Monthly Price |\n| --- | --- |\n| Basic | $38.00 |\n| Starter | $72.00|\n"
+    storage = "Database storage is priced at **$0.28 per GB for a 30-day month**."
+    assert _differ(plans, storage, headings=("Pricing", "Pricing")) == []
+    rootfs = "Stopped Machines are billed on their rootfs usage by $0.15 per GB per month."
+    ram = "The price of a running Machine is the preset's, plus about $5 per 30 days per GB of RAM."
+    assert _differ(rootfs, ram) == []
+    # the same rate, two values: still a contradiction
+    assert _differ(storage, "Storage is priced at $0.15 per GB for a month.") == ["USD"]
