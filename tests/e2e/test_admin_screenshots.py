@@ -1,6 +1,7 @@
 """A policy steward's admin, in a real browser: the document list with its index status, and
 the editor with the live preview of the rendered page (styled as the public page, following the
-caret's section) and its chunks beside it (below it on a narrow screen). Saves the screenshots the README shows (docs/screenshots/admin-document-*.png)."""
+caret's section) and its chunks beside it (below it on a narrow screen). Saves the
+screenshots the README shows (docs/screenshots/admin-document-*.png)."""
 
 from __future__ import annotations
 
