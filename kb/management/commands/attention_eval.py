@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 from django.conf import settings
@@ -27,7 +28,13 @@ from kb.tooling.benchmarks.attention import (
     precision_of,
 )
 
-DATABASE_NAME = "test_groundwork_attention_eval"
+DATABASE_PREFIX = "test_groundwork_attention_eval"
+
+
+def database_name(corpus: Path) -> str:
+    """One throwaway database per corpus folder, so a --keep of one survives a run on another."""
+    folder = re.sub(r"[^a-z0-9]+", "_", corpus.resolve().name.lower()).strip("_")
+    return f"{DATABASE_PREFIX}_{folder}"[:63]
 
 
 class Command(BaseCommand):
@@ -40,7 +47,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--keep",
             action="store_true",
-            help=f"keep the indexed database ({DATABASE_NAME}) for a later --reuse",
+            help="keep the indexed database (one per corpus folder) for a later --reuse",
         )
         parser.add_argument(
             "--reuse",
@@ -57,10 +64,10 @@ class Command(BaseCommand):
         except (OSError, BenchmarkError) as exc:
             raise CommandError(str(exc)) from exc
         if reuse:
-            offered = self._kept_database_pairs()
+            offered = self._kept_database_pairs(database_name(corpus))
         else:
             self.stdout.write("creating a throwaway database...")
-            with throwaway_database(DATABASE_NAME, keep=keep), quiet("groundwork.kb"):
+            with throwaway_database(database_name(corpus), keep=keep), quiet("groundwork.kb"):
                 self.stdout.write(f"indexing {corpus} (embeds every chunk once)...")
                 with progress_bar("indexing") as progress:
                     corpus_sync(
@@ -84,18 +91,18 @@ class Command(BaseCommand):
                 f"unlabelled {len(score.unlabelled)}: precision {shown}"
             )
 
-    def _kept_database_pairs(self) -> list[OfferedPair]:
+    def _kept_database_pairs(self, name: str) -> list[OfferedPair]:
         """The offered pairs of the database a ``--keep`` run left; a missing one is refused."""
         old_name = connection.settings_dict["NAME"]
         connection.close()
-        connection.settings_dict["NAME"] = DATABASE_NAME
+        connection.settings_dict["NAME"] = name
         try:
             model = EmbeddingModel.objects.active().first()
             if model is None:
-                raise CommandError(f"{DATABASE_NAME} holds no index: run once with --keep first")
+                raise CommandError(f"{name} holds no index: run once with --keep first")
             return offered_pairs(embedding_model=model)
         except OperationalError as exc:
-            raise CommandError(f"no kept database {DATABASE_NAME}: run with --keep first") from exc
+            raise CommandError(f"no kept database {name}: run with --keep first") from exc
         finally:
             connection.close()
             connection.settings_dict["NAME"] = old_name
