@@ -21,7 +21,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 
 from assistant.attention import thumbed_down_pages, uncited_pages
-from assistant.attention_retire_admin import RetireAttempt, retired_notice
+from assistant.attention_retire_admin import RETIRE_PARAMETERS, RetireAttempt, retired_notice
 from kb.attention.contradictions import probable_contradictions
 from kb.attention.documents import index_failures, reviews_due
 from kb.models import Document
@@ -176,14 +176,20 @@ def _sort(attention: AttentionList, request: HttpRequest) -> None:
             continue
         current = each.key == column.key
         flip = f"{'' if current and descending else '-'}{each.key}" if current else each.key
-        query = {**request.GET.dict(), parameter: flip}
+        query = {**_page_parameters(request), parameter: flip}
         attention.headers.append(
             HeaderCell(
                 label=each.label,
-                url=f"?{urlencode(query)}#{attention.key}",
+                url=f"{reverse('admin:attention')}?{urlencode(query)}#{attention.key}",
                 sorted=("descending" if descending else "ascending") if current else "",
             )
         )
+
+
+def _page_parameters(request: HttpRequest) -> dict[str, str]:
+    """The page's own parameters (its sorting), without a retire form's: the page is also shown
+    at the confirmation's address, with the error of a refused choice."""
+    return {key: value for key, value in request.GET.items() if key not in RETIRE_PARAMETERS}
 
 
 def _successor_choices() -> list[tuple[str, str]]:
@@ -211,7 +217,7 @@ def policies_attention_response(
         "successors": _successor_choices(),
         "attempt": attempt,
         "retired": retired_notice(request),
-        "carried": [(k, v) for k, v in request.GET.items() if k not in ("retired",)],
+        "carried": list(_page_parameters(request).items()),
         "undo_url": reverse("admin:attention-retire-undo"),
         "may_read_messages": request.user.has_perm("assistant.view_message"),
     }

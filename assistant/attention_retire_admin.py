@@ -40,7 +40,7 @@ from kb.services import (
 
 # Parameters of the retire forms; every other one is the attention page's own (its sorting),
 # carried through the confirmation so the steward comes back to the page as it was.
-_RETIRE_PARAMETERS = {"document", "successor", "csrfmiddlewaretoken", "retired"}
+RETIRE_PARAMETERS = {"document", "successor", "csrfmiddlewaretoken", "retired"}
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ def attention_url(query: QueryDict | dict[str, str] | None = None, **extra: str)
     kept = {
         key: value
         for key, value in (query.items() if query is not None else [])
-        if key not in _RETIRE_PARAMETERS
+        if key not in RETIRE_PARAMETERS
     }
     parameters = urlencode({**kept, **extra})
     return reverse("admin:attention") + (f"?{parameters}" if parameters else "")
@@ -140,7 +140,7 @@ def attention_retire_view(request: HttpRequest) -> HttpResponse:
         "choice": choice,
         "impact": retire_impact(document=choice.document),
         "may_read_messages": request.user.has_perm("assistant.view_message"),
-        "carried": [(k, v) for k, v in request.GET.items() if k not in _RETIRE_PARAMETERS],
+        "carried": [(k, v) for k, v in request.GET.items() if k not in RETIRE_PARAMETERS],
         "cancel_url": attention_url(request.GET),
     }
     return TemplateResponse(request, "admin/kb/attention_retire_confirm.html", context)

@@ -117,6 +117,11 @@ def test_a_successor_that_cannot_be_named_is_refused_before_the_confirmation(
     assert 'value="a/nope.md"' in unknown.content.decode()
     assert not_current.status_code == 400
     assert "must be a published, current document" in not_current.content.decode()
+    # and the page shown at the confirmation's address still sorts on the attention page, its
+    # forms without the refused choice
+    page = unknown.content.decode()
+    assert 'href="/admin/attention/?uncited_sort=' in page and "successor=a" not in page
+    assert page.count(f'name="document" value="{old.pk}"') == 1
 
 
 def test_confirming_retires_and_the_message_offers_an_undo_that_restores_status_and_successor(
