@@ -189,7 +189,7 @@ def _sort(attention: AttentionList, request: HttpRequest) -> None:
 def _page_parameters(request: HttpRequest) -> dict[str, str]:
     """The page's own parameters (its sorting), without a retire form's: the page is also shown
     at the confirmation's address, with the error of a refused choice."""
-    return {key: value for key, value in request.GET.items() if key not in RETIRE_PARAMETERS}
+    return {key: value for key, value in request.GET.dict().items() if key not in RETIRE_PARAMETERS}
 
 
 def _successor_choices() -> list[tuple[str, str]]:

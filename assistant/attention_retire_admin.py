@@ -140,7 +140,7 @@ def attention_retire_view(request: HttpRequest) -> HttpResponse:
         "choice": choice,
         "impact": retire_impact(document=choice.document),
         "may_read_messages": request.user.has_perm("assistant.view_message"),
-        "carried": [(k, v) for k, v in request.GET.items() if k not in RETIRE_PARAMETERS],
+        "carried": [(k, v) for k, v in request.GET.dict().items() if k not in RETIRE_PARAMETERS],
         "cancel_url": attention_url(request.GET),
     }
     return TemplateResponse(request, "admin/kb/attention_retire_confirm.html", context)
