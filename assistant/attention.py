@@ -1,5 +1,6 @@
 """Reads for the stewards' "Policies needing attention" page that come from the chat's records:
-pages cited by answers that got a thumbs down, and published pages no answer cited lately.
+pages cited by answers that got a thumbs down, published pages no answer cited lately, and what
+retiring a page would stop answering (``retire_impact``, for the retire confirmation).
 
 A message's ``citations`` name each cited source's ``document_id``; both reads unnest them in
 SQL. The content-only lists (review dates, failed indexing, contradictions) are in
@@ -15,6 +16,7 @@ from django.db import connection
 from django.utils import timezone
 
 from assistant.models import Feedback, Message
+from assistant.selectors import messages_citing, questions_citing_document
 from kb.models import Document
 
 # A page no answer cited for this long is either not needed or not found by retrieval; a
@@ -114,3 +116,44 @@ def uncited_pages(*, now: datetime.datetime | None = None) -> list[UncitedPage]:
     ]
     never = datetime.datetime.min.replace(tzinfo=datetime.UTC)
     return sorted(pages, key=lambda page: (page.last_cited or never, page.document.path))
+
+
+# --- What retiring a page stops answering ---------------------------------------------------------
+
+# Recent cited questions the retire confirmation lists (the count covers all of them).
+RETIRE_QUESTIONS_SHOWN = 10
+
+
+@dataclass(frozen=True)
+class RetireImpact:
+    """What a steward is told before retiring ``document``: the customer questions whose
+    answers cited it (the latest few, and how many in all), the test questions that expect it,
+    and the pages that name it as their successor (they will name its successor instead)."""
+
+    document: Document
+    cited_questions: list[Message]
+    cited_total: int
+    test_questions: list[str]
+    predecessors: list[Document]
+
+
+def retire_test_questions(*, document: Document) -> list[str]:
+    """HOOK for the test questions of branch i28guard (not on main yet): the questions of the
+    help center's test set whose expected answer cites ``document``, which retiring it would
+    leave unanswered. Returns none until that model exists; the confirmation page lists
+    whatever this returns, so wiring it up is this one function."""
+    return []
+
+
+def retire_impact(*, document: Document) -> RetireImpact:
+    return RetireImpact(
+        document=document,
+        cited_questions=questions_citing_document(
+            document_id=document.pk, limit=RETIRE_QUESTIONS_SHOWN
+        ),
+        cited_total=messages_citing(document_id=document.pk).count(),
+        test_questions=retire_test_questions(document=document),
+        predecessors=list(
+            Document.objects.filter(superseded_by=document).defer("body").order_by("path")
+        ),
+    )

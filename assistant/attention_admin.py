@@ -1,7 +1,7 @@
 """The stewards' "Policies needing attention" admin page: five lists of pages to look at, each
 with its count, sortable by its columns, every row linking to the page and carrying a small
-form that retires it in favour of a successor through ``kb.services.document_retire`` (the
-same service as the admin's own retire page, so history, audit and retrieval follow).
+form that asks to retire it in favour of a successor: the confirmation, the retirement through
+``kb.services.document_retire`` and its undo are ``attention_retire_admin``'s.
 
 It lives in ``assistant`` because two of its lists read the chat's records; the others come
 from ``kb.attention``.
@@ -14,16 +14,18 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
+from django.urls import reverse
 
 from assistant.attention import thumbed_down_pages, uncited_pages
+from assistant.attention_retire_admin import RETIRE_PARAMETERS, RetireAttempt, retired_notice
 from kb.attention.contradictions import probable_contradictions
 from kb.attention.documents import index_failures, reviews_due
 from kb.models import Document
-from kb.services import DocumentActionError, DocumentPermissionDenied, document_retire, may_retire
+from kb.services import may_retire
 
 
 @dataclass(frozen=True)
@@ -174,68 +176,37 @@ def _sort(attention: AttentionList, request: HttpRequest) -> None:
             continue
         current = each.key == column.key
         flip = f"{'' if current and descending else '-'}{each.key}" if current else each.key
-        query = {**request.GET.dict(), parameter: flip}
+        query = {**_page_parameters(request), parameter: flip}
         attention.headers.append(
             HeaderCell(
                 label=each.label,
-                url=f"?{urlencode(query)}#{attention.key}",
+                url=f"{reverse('admin:attention')}?{urlencode(query)}#{attention.key}",
                 sorted=("descending" if descending else "ascending") if current else "",
             )
         )
+
+
+def _page_parameters(request: HttpRequest) -> dict[str, str]:
+    """The page's own parameters (its sorting), without a retire form's: the page is also shown
+    at the confirmation's address, with the error of a refused choice."""
+    return {key: value for key, value in request.GET.dict().items() if key not in RETIRE_PARAMETERS}
 
 
 def _successor_choices() -> list[tuple[str, str]]:
     return list(Document.objects.current().order_by("path").values_list("path", "title"))
 
 
-@dataclass(frozen=True)
-class RetireAttempt:
-    """What a steward typed in a row's form, kept to show it again with the error."""
-
-    document_id: int
-    successor: str
-    error: str
-
-
-def _retire(request: HttpRequest) -> RetireAttempt | None:
-    """Retire the posted page with the named successor (by path; blank for none). Returns the
-    attempt when it was refused, so the page can show the error next to what was typed."""
-    typed = request.POST.get("successor", "").strip()
-    try:
-        document_id = int(request.POST.get("document", ""))
-    except ValueError:
-        return RetireAttempt(document_id=0, successor=typed, error="No page was chosen.")
-    document = Document.objects.filter(pk=document_id).first()
-    if document is None:
-        return RetireAttempt(document_id, typed, "That page no longer exists.")
-    successor = None
-    if typed:
-        successor = Document.objects.filter(path=typed).first()
-        if successor is None:
-            return RetireAttempt(document_id, typed, f"No page has the path {typed!r}.")
-    try:
-        document_retire(document=document, actor=request.user, successor=successor)
-    except DocumentPermissionDenied as exc:
-        raise PermissionDenied(str(exc)) from exc
-    except DocumentActionError as exc:
-        return RetireAttempt(document_id, typed, f"{document.path} was not retired: {exc}.")
-    messages.success(
-        request,
-        f"Retired {document.path}"
-        + (f", superseded by {successor.path}" if successor else "")
-        + ": it is no longer retrieved or quoted.",
-    )
-    return None
-
-
 def policies_attention_view(request: HttpRequest) -> HttpResponse:
     if not may_retire(actor=request.user):
         raise PermissionDenied
-    attempt = None
-    if request.method == "POST":
-        attempt = _retire(request)
-        if attempt is None:
-            return HttpResponseRedirect(request.get_full_path())
+    return policies_attention_response(request)
+
+
+def policies_attention_response(
+    request: HttpRequest, *, attempt: RetireAttempt | None = None, status: int = 200
+) -> HttpResponse:
+    """The page, with a refused retirement's error next to what was typed (``attempt``) or,
+    after ``?retired=``, the retirement's success message and its Undo."""
     lists = _lists()
     for attention in lists:
         _sort(attention, request)
@@ -245,8 +216,9 @@ def policies_attention_view(request: HttpRequest) -> HttpResponse:
         "lists": {attention.key: attention for attention in lists},
         "successors": _successor_choices(),
         "attempt": attempt,
+        "retired": retired_notice(request),
+        "carried": list(_page_parameters(request).items()),
+        "undo_url": reverse("admin:attention-retire-undo"),
         "may_read_messages": request.user.has_perm("assistant.view_message"),
     }
-    return TemplateResponse(
-        request, "admin/kb/attention.html", context, status=400 if attempt else 200
-    )
+    return TemplateResponse(request, "admin/kb/attention.html", context, status=status)

@@ -21,6 +21,10 @@ class GroundworkAdminSite(admin.AdminSite):
         from assistant.admin import content_gaps_admin_view
         from assistant.analytics.views import analytics_view
         from assistant.attention_admin import policies_attention_view
+        from assistant.attention_retire_admin import (
+            attention_retire_undo_view,
+            attention_retire_view,
+        )
         from search.admin import search_lab
 
         return [
@@ -28,5 +32,15 @@ class GroundworkAdminSite(admin.AdminSite):
             path("content-gaps/", self.admin_view(content_gaps_admin_view), name="content-gaps"),
             path("attention/", self.admin_view(policies_attention_view), name="attention"),
             path("analytics/", self.admin_view(analytics_view), name="analytics"),
+            path(
+                "attention/retire/",
+                self.admin_view(attention_retire_view),
+                name="attention-retire",
+            ),
+            path(
+                "attention/undo/",
+                self.admin_view(attention_retire_undo_view),
+                name="attention-retire-undo",
+            ),
             *super().get_urls(),
         ]

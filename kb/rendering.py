@@ -111,6 +111,15 @@ def markdown_to_html(body: str) -> str:
     return nh3.clean(html, url_schemes=_URL_SCHEMES)
 
 
+def passage_to_html(text: str, *, marked: Sequence[tuple[int, int]] = ()) -> str:
+    """A passage (a chunk's text) as safe HTML, as the public page renders it, with the spans
+    ``marked`` (offsets into ``text``) in ``<mark>``: the attention page shows the values two
+    passages disagree on in the text a customer reads, not in its Markdown."""
+    body = _with_quote_marks(text, _valid_spans(marked, length=len(text))).text
+    html = nh3.clean(_markdown.render(_visible_text(scan_lines(body))), url_schemes=_URL_SCHEMES)
+    return _quote_marks_to_html(html, plain=True)[0]
+
+
 @dataclass(frozen=True)
 class Heading:
     level: int
@@ -258,10 +267,11 @@ _TAG = re.compile(r"(<[^>]*>)")
 _CITED_SENTENCE_LABEL = '<span class="visually-hidden">Cited: </span>'
 
 
-def _quote_marks_to_html(html: str) -> tuple[str, int]:
+def _quote_marks_to_html(html: str, *, plain: bool = False) -> tuple[str, int]:
     """Turn the quote characters of sanitised HTML into ``<mark>`` elements: a mark never spans
     a tag, so a sentence over a link or across table cells becomes several marks. Returns the
-    HTML and how many marks it has. Characters that ended up inside a tag (an address) go."""
+    HTML and how many marks it has. Characters that ended up inside a tag (an address) go.
+    ``plain`` marks carry no class, id or label (not a citation: a value to look at)."""
     inside = False
     marks = 0
     out: list[str] = []
@@ -275,6 +285,9 @@ def _quote_marks_to_html(html: str) -> tuple[str, int]:
                 inside = True
             elif piece == _QUOTE_CLOSE:
                 inside = False
+            elif inside and piece.strip() and plain:
+                out.append(f"<mark>{piece}</mark>")
+                marks += 1
             elif inside and piece.strip():
                 first = ' id="passage"' if marks == 0 else ""
                 label = _CITED_SENTENCE_LABEL if marks == 0 else ""

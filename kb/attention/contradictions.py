@@ -5,7 +5,8 @@ The candidate pairs come from one SQL statement over the active embedding model'
 each chunk of a current published page, a LATERAL probe of that model's HNSW index takes its
 nearest chunks of *other* current published pages, kept when their cosine similarity reaches
 ``SAME_SUBJECT_SIMILARITY``. Python then reads the quantities of both passages
-(``kb.attention.quantities``) and keeps the pairs that disagree on one.
+(``kb.attention.quantities``) and keeps the pairs that disagree on one about the same subject
+(the same kind of value, counted from the same thing or said in sentences that share a word).
 
 The result depends only on the index's content, so it is cached under ``index_version()``: any
 save, retirement or re-index computes it again on the next page load.
@@ -14,6 +15,7 @@ save, retirement or re-index computes it again on the next page load.
 from __future__ import annotations
 
 import datetime
+import itertools
 import time
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -22,9 +24,11 @@ import numpy as np
 import structlog
 from django.core.cache import cache
 from django.db import connection, transaction
+from django.utils.safestring import SafeString, mark_safe
 
 from kb.attention.quantities import Disagreement, Quantity, disagreements, quantities_in
 from kb.models import Chunk, EmbeddingModel
+from kb.rendering import passage_to_html
 from kb.selectors.index_version import index_version
 from kb.visibility import current_document_sql
 
@@ -88,8 +92,22 @@ class Contradiction:
         return _segments(self.second.text, [q for d in self.disagreements for q in d.second_only])
 
     @property
+    def first_html(self) -> SafeString:
+        return _rendered(self.first.text, [q for d in self.disagreements for q in d.first_only])
+
+    @property
+    def second_html(self) -> SafeString:
+        return _rendered(self.second.text, [q for d in self.disagreements for q in d.second_only])
+
+    @property
     def kinds(self) -> str:
         return ", ".join(disagreement.kind for disagreement in self.disagreements)
+
+
+def _rendered(text: str, marked: list[Quantity]) -> SafeString:
+    """The passage as the public page renders it, its differing values marked."""
+    spans = sorted({(q.start, q.end) for q in marked})
+    return mark_safe(passage_to_html(text, marked=spans))  # sanitised by nh3 in passage_to_html
 
 
 def _segments(text: str, marked: list[Quantity]) -> list[Segment]:
@@ -163,10 +181,16 @@ def _passages(chunk_ids: set[int]) -> dict[int, Passage]:
             heading_path=row[4],
             text=row[5],
             updated_on=row[6],
-            quantities=tuple(quantities_in(row[5])),
+            quantities=tuple(quantities_in(row[5], heading=_own_heading(row[4]))),
         )
         for row in rows
     }
+
+
+def _own_heading(heading_path: str) -> str:
+    """A passage's own heading, the last of its path: the page title is shared by every
+    passage of the page, so it says nothing about what one passage's values are about."""
+    return heading_path.rsplit(" > ", 1)[-1]
 
 
 def _older_first(first: Passage, second: Passage) -> tuple[Passage, Passage]:
@@ -214,18 +238,21 @@ def contradicting_chunks(*, chunk_ids: Collection[int]) -> set[frozenset[int]]:
         return set()
     rows = list(
         Chunk.objects.filter(pk__in=set(chunk_ids)).values_list(
-            "id", "document_id", "embedding_model_id", "text", "embedding"
+            "id", "document_id", "embedding_model_id", "heading_path", "text", "embedding"
         )
     )
     found: set[frozenset[int]] = set()
-    for index, (first_id, first_doc, first_model, first_text, first_vector) in enumerate(rows):
-        for second_id, second_doc, second_model, second_text, second_vector in rows[index + 1 :]:
-            if first_doc == second_doc or first_model != second_model:
-                continue  # vectors of different models are never compared
-            if _cosine(first_vector, second_vector) < SAME_SUBJECT_SIMILARITY:
-                continue
-            if disagreements(quantities_in(first_text), quantities_in(second_text)):
-                found.add(frozenset({first_id, second_id}))
+    for first, second in itertools.combinations(rows, 2):
+        first_id, first_doc, first_model, first_heading, first_text, first_vector = first
+        second_id, second_doc, second_model, second_heading, second_text, second_vector = second
+        if first_doc == second_doc or first_model != second_model:
+            continue  # vectors of different models are never compared
+        if _cosine(first_vector, second_vector) < SAME_SUBJECT_SIMILARITY:
+            continue
+        first_values = quantities_in(first_text, heading=_own_heading(first_heading))
+        second_values = quantities_in(second_text, heading=_own_heading(second_heading))
+        if disagreements(first_values, second_values):
+            found.add(frozenset({first_id, second_id}))
     return found
 
 

@@ -7,6 +7,15 @@ against "within 30 days" does, while a page that says "30 or 60 days" against on
 "30 days" only says more. Durations are compared in one unit (72 hours is 3 days; a year is 12
 months), business days apart from calendar days, money per currency.
 
+Two values of one kind contradict each other only when they are about the same subject
+(``same_subject``): "reminders 7 days before the trial ends" does not contradict "we email you
+14 days before the deletion date", though both are days before something, and "$0.28 per GB"
+does not contradict a plan's "$38.00". A quantity carries its *rate* (what it is per), its
+*anchor* (the words after "before", "after", "of", "from"... that follow it: what the span is
+counted from) and its *context* (the content words of its sentence, list item or table cell,
+with the passage's own heading): two anchored values need anchors sharing a word; otherwise
+their contexts must share one.
+
 Code (fenced blocks and `inline code`) is left out: it holds identifiers and examples, not
 claims; so are dates and years, which say when, not how much.
 """
@@ -84,6 +93,33 @@ _DATE_OR_YEAR = re.compile(
     rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:{'|'.join(sorted(MONTH_NAMES, key=len, reverse=True))})\b",
     re.IGNORECASE,
 )
+# What a span of time is counted from or to ("14 days of the payment date", "7 days before the
+# trial ends"), looked for among the few words right after the value.
+ANCHOR_WORDS = {"before", "after", "of", "from", "since", "until", "following", "prior"}
+ANCHOR_REACH = 6  # words after the value in which an anchor word may start
+ANCHOR_LENGTH = 3  # content words an anchor keeps
+# Words that say nothing about what a value is about: function words, the units themselves,
+# and words every policy uses.
+NOT_A_SUBJECT = {
+    "the", "a", "an", "and", "or", "of", "to", "in", "on", "at", "for", "by", "with", "is", "are",
+    "was", "were", "be", "been", "it", "its", "this", "that", "these", "those", "you", "your",
+    "we", "our", "us", "they", "their", "them", "can", "may", "will", "would", "should", "must",
+    "not", "no", "any", "all", "each", "every", "up", "within", "than", "more", "less", "also",
+    "if", "when", "then", "after", "before", "from", "since", "until", "into", "out", "as", "so",
+    "do", "does", "has", "have", "had", "there", "here", "which", "who", "what", "how", "per",
+    "about", "only", "other", "one", "first", "last", "same", "default", "usually", "least",
+    "most", "following", "prior", "over", "under", "between", "get", "use", "see",
+    "second", "minute", "hour", "day", "week", "month", "year", "business", "working",
+    "calendar", "time", "period",
+}  # fmt: skip
+_WORD = re.compile(r"[a-z][a-z'-]+")
+# What a value is per: "$0.28 per GB", "$2/month", "$0.15 per GB per month". Read from the start
+# of the clause after the value (RATE_REACH characters: "$82 to $164/month" is per month too).
+_RATE = re.compile(r"(?:\bper\b|/)\s*(?:\d+[\s-]*)?([A-Za-z]+)", re.IGNORECASE)
+RATE_REACH = 40
+# A sentence, list item or table cell ends here: a value's context stays inside its own.
+_CLAUSE_END = re.compile(r"[.!?;](?=\s|$)|\n|\|")
+
 _FENCE = re.compile(r"^(```|~~~).*?^\1[^\n]*$", re.MULTILINE | re.DOTALL)
 _INLINE_CODE = re.compile(r"`[^`\n]*`")
 _LINK_TARGET = re.compile(r"\]\([^)]*\)")
@@ -99,6 +135,9 @@ class Quantity:
     value: Fraction
     start: int
     end: int
+    anchor: frozenset[str] = frozenset()  # what the value is counted from; empty: not said
+    rate: frozenset[str] = frozenset()  # what it is per ("gb", "month"); empty: not a rate
+    context: frozenset[str] = frozenset()  # content words of its sentence and heading
 
 
 @dataclass(frozen=True)
@@ -133,13 +172,58 @@ def _singular(noun: str) -> str:
     return noun
 
 
+def _subject_words(text: str) -> list[str]:
+    return [
+        _singular(word)
+        for word in _WORD.findall(text.lower())
+        if word not in NOT_A_SUBJECT and word not in NUMBER_WORDS
+        and _singular(word) not in NOT_A_SUBJECT
+    ]  # fmt: skip
+
+
+def _clause(text: str, start: int, end: int) -> tuple[int, int]:
+    """The sentence, list item or table cell around ``text[start:end]``."""
+    before = [match.end() for match in _CLAUSE_END.finditer(text, 0, start)]
+    after = _CLAUSE_END.search(text, end)
+    return (before[-1] if before else 0), (after.start() if after else len(text))
+
+
+def _anchor(before: str, rest: str) -> frozenset[str]:
+    """What a value is counted from: the first words after an anchor word among the first
+    ``ANCHOR_REACH`` words of ``rest`` (the clause after it: "before the trial ends" gives
+    trial, end). An anchor word with nothing after it ("sent before a subscription renews (7
+    days before)") points back: the last words of ``before``, the clause ahead of the value."""
+    words = _WORD.findall(rest.lower())
+    for position, word in enumerate(words[:ANCHOR_REACH]):
+        if word in ANCHOR_WORDS:
+            after = _subject_words(" ".join(words[position + 1 :]))[:ANCHOR_LENGTH]
+            return frozenset(after or _subject_words(before)[-ANCHOR_LENGTH:])
+    return frozenset()
+
+
+def _rate(rest: str) -> frozenset[str]:
+    return frozenset(_singular(unit.lower()) for unit in _RATE.findall(rest[:RATE_REACH]))
+
+
+def same_subject(first: Quantity, second: Quantity) -> bool:
+    """Whether two values are about the same thing: the same rate (a price per GB is not a
+    price per month), then anchors that share a word when both are counted from something,
+    else contexts that share one."""
+    if first.rate != second.rate:
+        return False
+    if first.anchor and second.anchor:
+        return bool(first.anchor & second.anchor)
+    return bool(first.context & second.context)
+
+
 def _overlaps(taken: list[tuple[int, int]], start: int, end: int) -> bool:
     return any(start < taken_end and taken_start < end for taken_start, taken_end in taken)
 
 
-def quantities_in(text: str) -> list[Quantity]:
+def quantities_in(text: str, *, heading: str = "") -> list[Quantity]:
     """Every quantity ``text`` states, in order. Each stretch of text is read once, as the most
-    specific thing it can be: money, then percentages, then durations, then counts."""
+    specific thing it can be: money, then percentages, then durations, then counts. ``heading``
+    is the passage's own (last) heading: its words join every value's context."""
     readable = text
     for pattern in (_FENCE, _INLINE_CODE, _LINK_TARGET, _DATE_OR_YEAR):
         readable = _blank(readable, pattern)
@@ -147,8 +231,22 @@ def quantities_in(text: str) -> list[Quantity]:
     found: list[Quantity] = []
     taken: list[tuple[int, int]] = []
 
+    heading_words = frozenset(_subject_words(heading))
+
     def add(kind: str, value: Fraction, start: int, end: int) -> None:
-        found.append(Quantity(kind=kind, value=value, start=start, end=end))
+        clause_start, clause_end = _clause(readable, start, end)
+        around = readable[clause_start:start] + " " + readable[end:clause_end]
+        found.append(
+            Quantity(
+                kind=kind,
+                value=value,
+                start=start,
+                end=end,
+                anchor=_anchor(readable[clause_start:start], readable[end:clause_end]),
+                rate=_rate(readable[end:clause_end]),
+                context=frozenset(_subject_words(around)) | heading_words,
+            )
+        )
         taken.append((start, end))
 
     for match in _MONEY.finditer(readable):
@@ -182,7 +280,8 @@ def quantities_in(text: str) -> list[Quantity]:
 
 def disagreements(first: list[Quantity], second: list[Quantity]) -> list[Disagreement]:
     """The kinds of quantity on which two passages state different values: both state the kind
-    and each has a value the other lacks (a superset is elaboration, not contradiction)."""
+    and each has a value the other lacks (a superset is elaboration, not contradiction), about
+    the same subject (``same_subject``). Only the values with such a counterpart are kept."""
     first_by_kind: dict[str, list[Quantity]] = defaultdict(list)
     second_by_kind: dict[str, list[Quantity]] = defaultdict(list)
     for quantity in first:
@@ -195,6 +294,8 @@ def disagreements(first: list[Quantity], second: list[Quantity]) -> list[Disagre
         second_values = {quantity.value for quantity in second_by_kind[kind]}
         first_only = tuple(q for q in first_by_kind[kind] if q.value not in second_values)
         second_only = tuple(q for q in second_by_kind[kind] if q.value not in first_values)
+        first_only = tuple(q for q in first_only if any(same_subject(q, o) for o in second_only))
+        second_only = tuple(q for q in second_only if any(same_subject(o, q) for o in first_only))
         if first_only and second_only:
             found.append(Disagreement(kind=kind, first_only=first_only, second_only=second_only))
     return found

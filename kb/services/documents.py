@@ -8,7 +8,9 @@ or ``SYSTEM`` for a command run on the server, so no path can skip the check.
 
 Retiring changes only the document row: retrieval filters on status and successor inside its
 SQL, so the text stops being retrievable the moment the transaction commits, with no
-re-embedding, and restoring brings it back just as fast.
+re-embedding, and restoring brings it back just as fast. Undoing a retirement
+(``document_retire_undo``) puts back the status and successor the page had before it, and
+those of the pages it repointed, from the edit history.
 """
 
 from __future__ import annotations
@@ -158,6 +160,19 @@ def _require_steward(*, actor: Actor, document: Document, action: str) -> None:
         raise DocumentPermissionDenied(f"{document.path}: only a policy steward may {action} it")
 
 
+def document_successor_check(*, document: Document, successor: Document | None) -> None:
+    """Raise ``DocumentActionError`` unless ``successor`` (or none) may supersede ``document``:
+    another page, published and current. A confirmation page asks before it shows."""
+    if successor is None:
+        return
+    if successor.pk == document.pk:
+        raise DocumentActionError(f"{document.path} cannot be superseded by itself")
+    if successor.status != Document.Status.PUBLISHED or successor.superseded_by_id:
+        raise DocumentActionError(
+            f"the successor {successor.path} must be a published, current document"
+        )
+
+
 @transaction.atomic
 def document_retire(
     *, document: Document, actor: Actor, successor: Document | None = None
@@ -166,13 +181,7 @@ def document_retire(
     as their successor now name that one. Saving enqueues indexing like every save (the
     post-save signal, ``kb.signals``), but the text is unchanged, so nothing turns pending."""
     _require_steward(actor=actor, document=document, action="retire")
-    if successor is not None:
-        if successor.pk == document.pk:
-            raise DocumentActionError(f"{document.path} cannot be superseded by itself")
-        if successor.status != Document.Status.PUBLISHED or successor.superseded_by_id:
-            raise DocumentActionError(
-                f"the successor {successor.path} must be a published, current document"
-            )
+    document_successor_check(document=document, successor=successor)
     document.status = Document.Status.RETIRED
     document.superseded_by = successor
     _record_actor(document, actor)
@@ -186,6 +195,73 @@ def document_retire(
         "document_retired",
         path=document.path,
         successor=successor and successor.path,
+        actor=actor_name(actor),
+    )
+    return document
+
+
+# The history's reason on the saves an undo makes: the page's history says it was an undo.
+UNDO_CHANGE_REASON = "Undo of a retirement"
+
+
+def document_retirement_undoable(*, document: Document, history_id: int) -> bool:
+    """Whether the history record ``history_id`` is a retirement of ``document`` that can still
+    be undone: the page is still retired with the same successor, and was something else before."""
+    record = document.history.filter(history_id=history_id).first()
+    if record is None or record.status != Document.Status.RETIRED:
+        return False
+    previous = record.prev_record
+    return (
+        previous is not None
+        and previous.status != Document.Status.RETIRED
+        and Document.objects.filter(
+            pk=document.pk, status=Document.Status.RETIRED, superseded_by=record.superseded_by_id
+        ).exists()
+    )
+
+
+@transaction.atomic
+def document_retire_undo(*, document: Document, actor: Actor, history_id: int) -> Document:
+    """Undo the retirement that history record ``history_id`` holds: ``document`` gets back the
+    status and successor it had just before, and the pages the retirement repointed from it to
+    its successor name it again. Refused if the page changed status or successor since.
+
+    Every save is recorded in the history (reason ``UNDO_CHANGE_REASON``) and enqueues the
+    page's indexing (``kb.signals``): a model that does not hold its text (one built while it
+    was retired, or an edit made meanwhile) indexes it before retrieval serves that text."""
+    _require_steward(actor=actor, document=document, action="undo the retirement of")
+    document = Document.objects.select_for_update().get(pk=document.pk)
+    if not document_retirement_undoable(document=document, history_id=history_id):
+        raise DocumentActionError(
+            f"{document.path} changed since it was retired, so the retirement cannot be undone "
+            "here; open the page to set its status"
+        )
+    record = document.history.get(history_id=history_id)
+    previous = record.prev_record
+    successor_id = record.superseded_by_id
+    # The pages the retirement repointed: saved at or after it, from this page to its successor.
+    repointed = [
+        later.id
+        for later in Document.history.filter(
+            history_date__gte=record.history_date, superseded_by_id=successor_id
+        ).exclude(id=document.pk)
+        if later.prev_record is not None and later.prev_record.superseded_by_id == document.pk
+    ]
+    document.status = previous.status
+    document.superseded_by_id = previous.superseded_by_id
+    _record_actor(document, actor)
+    document._change_reason = UNDO_CHANGE_REASON  # type: ignore[attr-defined]
+    document.save()
+    for predecessor in Document.objects.filter(pk__in=repointed, superseded_by_id=successor_id):
+        predecessor.superseded_by = document
+        _record_actor(predecessor, actor)
+        predecessor._change_reason = UNDO_CHANGE_REASON  # type: ignore[attr-defined]
+        predecessor.save()
+    log.info(
+        "document_retirement_undone",
+        path=document.path,
+        status=document.status,
+        repointed=len(repointed),
         actor=actor_name(actor),
     )
     return document

@@ -1,7 +1,9 @@
 """A policy steward's "Policies needing attention" page, in a real browser: the lists with their
 counts, the 2023 refund page's contradiction of the current policy with the differing values
-marked, and retiring the older page in favour of the newer one with one click. Saves the
-screenshot the README shows (docs/screenshots/admin-attention.png)."""
+marked, retiring the older page in favour of the newer one after a confirmation that names the
+question it answered, and undoing it from the message. Saves the screenshots the README and
+docs/operations.md show (docs/screenshots/admin-attention.png, admin-retire-confirm.png,
+admin-retire-undo.png)."""
 
 from __future__ import annotations
 
@@ -47,7 +49,7 @@ def help_center_needing_attention(e2e_server, tmp_path: Path, cached_embedder) -
     cache.clear()  # the contradictions are cached per index version, in the shared Redis
 
 
-def test_steward_retires_a_contradicted_page_with_its_successor_in_one_click(
+def test_steward_retires_a_contradicted_page_after_confirming_and_undoes_it(
     page: Page, help_center_needing_attention: None, screenshot
 ) -> None:
     # given
@@ -83,14 +85,30 @@ def test_steward_retires_a_contradicted_page_with_its_successor_in_one_click(
     expect(review.locator("h2 .attention-count")).to_have_text(str(rows))
     screenshot(page, "admin-attention", full_page=True)
 
-    # when: one click on the row's Retire, its successor already the newer page
+    # when: the row's Retire, its successor already the newer page
     expect(monthly.get_by_label("Successor of policies/refunds-2023.md")).to_have_value(
         "policies/refunds.md"
     )
-    monthly.get_by_role("button", name="Retire").click()
+    monthly.get_by_role("button", name="Retire…").click()
 
-    # then: retired with its successor, and gone from every list of the page
-    expect(page.locator(".messagelist")).to_contain_text(
+    # then: a page of its own asks first, naming the successor and the customer question whose
+    # answer would lose its source; nothing is retired yet
+    expect(page).to_have_url(re.compile(r"/admin/attention/retire/\?"))
+    main = page.locator("#content-main")
+    expect(page.locator("h1")).to_have_text("Retire policies/refunds-2023.md?")
+    expect(main).to_contain_text("It will be superseded by policies/refunds.md")
+    cited = page.locator("#cited-questions")
+    expect(cited.locator("h2")).to_have_text("Customer questions answered from it: 1")
+    expect(cited).to_contain_text("Can I still get a refund 20 days after my first monthly charge?")
+    assert Document.objects.get(path="policies/refunds-2023.md").status == "published"
+    screenshot(page, "admin-retire-confirm", full_page=True)
+
+    # when: confirmed
+    page.get_by_role("button", name="Retire policies/refunds-2023.md").click()
+
+    # then: retired with its successor, gone from every list, the message offering an Undo
+    notice = page.locator(".attention-retired")
+    expect(notice).to_contain_text(
         "Retired policies/refunds-2023.md, superseded by policies/refunds.md"
     )
     expect(contradictions).not_to_contain_text("policies/refunds-2023.md")
@@ -99,3 +117,23 @@ def test_steward_retires_a_contradicted_page_with_its_successor_in_one_click(
     assert retired.status == Document.Status.RETIRED
     assert retired.superseded_by is not None and retired.superseded_by.path == "policies/refunds.md"
     assert retired.history.first().history_user == steward
+    screenshot(page, "admin-retire-undo", clip=_top_of_page(page, notice))
+
+    # when: Undo
+    notice.get_by_role("button", name="Undo").click()
+
+    # then: published again, back in the lists, the undo in its history
+    expect(page.locator(".messagelist")).to_contain_text(
+        "Undone: policies/refunds-2023.md is published again"
+    )
+    expect(contradictions).to_contain_text("policies/refunds-2023.md")
+    restored = Document.objects.get(path="policies/refunds-2023.md")
+    assert (restored.status, restored.superseded_by_id) == ("published", None)
+    assert restored.history.first().history_change_reason == "Undo of a retirement"
+
+
+def _top_of_page(page: Page, below) -> dict[str, float]:
+    """The page from its top to a little below ``below``: the message and the lists' start."""
+    box = below.bounding_box()
+    assert box is not None
+    return {"x": 0, "y": 0, "width": VIEWPORT["width"], "height": box["y"] + box["height"] + 260}

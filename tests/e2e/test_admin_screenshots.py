@@ -1,6 +1,7 @@
 """A policy steward's admin, in a real browser: the document list with its index status, and
-the editor with the live preview of the rendered page and its chunks beside it (below it on a
-narrow screen). Saves the screenshots the README shows (docs/screenshots/admin-document-*.png)."""
+the editor with the live preview of the rendered page (styled as the public page, following the
+caret's section) and its chunks beside it (below it on a narrow screen). Saves the
+screenshots the README shows (docs/screenshots/admin-document-*.png)."""
 
 from __future__ import annotations
 
@@ -27,14 +28,17 @@ CORPUS_PAGES = (
     "internal/support-escalation.md",
 )
 LIST_VIEWPORT = {"width": 1600, "height": 900}
-EDITOR_VIEWPORT = {"width": 1440, "height": 900}
+EDITOR_VIEWPORT = {"width": 1280, "height": 800}
+LAPTOP_VIEWPORT = {"width": 1366, "height": 768}
 NARROW_VIEWPORT = {"width": 760, "height": 900}
 PASSWORD = "steward-pw-for-e2e"
 GIFT_CARDS = (
     "Gift cards bought from the Acme store are never refunded, in whole or in part, once the "
     "code has been sent to the recipient. A gift card that was never delivered because the "
     "email address bounced can be cancelled by support within thirty days of purchase, and the "
-    "amount is returned to the card that paid for it."
+    "amount is returned to the card that paid for it.\n\n"
+    "- Cards bought in the store\n- Cards sent by email\n\n"
+    "| Card | Refund |\n|---|---|\n| Undelivered | Within 30 days |\n| Delivered | Never |"
 )
 LIST_COLUMNS = (
     "Path",
@@ -149,20 +153,63 @@ def test_steward_sees_documents_with_index_status_and_a_live_chunk_preview(
     }
     screenshot(page, "admin-document-edit-preview", full_page=True, clip=clip)
 
-    # then: on a wide screen the editor is tall, monospace, with the preview beside it
+    # then: the preview renders the page as the public page does: bullets at the list's own
+    # indent (not the aligned form's 160px), plain headings (not the admin's section bars),
+    # table heads as written
+    page.set_viewport_size(LAPTOP_VIEWPORT)
+    page.locator(".kb-editor-split").evaluate("split => split.scrollIntoView()")
+    rendered = preview.locator(".kb-preview-page .document-body")
+    gift_cards = rendered.locator("h2", has_text="Gift cards")
+    bullet = rendered.locator("li", has_text="sent by email")
+    expect(bullet).to_have_css("list-style-type", "disc")
+    assert _box(bullet)["x"] - _box(rendered)["x"] < 60, (_box(bullet), _box(rendered))
+    expect(gift_cards).to_have_css("background-color", "rgba(0, 0, 0, 0)")
+    expect(gift_cards).to_have_css("text-transform", "none")
+    expect(rendered.locator("th", has_text="Card")).to_have_css("text-transform", "none")
+
+    # and it follows the caret: at the end of the body, the new section is in the preview's view
+    scroller = preview.locator(".kb-preview-page")
+    _expect_in_view(gift_cards, scroller)
+    expect(rendered.locator("td", has_text="Undelivered")).to_be_visible()
+    body.evaluate("field => { field.scrollTop = field.scrollHeight; }")
+    screenshot(page, "admin-document-editor")
+
+    # and moved back up into the summary table's section, it scrolls there
+    body.evaluate(
+        "field => { const at = field.value.indexOf('| Charge type');"
+        " field.focus(); field.setSelectionRange(at, at);"
+        " field.dispatchEvent(new KeyboardEvent('keyup')); }"
+    )
+    _expect_in_view(rendered.locator("h2", has_text="Summary"), scroller)
+    body.press("Control+Home")
+    page.wait_for_function("() => document.querySelector('.kb-preview-page').scrollTop === 0")
+
+    # then: on a 1280px screen the editor is tall, monospace, with the preview beside it
     page.set_viewport_size(EDITOR_VIEWPORT)
     body.scroll_into_view_if_needed()
     editor, beside = _box(body), _box(preview)
     assert editor["height"] >= 0.6 * EDITOR_VIEWPORT["height"], editor
     assert "monospace" in body.evaluate("field => getComputedStyle(field).fontFamily")
     assert beside["x"] >= editor["x"] + editor["width"] and abs(beside["y"] - editor["y"]) < 40
-    screenshot(page, "admin-document-editor")
+    assert beside["x"] + beside["width"] <= EDITOR_VIEWPORT["width"], beside
 
     # and on a narrow one the preview is stacked below it, the editor still full width
     page.set_viewport_size(NARROW_VIEWPORT)
     editor, below = _box(body), _box(preview)
     assert below["y"] >= editor["y"] + editor["height"], (editor, below)
     assert editor["width"] >= 0.8 * _box(page.locator(".kb-editor")).get("width", 0)
+
+
+def _expect_in_view(target, scroller) -> None:
+    """Poll until ``target``'s top is inside ``scroller``'s visible box (the preview scrolls
+    after its next refresh)."""
+    target.page.wait_for_function(
+        """([target, scroller]) => {
+            const t = target.getBoundingClientRect(), s = scroller.getBoundingClientRect();
+            return t.top >= s.top - 1 && t.top < s.top + s.height / 2;
+        }""",
+        arg=[target.element_handle(), scroller.element_handle()],
+    )
 
 
 def _box(locator) -> dict[str, float]:

@@ -132,3 +132,16 @@ def test_saving_a_page_with_flagged_lines_warns_the_writer(
         "line 4: contact address outside the company&#x27;s domains: evil.example, "
         "asks the reader for credentials" in page
     )
+
+
+def test_the_rendered_page_is_in_the_public_page_container_with_its_lists_and_tables(
+    writer_client: Client,
+) -> None:
+    body = (
+        "# Gift cards\n\n- bought in the store\n- sent by email\n\n"
+        "| Card | Refund |\n|---|---|\n| A | Never |\n"
+    )
+    page = writer_client.post("/admin/kb/document/preview/", {"body": body}).content.decode()
+    rendered = page[page.index('<div class="document-body">') :]
+    assert "<h1>Gift cards</h1>" in rendered
+    assert "<li>bought in the store</li>" in rendered and "<th>Card</th>" in rendered
