@@ -9,37 +9,28 @@ from settings, once.
 
 from __future__ import annotations
 
-from django.conf import settings
+from collections.abc import Callable
 
 from kb.connectors.base import Connector, ConnectorError, ConnectorNotConfigured
-from kb.connectors.http import RetryPolicy
+from kb.connectors.intercom import intercom_from_settings
+from kb.connectors.zendesk import zendesk_from_settings
 
-CONNECTOR_NAMES = ("zendesk", "intercom")
-
-
-def retry_policy_from_settings() -> RetryPolicy:
-    return RetryPolicy(
-        max_attempts=settings.CONNECTOR_MAX_ATTEMPTS,
-        backoff_seconds=settings.CONNECTOR_BACKOFF_SECONDS,
-        max_retry_wait=settings.CONNECTOR_MAX_RETRY_WAIT,
-        timeout=settings.CONNECTOR_TIMEOUT,
-    )
+_FACTORIES: dict[str, Callable[[], Connector]] = {
+    "zendesk": zendesk_from_settings,
+    "intercom": intercom_from_settings,
+}
+CONNECTOR_NAMES = tuple(_FACTORIES)
 
 
 def connector_from_settings(name: str) -> Connector:
     """The connector called ``name``, configured from settings; ``ConnectorNotConfigured``
     naming the variables to set when its credentials are missing."""
-    if name == "zendesk":
-        from kb.connectors.zendesk import zendesk_from_settings
-
-        return zendesk_from_settings()
-    if name == "intercom":
-        from kb.connectors.intercom import intercom_from_settings
-
-        return intercom_from_settings()
-    raise ConnectorNotConfigured(
-        f"no connector called {name!r}; there are {', '.join(CONNECTOR_NAMES)}"
-    )
+    factory = _FACTORIES.get(name)
+    if factory is None:
+        raise ConnectorNotConfigured(
+            f"no connector called {name!r}; there are {', '.join(CONNECTOR_NAMES)}"
+        )
+    return factory()
 
 
 __all__ = [
@@ -48,5 +39,4 @@ __all__ = [
     "ConnectorError",
     "ConnectorNotConfigured",
     "connector_from_settings",
-    "retry_policy_from_settings",
 ]

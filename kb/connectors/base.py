@@ -36,7 +36,6 @@ class UpstreamArticle:
     draft: bool = False  # unpublished upstream: kept a draft here, and internal
     restricted: bool = False  # visible upstream only to some signed-in users: internal here
     url: str = ""  # where readers see it upstream
-    section: str = ""  # the upstream section's name, kept as metadata
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import structlog
+from django.conf import settings
 
 log = structlog.get_logger("groundwork.connectors")
 
@@ -52,6 +53,15 @@ class RetryPolicy:
     backoff_seconds: float = 1.0  # first wait without a Retry-After; doubles each time
     max_retry_wait: float = 120.0  # the longest single wait honoured
     timeout: float = 30.0  # per attempt: connect and each read
+
+
+def retry_policy_from_settings() -> RetryPolicy:
+    return RetryPolicy(
+        max_attempts=settings.CONNECTOR_MAX_ATTEMPTS,
+        backoff_seconds=settings.CONNECTOR_BACKOFF_SECONDS,
+        max_retry_wait=settings.CONNECTOR_MAX_RETRY_WAIT,
+        timeout=settings.CONNECTOR_TIMEOUT,
+    )
 
 
 class UpstreamClient:
