@@ -71,6 +71,7 @@ class HtmlArticle:
     markdown: str  # the main content as CommonMark
     canonical_url: str  # <link rel="canonical">, resolved; "" when absent
     extractor: str  # how the main content was found: "main", "article", "readability", "body"
+    content_html: str = ""  # the main content's HTML, chrome dropped, links as written
 
 
 def html_to_markdown(html: str, *, base_url: str | None = None) -> str:
@@ -111,6 +112,7 @@ def html_article(html: str, *, base_url: str | None = None) -> HtmlArticle:
         markdown=_markdown(region, base_url=base),
         canonical_url=canonical,
         extractor=extractor,
+        content_html=str(region) if region is not root else "".join(map(str, root.contents)),
     )
 
 
