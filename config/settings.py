@@ -13,7 +13,7 @@ import os
 import re
 import warnings
 from pathlib import Path
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
@@ -333,6 +333,20 @@ if (ZENDESK_API_TOKEN or ZENDESK_OAUTH_TOKEN) and not ZENDESK_BASE_URL:
 INTERCOM_ACCESS_TOKEN = env.str("INTERCOM_ACCESS_TOKEN", default="")
 INTERCOM_BASE_URL = env.str("INTERCOM_BASE_URL", default="https://api.intercom.io")
 INTERCOM_VERSION = env.str("INTERCOM_VERSION", default="2.11")
+# A website (its sitemap, else a crawl from WEBSITE_URL): docs/operations.md, Connectors.
+WEBSITE_URL = env.str("WEBSITE_URL", default="")
+WEBSITE_SITEMAP_URL = env.str("WEBSITE_SITEMAP_URL", default="")
+WEBSITE_MAX_PAGES = env_int("WEBSITE_MAX_PAGES", default=500, minimum=1)
+WEBSITE_DELAY_SECONDS = env_float("WEBSITE_DELAY_SECONDS", default=1.0)
+WEBSITE_USER_AGENT = env.str("WEBSITE_USER_AGENT", default="GroundworkBot/1.0 (help-center sync)")
+for _name, _url in (("WEBSITE_URL", WEBSITE_URL), ("WEBSITE_SITEMAP_URL", WEBSITE_SITEMAP_URL)):
+    _parts = urlsplit(_url)
+    if _url and (_parts.scheme not in ("http", "https") or not _parts.netloc):
+        raise ImproperlyConfigured(f"{_name} must be an http(s) URL (got {_url!r})")
+if WEBSITE_SITEMAP_URL and not WEBSITE_URL:
+    raise ImproperlyConfigured("WEBSITE_SITEMAP_URL needs WEBSITE_URL (the site's start page)")
+if WEBSITE_DELAY_SECONDS < 0:
+    raise ImproperlyConfigured("WEBSITE_DELAY_SECONDS must be 0 or more seconds")
 CONNECTOR_TIMEOUT = env_float("CONNECTOR_TIMEOUT", default=30.0)
 CONNECTOR_MAX_ATTEMPTS = env_int("CONNECTOR_MAX_ATTEMPTS", default=5, minimum=1)
 CONNECTOR_BACKOFF_SECONDS = env_float("CONNECTOR_BACKOFF_SECONDS", default=1.0)
@@ -344,6 +358,7 @@ CONNECTORS_CONFIGURED = [
     for name, configured in (
         ("zendesk", bool(ZENDESK_BASE_URL and (ZENDESK_API_TOKEN or ZENDESK_OAUTH_TOKEN))),
         ("intercom", bool(INTERCOM_ACCESS_TOKEN)),
+        ("website", bool(WEBSITE_URL)),
     )
     if configured
 ]

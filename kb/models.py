@@ -283,6 +283,31 @@ class ConnectorState(models.Model):
         return self.source
 
 
+class WebPageValidators(models.Model):
+    """What a website's page last answered (``kb.connectors.website``): its ``ETag`` and
+    ``Last-Modified``, sent back as ``If-None-Match`` / ``If-Modified-Since`` so an unchanged
+    page answers 304 and is neither read in full nor re-embedded. Saved only once the page's
+    document holds what was read, so a page whose write failed or conflicted is read again."""
+
+    source = models.CharField(max_length=1000, help_text="The connector's source: website:host.")
+    url = models.CharField(max_length=2000)
+    etag = models.CharField(max_length=1000, blank=True, default="")
+    last_modified = models.CharField(max_length=100, blank=True, default="")
+    # The page's links on our origin, for a crawl (no sitemap) to follow past a 304.
+    links = models.JSONField(default=list, blank=True)
+    checked_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name = "web page validators"
+        verbose_name_plural = "web page validators"
+        constraints = [
+            models.UniqueConstraint(fields=["source", "url"], name="web_page_validators_unique")
+        ]
+
+    def __str__(self) -> str:
+        return self.url
+
+
 def _chunk_tsvector() -> CombinedExpression:
     """The keyword index's view of a chunk: its heading path weighted A, its text weighted B."""
     return SearchVector("heading_path", weight="A", config="english") + SearchVector(

@@ -1,4 +1,4 @@
-"""Connectors: upstream help centers (Zendesk Guide, Intercom) read into the index.
+"""Connectors: upstream help centers (Zendesk Guide, Intercom, a website) read into the index.
 
 Each connector is one module reading one API (``zendesk``, ``intercom``) behind the
 ``Connector`` protocol (``base``); ``http`` is the retrying client they share, ``pagination``
@@ -13,11 +13,13 @@ from collections.abc import Callable
 
 from kb.connectors.base import Connector, ConnectorError, ConnectorNotConfigured
 from kb.connectors.intercom import intercom_from_settings
+from kb.connectors.website import website_from_settings
 from kb.connectors.zendesk import zendesk_from_settings
 
 _FACTORIES: dict[str, Callable[[], Connector]] = {
     "zendesk": zendesk_from_settings,
     "intercom": intercom_from_settings,
+    "website": website_from_settings,
 }
 CONNECTOR_NAMES = tuple(_FACTORIES)
 

@@ -74,6 +74,7 @@ def test_production_starts_with_safe_settings() -> None:
         ("GENERATOR", "anthropic"),  # without ANTHROPIC_API_KEY
         ("EMBEDDING_BATCH_SIZE", "0"),
         ("DATABASE_URL", "mysql://root@localhost/db"),
+        ("WEBSITE_URL", "help.acme.test"),  # no scheme: not a URL to read
     ],
 )
 def test_bad_value_fails_at_start_naming_the_variable(name: str, value: str) -> None:
