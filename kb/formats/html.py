@@ -62,6 +62,9 @@ HTML_LEFTOVER = re.compile(
 )
 
 
+_TEMPLATE_TAG = re.compile(r"\{\{.*?\}\}|\{%.*?%\}")  # a whole tag: `{{}` is a key's name
+
+
 @dataclass(frozen=True)
 class HtmlArticle:
     """A page read as an article: what ``kb.parsing`` needs to make it a document."""
@@ -133,9 +136,15 @@ def html_decode(raw: bytes) -> str | None:
 
 
 def html_left(text: str) -> list[str]:
-    """The lines of converted ``text`` that still hold raw HTML (a tag of a known element, an
-    undecoded entity) outside code: what ``kb_sync --fail-on-markup`` counts for an HTML
-    page besides the site-generator marks. A fenced block and inline code are left out."""
+    r"""The lines of converted ``text`` that still hold markup outside code: raw HTML (a tag of
+    a known element, an undecoded entity) or a template's tags (``{{ }}``, ``{% %}``: Jinja,
+    Liquid, Handlebars, left in an HTML file a site generator was meant to render). What
+    ``kb_sync --fail-on-markup`` counts for a page converted from HTML.
+
+    The Markdown dialects' marks (``{#id}``, ``:::``, ``!!!``, MDX tags) are not looked for:
+    an HTML page has no such syntax, so text like that is what the page shows its readers (a
+    key list's ``{#}``), and ``<`` in text is escaped (``\<Lib>``) by the conversion. A fenced
+    block and inline code are left out."""
     found: list[str] = []
     fence = ""
     for line in text.split("\n"):
@@ -148,7 +157,8 @@ def html_left(text: str) -> list[str]:
         if opening:
             fence = opening.group(1)
             continue
-        if HTML_LEFTOVER.search(re.sub(r"(`+).*?\1", "", line)):
+        outside_code = re.sub(r"(`+).*?\1", "", line)
+        if HTML_LEFTOVER.search(outside_code) or _TEMPLATE_TAG.search(outside_code):
             found.append(line.strip())
     return found
 

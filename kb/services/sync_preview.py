@@ -5,8 +5,8 @@ status, audience, earlier addresses and sections as they would load, what its ma
 which files would be refused and why, before anything reaches the index. It parses and chunks
 exactly as a sync does (same parser, same chunker, same model window) but never embeds and never
 touches the database. It also says where site-generator markup would be left in a heading path
-or an embedded text (`markup_left`; for a page converted from HTML, raw HTML left too): the
-check the README runs on public documentation folders.
+or an embedded text (`markup_left`; for a page converted from HTML, `html_left`: raw HTML and
+template tags): the check the README runs on public documentation folders.
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def corpus_preview(*, directory: Path, embedder: Embedder) -> CorpusPreview:
             preview.files.append(FilePreview(document, (), 0, problem=str(exc)))
             continue
         paths = dict.fromkeys(draft.heading_path for draft in drafts.drafts)
-        left = _html_or_markup_left if is_html_path(document.path) else markup_left
+        left = html_left if is_html_path(document.path) else markup_left
         in_paths = [left(draft.heading_path) for draft in drafts.drafts]
         in_texts = [left(text) for text in drafts.embedding_texts()]
         preview.files.append(
@@ -86,8 +86,3 @@ def corpus_preview(*, directory: Path, embedder: Embedder) -> CorpusPreview:
             )
         )
     return preview
-
-
-def _html_or_markup_left(text: str) -> list[str]:
-    """For a page converted from HTML: raw HTML left (a tag, an entity) counts as markup too."""
-    return list(dict.fromkeys([*markup_left(text), *html_left(text)]))

@@ -112,6 +112,12 @@ def test_raw_html_left_outside_code_is_reported() -> None:
         "A <span>tag</span> here\n\n```html\n<div>code is fine</div>\n```\n\nA `<b>` span, &nbsp; x"
     )
     assert html_left(text) == ["A <span>tag</span> here", "A `<b>` span, &nbsp; x"]
+    # a template's tags that a site generator should have rendered are markup too; a literal
+    # `{#}` or an escaped `\<Lib>` is what the page shows its reader
+    assert html_left("{% include note.html %}\n\n{{ page.title }}\n\nSend {#}, {{} or \\<Lib>") == [
+        "{% include note.html %}",
+        "{{ page.title }}",
+    ]
     assert html_left(html_article(PAGE).markdown) == []
 
 
