@@ -191,6 +191,26 @@ def test_an_admin_edit_is_kept_and_reported_as_a_conflict(
     assert [c.changed_by for c in again.sync.conflicts] == ["writer"]
 
 
+def test_a_page_deleted_in_admin_is_read_in_full_and_its_deletion_kept_as_a_conflict(
+    stub: WebsiteStub, counting_embedder: CountingEmbedder, steward: User
+) -> None:
+    # given
+    run(website(stub), counting_embedder)
+    deleted = docs(stub)["docs/cards.md"]
+    deleted._history_user = steward  # type: ignore[attr-defined]  # as admin's delete records it
+    deleted.delete()
+    before = len(stub.requests)
+
+    # when
+    report = run(website(stub), counting_embedder)
+
+    # then: the page was asked for without its ETag, and the deletion stands, reported
+    cards = [r for r in stub.requests[before:] if r.path == "/docs/cards"]
+    assert [("if-none-match" in r.headers) for r in cards] == [False]
+    assert "docs/cards.md" not in docs(stub)
+    assert [c.changed_by for c in report.sync.conflicts] == ["steward"]
+
+
 def test_a_429_and_a_503_are_retried_after_their_retry_after(
     stub: WebsiteStub, counting_embedder: CountingEmbedder
 ) -> None:
@@ -260,8 +280,11 @@ def test_a_site_without_a_sitemap_is_crawled_by_its_links_on_its_host_only(
         assert WebPageValidators.objects.get(url=stub.origin + "/").links
 
 
-def test_a_sitemap_index_is_followed_on_the_host_only(counting_embedder: CountingEmbedder) -> None:
-    with WebsiteStub(sitemap_index=True) as stub:
+def test_a_gzipped_sitemap_behind_a_sitemap_index_is_followed_on_the_host_only(
+    counting_embedder: CountingEmbedder,
+) -> None:
+    # given robots.txt naming an index of one sitemap here (gzipped) and one on another host
+    with WebsiteStub(sitemap_index=True, gzipped=True) as stub:
         site(stub)
         run(website(stub), counting_embedder)
         assert sorted(docs(stub)) == ["docs/cards.md", "docs/refunds.md", "index.md"]

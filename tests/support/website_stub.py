@@ -6,6 +6,7 @@ the Nth request on."""
 from __future__ import annotations
 
 import email.utils
+import gzip
 import hashlib
 import threading
 from dataclasses import dataclass
@@ -31,12 +32,15 @@ class StubPage:
 class WebsiteStub(StubServer[SiteMisbehaviour]):
     normal = SiteMisbehaviour()
 
-    def __init__(self, *, sitemap: bool = True, sitemap_index: bool = False) -> None:
+    def __init__(
+        self, *, sitemap: bool = True, sitemap_index: bool = False, gzipped: bool = False
+    ) -> None:
         super().__init__()
         self.pages: dict[str, StubPage] = {}
         self.robots = "User-agent: *\nDisallow: /private/\n"
         self.sitemap = sitemap
         self.sitemap_index = sitemap_index
+        self.gzipped = gzipped  # the pages' sitemap served gzip-compressed, as .xml.gz files are
         self.unlisted: set[str] = set()  # served, but left out of the sitemap
         self.outage_from: int | None = None
         self.clock = CLOCK_START
@@ -112,7 +116,8 @@ class WebsiteHandler(QuietHandler):
         if (path == "/sitemap.xml" and self.stub.sitemap and not self.stub.sitemap_index) or (
             path == "/sitemap-pages.xml" and self.stub.sitemap_index
         ):
-            self.send(200, self.stub.sitemap_xml(), {"Content-Type": "application/xml"})
+            xml = self.stub.sitemap_xml().encode()
+            self.send_bytes(200, gzip.compress(xml) if self.stub.gzipped else xml)
             return
         page = self.stub.pages.get(path)
         if page is None:
@@ -123,6 +128,13 @@ class WebsiteHandler(QuietHandler):
             self.send(304, "", validators)
             return
         self.send(200, page.html, {"Content-Type": "text/html; charset=utf-8", **validators})
+
+    def send_bytes(self, status: int, body: bytes) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/xml")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
 
     def send(self, status: int, text: str, headers: dict[str, str] | None = None) -> None:
         body = text.encode()
