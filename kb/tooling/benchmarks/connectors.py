@@ -16,6 +16,7 @@ import resource
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -26,6 +27,9 @@ from kb.connectors.zendesk import ZendeskConnector
 from kb.embedders import Embedder
 from kb.services.sync.connector import connector_sync
 from kb.tooling.benchmarking import BenchmarkError
+
+if TYPE_CHECKING:
+    from tests.support.help_center_stub import HelpCenterStub
 
 EDITED_SHARE = 0.01
 DELETED_SHARE = 0.002
@@ -81,10 +85,10 @@ def connector_runs(*, connector: str, articles: int, embedder: Embedder) -> list
     from tests.support.intercom_stub import VERSION, IntercomStub
     from tests.support.zendesk_stub import ZendeskStub
 
-    stub = ZendeskStub() if connector == "zendesk" else IntercomStub()
+    stub: HelpCenterStub = ZendeskStub() if connector == "zendesk" else IntercomStub()
     with stub:
         for number in range(1, articles + 1):
-            stub.put(number, **_article(number, edition=1))
+            _article_put(stub, number, edition=1)
         headers = {"Authorization": stub.authorization}
         if connector == "intercom":
             headers["Intercom-Version"] = VERSION
@@ -98,7 +102,7 @@ def connector_runs(*, connector: str, articles: int, embedder: Embedder) -> list
         runs = [_run("first import", upstream, timed)]
         edited = range(1, articles + 1, round(1 / EDITED_SHARE))
         for number in edited:
-            stub.put(number, **_article(number, edition=2))
+            _article_put(stub, number, edition=2)
         for number in range(articles, articles - round(articles * DELETED_SHARE), -1):
             stub.delete(number)
         runs.append(
@@ -115,14 +119,15 @@ def connector_runs(*, connector: str, articles: int, embedder: Embedder) -> list
     return runs
 
 
-def _article(number: int, *, edition: int) -> dict[str, str]:
+def _article_put(stub: HelpCenterStub, number: int, *, edition: int) -> None:
     topic = TOPICS[number % len(TOPICS)]
-    return {
-        "title": f"About {topic}, article {number}",
-        "body": f"<p>Article {number} explains {topic}, edition {edition}.</p>"
+    stub.put(
+        number,
+        title=f"About {topic}, article {number}",
+        body=f"<p>Article {number} explains {topic}, edition {edition}.</p>"
         f"<p>Ask support when the steps for {topic} do not match your account.</p>",
-        "category": topic.title(),
-    }
+        category=topic.title(),
+    )
 
 
 def _run(
