@@ -98,7 +98,7 @@ def article_id_of(connector: Connector, path: str) -> str | None:
     if not path.startswith(prefix) or not path.endswith(".md"):
         return None
     article_id = path[len(prefix) : -len(".md")]
-    return article_id if article_id and "/" not in article_id else None
+    return article_id or None  # a website's ids are page paths, `/` included
 
 
 def epoch_datetime(value: object) -> datetime.datetime:

@@ -7,27 +7,20 @@ provenance rules of ``kb_sync``: the hash of these bytes is the "file changed" s
 from __future__ import annotations
 
 import functools
-import html
-import re
 
-import nh3
 import yaml
 
 from kb.connectors.base import Connector, UpstreamArticle, article_path
 from kb.document_choices import Audience, Status
+from kb.formats.html import html_to_markdown
 from kb.services.sync import Source
 
 
-def article_body_markdown(body_html: str) -> str:
-    """An article's HTML body as Markdown: the one place a connector converts a body.
-
-    Until the HTML→Markdown conversion of branch i29web is merged, this keeps the text and its
-    paragraph breaks only (tags stripped by nh3, entities decoded): headings, lists, links and
-    tables come out as plain paragraphs."""
-    text = re.sub(r"(?i)<br\s*/?>|</(?:p|div|h[1-6]|li|tr|pre|blockquote)>", "\n\n", body_html)
-    text = html.unescape(nh3.clean(text, tags=set()))
-    paragraphs = (" ".join(part.split()) for part in re.split(r"\n\s*\n", text))
-    return "\n\n".join(part for part in paragraphs if part) + "\n"
+def article_body_markdown(body_html: str, *, base_url: str | None = None) -> str:
+    """An article's HTML body as Markdown: the one place a connector converts a body
+    (``kb.formats.html``: headings, lists, tables, code and links kept; links resolved against
+    the article's upstream address)."""
+    return html_to_markdown(body_html, base_url=base_url)
 
 
 def article_markdown(article: UpstreamArticle) -> bytes:
@@ -43,7 +36,7 @@ def article_markdown(article: UpstreamArticle) -> bytes:
         "updated": article.updated_at.date().isoformat(),
     }
     header = yaml.safe_dump(front_matter, sort_keys=False, allow_unicode=True)
-    return f"---\n{header}---\n\n{article_body_markdown(article.body_html)}".encode()
+    return f"---\n{header}---\n\n{article_body_markdown(article.body_html, base_url=article.url or None)}".encode()
 
 
 def article_source(connector: Connector, article: UpstreamArticle) -> Source:

@@ -9,6 +9,9 @@ its checkpoint (a worker asleep for an hour holds a slot on the bulk queue for n
 is ``UpstreamNotFound`` (a deleted article); any other error, or a body that is not JSON, fails
 without a retry: it would fail the same way.
 
+``get_page`` is the website connector's GET of a page: the same retries, every other status
+returned to it (a 304 to a conditional GET, a 404 or 410 for a page gone).
+
 Only URLs on the configured origin are fetched: a ``next`` link pointing elsewhere is refused
 rather than sent the credentials.
 """
@@ -21,18 +24,22 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import structlog
 from django.conf import settings
+
+from kb.parsing import MAX_HTML_BYTES
 
 log = structlog.get_logger("groundwork.connectors")
 
 RETRYABLE_STATUSES = frozenset({429, 500, 502, 503, 504})
 # Characters of an error body quoted in a message: enough for the API's own reason.
 ERROR_BODY_CHARS = 200
+MAX_PAGE_BYTES = MAX_HTML_BYTES  # a web page read past this is refused by the parser
+_T = TypeVar("_T")
 
 
 class ConnectorHTTPError(RuntimeError):
@@ -84,10 +91,25 @@ class UpstreamClient:
         """The JSON body of a GET of ``path_or_url`` (a path under the base URL, or a full URL
         on its origin, such as a ``next`` link), retried as the module says."""
         url = self._url(path_or_url, params)
+        return self._retrying(url, lambda: self._get_once(url))
+
+    def get_page(self, path_or_url: str, *, headers: Mapping[str, str] | None = None) -> Fetched:
+        """A GET of a web page (the website connector's), retried as ``get_json`` is. Every
+        answer but a retryable one is returned, not raised: a 304 (``headers`` sent a
+        validator), a 404 or 410 (the page is gone) and any other status are the caller's to
+        read. A redirect is followed; ``Fetched.url`` is where it ended."""
+        url = self._url(path_or_url, None)
+        return self._retrying(url, lambda: self._fetch_once(url, headers or {}))
+
+    def on_origin(self, url: str) -> bool:
+        parsed = urllib.parse.urlsplit(url)
+        return (parsed.scheme, parsed.netloc) == self._origin
+
+    def _retrying(self, url: str, once: Callable[[], _T]) -> _T:
         attempt = 1
         while True:
             try:
-                return self._get_once(url)
+                return once()
             except _Retryable as exc:
                 wait = exc.wait if exc.wait is not None else self._backoff(attempt)
                 if attempt >= self.policy.max_attempts:
@@ -146,8 +168,42 @@ class UpstreamClient:
         except ValueError:
             raise ConnectorHTTPError(f"{_shown(url)} did not answer JSON") from None
 
+    def _fetch_once(self, url: str, headers: Mapping[str, str]) -> Fetched:
+        self.requests_made += 1
+        request = urllib.request.Request(url, headers={**self._headers, **headers}, method="GET")
+        try:
+            with urllib.request.urlopen(request, timeout=self.policy.timeout) as response:
+                return Fetched(
+                    status=response.status,
+                    url=response.geturl(),
+                    headers={name.lower(): value for name, value in response.headers.items()},
+                    body=response.read(MAX_PAGE_BYTES + 1),
+                )
+        except urllib.error.HTTPError as exc:
+            if exc.code in RETRYABLE_STATUSES:
+                raise _Retryable(f"HTTP {exc.code}", exc.code, _retry_after(exc.headers)) from None
+            return Fetched(
+                status=exc.code,
+                url=url,
+                headers={name.lower(): value for name, value in exc.headers.items()},
+                body=b"",
+            )
+        except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise _Retryable(f"no answer ({reason})", None, None) from None
+
     def _backoff(self, attempt: int) -> float:
         return float(self.policy.backoff_seconds * 2 ** (attempt - 1))
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """A web page as ``get_page`` received it (the body cut one byte past MAX_PAGE_BYTES)."""
+
+    status: int
+    url: str  # after redirects
+    headers: Mapping[str, str]  # names lower-cased
+    body: bytes
 
 
 class _Retryable(Exception):

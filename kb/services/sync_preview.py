@@ -5,7 +5,8 @@ status, audience, earlier addresses and sections as they would load, what its ma
 which files would be refused and why, before anything reaches the index. It parses and chunks
 exactly as a sync does (same parser, same chunker, same model window) but never embeds and never
 touches the database. It also says where site-generator markup would be left in a heading path
-or an embedded text (`markup_left`): the check the README runs on public documentation folders.
+or an embedded text (`markup_left`; for a page converted from HTML, raw HTML left too): the
+check the README runs on public documentation folders.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from pathlib import Path
 from kb.chunking import ChunkingError
 from kb.chunking.lines import markup_left
 from kb.embedders import Embedder
-from kb.parsing import ParsedDocument
+from kb.formats.html import html_left
+from kb.parsing import ParsedDocument, is_html_path
 from kb.services.chunks import document_chunk
 from kb.services.sync.report import SyncReport
 from kb.services.sync.sources import directory_sources, sources_parse
@@ -70,8 +72,9 @@ def corpus_preview(*, directory: Path, embedder: Embedder) -> CorpusPreview:
             preview.files.append(FilePreview(document, (), 0, problem=str(exc)))
             continue
         paths = dict.fromkeys(draft.heading_path for draft in drafts.drafts)
-        in_paths = [markup_left(draft.heading_path) for draft in drafts.drafts]
-        in_texts = [markup_left(text) for text in drafts.embedding_texts()]
+        left = _html_or_markup_left if is_html_path(document.path) else markup_left
+        in_paths = [left(draft.heading_path) for draft in drafts.drafts]
+        in_texts = [left(text) for text in drafts.embedding_texts()]
         preview.files.append(
             FilePreview(
                 document,
@@ -83,3 +86,8 @@ def corpus_preview(*, directory: Path, embedder: Embedder) -> CorpusPreview:
             )
         )
     return preview
+
+
+def _html_or_markup_left(text: str) -> list[str]:
+    """For a page converted from HTML: raw HTML left (a tag, an entity) counts as markup too."""
+    return list(dict.fromkeys([*markup_left(text), *html_left(text)]))

@@ -1,4 +1,5 @@
-"""Where a sync's files come from: a directory walked for Markdown, or an upload's entries."""
+"""Where a sync's files come from: a directory walked for Markdown (and HTML articles, which
+the parser converts to Markdown), or an upload's entries."""
 
 from __future__ import annotations
 
@@ -7,25 +8,26 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from kb.parsing import (
-    MARKDOWN_SUFFIXES,
-    MAX_DOCUMENT_BYTES,
+    DOCUMENT_SUFFIXES,
     DocumentParseError,
     ParsedDocument,
     parse_document,
     parse_warnings,
+    source_byte_limit,
 )
 from kb.services.sync.provenance import SyncedFile, synced_file_of
 from kb.services.sync.report import SyncFailure, SyncReport
 from kb.services.sync.rows import document_limits_check
 
-# A source file: its document path, and a reader returning at most MAX_DOCUMENT_BYTES + 1 bytes.
+# A source file: its document path, and a reader returning at most one byte past the path's
+# limit (``source_byte_limit``: MAX_DOCUMENT_BYTES, or MAX_HTML_BYTES for an HTML page).
 Source = tuple[str, Callable[[], bytes]]
 
 
 def directory_sources(directory: Path) -> list[Source]:
-    """The Markdown files under ``directory``, sorted, each read only when the sync gets to it.
-    A file whose real path lies outside ``directory`` (a link to ``/etc/passwd``) is refused
-    when read, by name, instead of being published."""
+    """The Markdown and HTML files under ``directory``, sorted, each read only when the sync
+    gets to it. A file whose real path lies outside ``directory`` (a link to ``/etc/passwd``)
+    is refused when read, by name, instead of being published."""
     root = directory.resolve()
     return [
         (relative_path, functools.partial(_read_inside, root, relative_path, file_path))
@@ -72,12 +74,12 @@ def sources_parse(
 
 
 def _markdown_files(directory: Path) -> Iterator[tuple[str, Path]]:
-    """Markdown files under ``directory``, sorted, skipping hidden files and folders."""
+    """Markdown and HTML files under ``directory``, sorted, skipping hidden files and folders."""
     for file_path in sorted(directory.rglob("*")):
         relative = file_path.relative_to(directory)
         if any(part.startswith(".") for part in relative.parts):
             continue
-        if file_path.suffix.lower() in MARKDOWN_SUFFIXES and file_path.is_file():
+        if file_path.suffix.lower() in DOCUMENT_SUFFIXES and file_path.is_file():
             yield relative.as_posix(), file_path
 
 
@@ -94,4 +96,4 @@ def _read_inside(root: Path, relative_path: str, file_path: Path) -> bytes:
         )
     # Read one byte past the limit so the parser reports the size without us loading a huge file.
     with real.open("rb") as handle:
-        return handle.read(MAX_DOCUMENT_BYTES + 1)
+        return handle.read(source_byte_limit(relative_path) + 1)
