@@ -36,7 +36,8 @@ def article_markdown(article: UpstreamArticle) -> bytes:
         "updated": article.updated_at.date().isoformat(),
     }
     header = yaml.safe_dump(front_matter, sort_keys=False, allow_unicode=True)
-    return f"---\n{header}---\n\n{article_body_markdown(article.body_html, base_url=article.url or None)}".encode()
+    body = article_body_markdown(article.body_html, base_url=article.url or None)
+    return f"---\n{header}---\n\n{body}".encode()
 
 
 def article_source(connector: Connector, article: UpstreamArticle) -> Source:
