@@ -9,13 +9,16 @@ import io
 import time
 from collections.abc import Iterator
 
+import psycopg
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
+from django.db import connection
 from django.test import override_settings
 
 from kb.models import Category, ConnectorState, Document
 from kb.services import document_save
+from kb.services.sync import SyncRefused
 from kb.services.sync.connector import ConnectorRunFailed
 from tests.conftest import CountingEmbedder
 from tests.support import zendesk_stub
@@ -201,3 +204,43 @@ def test_kb_sync_source_zendesk_reads_its_settings_and_reports(stub: ZendeskStub
     assert "read 4 articles" in out.getvalue()
     assert "4 changed" in out.getvalue()
     assert len(bodies("zendesk")) == 4
+
+
+def test_an_article_that_fails_holds_the_cursor_back_until_it_is_written(
+    stub: ZendeskStub, counting_embedder: CountingEmbedder
+) -> None:
+    # given: an article whose title does not fit a document's (500 characters at most)
+    stub.put(5, title="T" * 600, body="<p>Too long a title.</p>")
+
+    # when
+    first = run(zendesk(stub), counting_embedder)
+
+    # then: the others are in, it is reported, and the cursor stays where it was (none)
+    assert [f.path for f in first.sync.failed] == ["zendesk/5.md"]
+    assert len(bodies("zendesk")) == 4
+    assert ConnectorState.objects.get().cursor is None
+
+    # when: fixed upstream, the next run reads everything since the old cursor again
+    stub.put(5, title="A shorter title", body="<p>Fixed.</p>")
+    second = run(zendesk(stub), counting_embedder)
+
+    # then
+    assert second.sync.created == ["zendesk/5.md"] and not second.sync.failed
+    assert second.sync.unchanged == 4  # read again, not embedded again
+    assert ConnectorState.objects.get().cursor is not None
+
+
+def test_a_second_run_of_the_same_source_is_refused_while_one_runs(
+    stub: ZendeskStub, counting_embedder: CountingEmbedder
+) -> None:
+    # given: another session holds the source's run lock, as a run under way does
+    other = psycopg.connect(**connection.get_connection_params(), autocommit=True)
+    try:
+        other.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))", [zendesk(stub).source])
+        # when / then
+        with pytest.raises(SyncRefused, match="already running"):
+            run(zendesk(stub), counting_embedder)
+        assert stub.requests == [] and bodies("zendesk") == {}
+    finally:
+        other.close()
+    assert len(run(zendesk(stub), counting_embedder).sync.created) == 4  # lock released

@@ -18,7 +18,7 @@ CLOCK_START = 1_700_000_000  # epoch seconds of the stub's first change
 
 @dataclass(frozen=True)
 class UpstreamMisbehaviour(Misbehaviour):
-    retry_after: float | None = None  # sent as Retry-After with the status
+    retry_after: float | str | None = None  # sent as Retry-After (seconds, or an HTTP date)
 
 
 @dataclass
@@ -82,7 +82,9 @@ class HelpCenterStub(StubServer[UpstreamMisbehaviour]):
 
     # --- misbehaving -----------------------------------------------------------------------
 
-    def fail_next(self, *, status: int, retry_after: float | None = None, times: int = 1) -> None:
+    def fail_next(
+        self, *, status: int, retry_after: float | str | None = None, times: int = 1
+    ) -> None:
         """Answer the next ``times`` requests with ``status`` (and ``Retry-After``)."""
         self._misbehave_next(
             UpstreamMisbehaviour(status=status, retry_after=retry_after),
@@ -110,7 +112,8 @@ class HelpCenterHandler(QuietHandler):
         if misbehaviour.status is not None:
             extra = {}
             if misbehaviour.retry_after is not None:
-                extra["Retry-After"] = f"{misbehaviour.retry_after:g}"
+                wait = misbehaviour.retry_after
+                extra["Retry-After"] = wait if isinstance(wait, str) else f"{wait:g}"
             phrase = HTTPStatus(misbehaviour.status).phrase
             self.send_json(misbehaviour.status, {"error": f"stub: {phrase}"}, extra)
             return
