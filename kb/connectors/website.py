@@ -149,12 +149,14 @@ class WebsiteConnector:
         self.batch_pages = max(1, batch_pages)
         self._sleep = sleep
         self._complete = False
+        self._unsure = 0  # pages that answered neither 200, 304 nor 404/410 this run
         self._last_request = 0.0
         self.skipped: dict[str, int] = {}  # why pages were not read: "robots", "gone", ...
 
     def lists_everything(self) -> bool:
-        """True once this run read every page of its listing (no cap hit, nothing skipped for
-        an error); a run resumed past its listing has not, and removes nothing this time."""
+        """True once this run read every page of its listing: no cap hit, and no page that
+        answered an error other than 404/410 (a 403 says nothing of whether the page is gone).
+        A run resumed past its listing has not, and removes nothing this time."""
         return self._complete
 
     def gone(self, article_ids: Sequence[str]) -> list[str]:
@@ -206,7 +208,7 @@ class WebsiteConnector:
                 batch = []
         yield self._page(batch, crawl)
         self._validators_save(batch)
-        self._complete = not crawl.queue
+        self._complete = not crawl.queue and not self._unsure
         if self._complete:
             WebPageValidators.objects.filter(source=self.source).exclude(
                 url__in=crawl.visited
@@ -296,8 +298,13 @@ class WebsiteConnector:
         if answer.status == 304 and known is not None:
             self._skip("unchanged", url)
             return _Read(page_id(url), url, None, known.etag, known.last_modified, known.links)
+        if answer.status in (404, 410):
+            self._skip("gone", url)
+            return None
         if answer.status != 200:
-            self._skip("gone" if answer.status in (404, 410) else f"http_{answer.status}", url)
+            # Not an answer about the page (a 403, a 401): the run cannot tell it is gone.
+            self._unsure += 1
+            self._skip(f"http_{answer.status}", url)
             return None
         final = canonical_url(answer.url)
         if not self.client.on_origin(final):
@@ -432,7 +439,7 @@ def _kept_date(stored: Document | None, content_html: str, url: str) -> datetime
     if (
         stored is not None
         and stored.updated_on is not None
-        and stored.body == article_body_markdown(content_html, base_url=url)
+        and stored.body.strip() == article_body_markdown(content_html, base_url=url).strip()
     ):
         return datetime.datetime.combine(stored.updated_on, datetime.time(), datetime.UTC)
     return timezone.now()

@@ -6,15 +6,19 @@ of links for a site without a sitemap. Real PostgreSQL and the real local embedd
 
 from __future__ import annotations
 
+import datetime
 import time
 from collections.abc import Iterator
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
+from django.utils import timezone
 
 from kb.actors import SYSTEM
+from kb.connectors import website as website_module
 from kb.connectors.http import UpstreamClient
 from kb.connectors.website import WebsiteConnector, canonical_url, page_id
 from kb.embedders import Embedder
@@ -168,6 +172,44 @@ def test_a_page_listed_but_answering_404_is_removed(
 
     # then
     assert report.sync.removed == [f"web/{stub.origin[7:]}/docs/cards.md"]
+
+
+def test_a_page_answering_403_is_kept_and_the_run_removes_nothing(
+    stub: WebsiteStub, counting_embedder: CountingEmbedder
+) -> None:
+    # given
+    run(website(stub), counting_embedder)
+    stub.refused.add("/docs/cards")
+    stub.unlisted.add("/docs/refunds")  # would be removed by a complete listing
+
+    # when
+    report = run(website(stub), counting_embedder)
+
+    # then: a 403 says nothing of whether a page is gone, so the listing is not complete
+    assert report.sync.removed == []
+    assert sorted(docs(stub)) == ["docs/cards.md", "docs/refunds.md", "index.md"]
+
+
+def test_a_page_without_last_modified_keeps_its_date_while_its_text_is_the_same(
+    stub: WebsiteStub, counting_embedder: CountingEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # given a page served without validators (no ETag, no Last-Modified), synced today
+    stub.bare.add("/docs/cards")
+    run(website(stub), counting_embedder)
+    synced_on = docs(stub)["docs/cards.md"].updated_on
+
+    # when it is read again, unchanged, three days later
+    later = timezone.now() + datetime.timedelta(days=3)
+    monkeypatch.setattr(website_module, "timezone", SimpleNamespace(now=lambda: later))
+    report = run(website(stub), counting_embedder)
+
+    # then its file is the same as before: nothing is written, the date stays
+    assert docs(stub)["docs/cards.md"].updated_on == synced_on
+    assert (report.sync.updated, report.sync.indexed) == ([], [])
+    # and once its text changes, it is dated the day it was read
+    stub.put("/docs/cards", page("Cards", "We accept Visa only."))
+    run(website(stub), counting_embedder)
+    assert docs(stub)["docs/cards.md"].updated_on == later.date()
 
 
 def test_an_admin_edit_is_kept_and_reported_as_a_conflict(

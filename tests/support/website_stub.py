@@ -42,6 +42,8 @@ class WebsiteStub(StubServer[SiteMisbehaviour]):
         self.sitemap_index = sitemap_index
         self.gzipped = gzipped  # the pages' sitemap served gzip-compressed, as .xml.gz files are
         self.unlisted: set[str] = set()  # served, but left out of the sitemap
+        self.refused: set[str] = set()  # answered 403
+        self.bare: set[str] = set()  # served without ETag or Last-Modified
         self.outage_from: int | None = None
         self.clock = CLOCK_START
         self._store_lock = threading.Lock()
@@ -119,11 +121,16 @@ class WebsiteHandler(QuietHandler):
             xml = self.stub.sitemap_xml().encode()
             self.send_bytes(200, gzip.compress(xml) if self.stub.gzipped else xml)
             return
+        if path in self.stub.refused:
+            self.send(403, "<h1>Forbidden</h1>")
+            return
         page = self.stub.pages.get(path)
         if page is None:
             self.send(404, "<h1>Not found</h1>", {"Content-Type": "text/html"})
             return
         validators = {"ETag": page.etag, "Last-Modified": page.last_modified}
+        if path in self.stub.bare:
+            validators = {}
         if request.headers.get("if-none-match") == page.etag:
             self.send(304, "", validators)
             return
