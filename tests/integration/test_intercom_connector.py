@@ -14,6 +14,7 @@ from django.contrib.auth.models import User
 
 from kb.models import Category, ConnectorState, Document
 from kb.services import document_save
+from kb.services.sync import SyncRefused
 from kb.services.sync.connector import ConnectorRunFailed
 from tests.conftest import CountingEmbedder
 from tests.support import intercom_stub
@@ -166,3 +167,32 @@ def test_a_run_that_dies_halfway_resumes_from_its_checkpoint_and_loses_nothing(
         assert sorted(bodies("intercom")) == [f"intercom/{n}.md" for n in range(1, 7)]
         assert sorted(report.sync.created) == ["intercom/1.md", "intercom/2.md"]
         assert ConnectorState.objects.get().checkpoint == {}
+
+
+def test_an_empty_listing_removes_nothing_and_the_next_run_lists_again(
+    stub: IntercomStub, counting_embedder: CountingEmbedder
+) -> None:
+    # given: every article gone from the listing at once (a wrong workspace, a token's scope)
+    run(intercom(stub), counting_embedder)
+    kept = {number: stub.articles[number] for number in (11, 12, 13)}
+    for number in kept:
+        stub.delete(number)
+
+    # when / then
+    with pytest.raises(SyncRefused, match="listed no articles"):
+        run(intercom(stub), counting_embedder)
+    assert len(bodies("intercom")) == 3
+    assert ConnectorState.objects.get().checkpoint == {}
+
+    # when: the articles are back, the next run lists them again instead of resuming
+    for number, article in kept.items():
+        stub.put(
+            number,
+            title=article.title,
+            body=article.body,
+            category=article.category,
+            draft=article.draft,
+        )
+    report = run(intercom(stub), counting_embedder)
+    assert not report.resumed and report.articles == 3 and report.sync.removed == []
+    assert report.sync.unchanged == 3  # the same articles: nothing embedded again

@@ -234,13 +234,13 @@ def test_a_second_run_of_the_same_source_is_refused_while_one_runs(
     stub: ZendeskStub, counting_embedder: CountingEmbedder
 ) -> None:
     # given: another session holds the source's run lock, as a run under way does
-    other = psycopg.connect(**connection.get_connection_params(), autocommit=True)
-    try:
-        other.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))", [zendesk(stub).source])
+    source = [zendesk(stub).source]
+    with psycopg.connect(**connection.get_connection_params(), autocommit=True) as other:
+        other.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))", source)
         # when / then
         with pytest.raises(SyncRefused, match="already running"):
             run(zendesk(stub), counting_embedder)
         assert stub.requests == [] and bodies("zendesk") == {}
-    finally:
-        other.close()
-    assert len(run(zendesk(stub), counting_embedder).sync.created) == 4  # lock released
+        # unlocked here: a closed session's locks go only once the server has ended it
+        other.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", source)
+    assert len(run(zendesk(stub), counting_embedder).sync.created) == 4

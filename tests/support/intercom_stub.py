@@ -5,6 +5,7 @@ timestamps, ``state: draft|published``, a bearer token and the ``Intercom-Versio
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from tests.support.help_center_stub import HelpCenterHandler, HelpCenterStub, StubArticle
@@ -34,8 +35,8 @@ class _Handler(HelpCenterHandler):
         if headers.get("intercom-version") != VERSION:
             return 400, {"type": "error.list", "errors": [{"code": "intercom_version_invalid"}]}
         if path == "/articles":
-            items = [self._article(a) for a in self.stub.by_updated_at(newest_first=True)]
-            return self._page(path, query, items)
+            articles = self.stub.by_updated_at(newest_first=True)
+            return self._page(path, query, articles, render=self._article)
         if path == "/help_center/collections":
             collections: list[dict[str, Any]] = []
             for name in self.stub.categories():
@@ -55,7 +56,11 @@ class _Handler(HelpCenterHandler):
         return 404, {"type": "error.list", "errors": [{"code": "not_found"}]}
 
     def _page(
-        self, path: str, query: dict[str, str], items: list[dict[str, Any]]
+        self,
+        path: str,
+        query: dict[str, str],
+        items: Sequence[Any],
+        render: Callable[[Any], dict[str, Any]] = dict,
     ) -> tuple[int, Any]:
         page = int(query.get("page", "1"))
         per_page = int(query.get("per_page", "25"))
@@ -74,7 +79,7 @@ class _Handler(HelpCenterHandler):
             "type": "list",
             "pages": pages,
             "total_count": len(items),
-            "data": items[(page - 1) * per_page : page * per_page],
+            "data": [render(item) for item in items[(page - 1) * per_page : page * per_page]],
         }
 
     def _article(self, article: StubArticle) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import re
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -42,8 +43,9 @@ class _Handler(HelpCenterHandler):
         if path == "/api/v2/help_center/incremental/articles.json":
             return self._incremental(query)
         if path == "/api/v2/help_center/articles.json":
-            items = [self._article(a) for a in self.stub.by_updated_at()]
-            return self._cursor_page(path, query, "articles", items)
+            return self._cursor_page(
+                path, query, "articles", self.stub.by_updated_at(), render=self._article
+            )
         if path == "/api/v2/help_center/sections.json":
             sections = [
                 {
@@ -87,8 +89,15 @@ class _Handler(HelpCenterHandler):
         }
 
     def _cursor_page(
-        self, path: str, query: dict[str, str], key: str, items: list[dict[str, Any]]
+        self,
+        path: str,
+        query: dict[str, str],
+        key: str,
+        items: Sequence[Any],
+        render: Callable[[Any], dict[str, Any]] = dict,
     ) -> tuple[int, Any]:
+        """One page of ``items``, each shown by ``render`` (only the page's: 5,000 articles
+        rendered for each page of 100 made the benchmark's stub its slowest part)."""
         size = int(query.get("page[size]", "30"))
         if not 1 <= size <= 100:
             return 400, {"error": "InvalidPaginationParameter"}
@@ -98,7 +107,7 @@ class _Handler(HelpCenterHandler):
         has_more = start + size < len(items)
         cursor = base64.b64encode(str(start + size).encode()).decode()
         return 200, {
-            key: page,
+            key: [render(item) for item in page],
             "meta": {"has_more": has_more, "after_cursor": cursor if has_more else None},
             "links": {
                 "next": self.link(path, {"page[size]": size, "page[after]": cursor})

@@ -123,6 +123,11 @@ def connector_sync(
                 )
             if connector.lists_everything():
                 _absent_remove(connector, run=run, report=report, allow_prune_all=allow_prune_all)
+        except SyncRefused:
+            # An empty listing: the next run lists again from the start, rather than resume
+            # into the same refusal.
+            ConnectorState.objects.filter(pk=state.pk).update(checkpoint={})
+            raise
         except (ConnectorError, ConnectorHTTPError) as exc:
             state.last_error = str(exc)
             state.save(update_fields=["last_error"])
