@@ -27,8 +27,6 @@ from __future__ import annotations
 
 import datetime
 import email.utils
-import gzip
-import posixpath
 import re
 import time
 import urllib.parse
@@ -40,7 +38,6 @@ import structlog
 from bs4 import BeautifulSoup
 from django.conf import settings
 from django.utils import timezone
-from lxml import etree
 
 from kb.connectors.base import (
     ConnectorError,
@@ -52,6 +49,7 @@ from kb.connectors.base import (
 )
 from kb.connectors.documents import article_body_markdown, article_markdown
 from kb.connectors.http import UpstreamClient, retry_policy_from_settings
+from kb.connectors.sitemaps import canonical_url, page_id, sitemap_page_urls
 from kb.formats.html import html_article, html_decode
 from kb.models import Document, WebPageValidators
 from kb.services.sync.provenance import file_hash_of
@@ -60,9 +58,6 @@ log = structlog.get_logger("groundwork.connectors")
 
 # Pages fetched between two checkpoints: one embedding batch and one resume step.
 BATCH_PAGES = 10
-# Sitemap indexes nest; deeper than this is a loop, not a site.
-MAX_SITEMAP_DEPTH = 3
-MAX_SITEMAP_BYTES = 50_000_000  # the sitemap protocol's own limit, uncompressed
 _HTML_TYPES = ("text/html", "application/xhtml+xml")
 # Links to files that are not pages are not followed by a crawl.
 _NOT_PAGES = re.compile(
@@ -237,51 +232,10 @@ class WebsiteConnector:
         named = [self.sitemap_url] if self.sitemap_url else []
         named += [url for url in robots.site_maps() or [] if self.client.on_origin(url)]
         for sitemap in named or [self.origin + "/sitemap.xml"]:
-            urls = self._sitemap_urls(sitemap, depth=0, required=bool(named))
+            urls = sitemap_page_urls(self.client, sitemap, required=bool(named))
             if urls is not None:
                 return _Crawl(mode="sitemap", queue=list(dict.fromkeys(urls)))
         return _Crawl(mode="crawl", queue=[self.start_url])
-
-    def _sitemap_urls(self, url: str, *, depth: int, required: bool) -> list[str] | None:
-        """The page URLs of the sitemap at ``url`` (an index followed), on the origin only;
-        None for a sitemap that is not there and was not asked for by name."""
-        if not self.client.on_origin(url):
-            return []
-        answer = self.client.get_page(url)
-        if answer.status != 200:
-            if required:
-                raise ConnectorError(f"the sitemap {url} answered HTTP {answer.status}")
-            return None
-        body = answer.body
-        if body[:2] == b"\x1f\x8b":
-            body = gzip.decompress(body)[: MAX_SITEMAP_BYTES + 1]
-        if len(body) > MAX_SITEMAP_BYTES:
-            raise ConnectorError(f"the sitemap {url} is over {MAX_SITEMAP_BYTES:,} bytes")
-        parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
-        try:
-            root = etree.fromstring(body, parser)
-        except etree.XMLSyntaxError as exc:
-            if not required and depth == 0:
-                return None  # a site answering its HTML 404 page for /sitemap.xml
-            raise ConnectorError(f"the sitemap {url} is not XML ({exc})") from exc
-        kind = etree.QName(root).localname
-        locations = [
-            (element.text or "").strip()
-            for element in root.iter()
-            if isinstance(element.tag, str) and etree.QName(element).localname == "loc"
-        ]
-        if kind == "sitemapindex":
-            if depth >= MAX_SITEMAP_DEPTH:
-                raise ConnectorError(f"sitemap indexes nested deeper than {MAX_SITEMAP_DEPTH}")
-            pages: list[str] = []
-            for location in locations:
-                pages += self._sitemap_urls(location, depth=depth + 1, required=True) or []
-            return pages
-        if kind != "urlset":
-            if not required and depth == 0:
-                return None  # an XHTML page answered for /sitemap.xml
-            raise ConnectorError(f"{url} is not a sitemap (its root is <{kind}>)")
-        return [canonical_url(loc) for loc in locations if loc and self.client.on_origin(loc)]
 
     # --- a page ---------------------------------------------------------------------------
 
@@ -392,27 +346,6 @@ class WebsiteConnector:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
         if reason not in ("unchanged", "duplicate"):
             log.info("website_page_skipped", source=self.source, url=url, reason=reason)
-
-
-def canonical_url(url: str) -> str:
-    """``url`` as a page's identity: no fragment, no query, the path's ``.``/``..`` resolved."""
-    parts = urllib.parse.urlsplit(url.strip())
-    path = parts.path or "/"
-    resolved = posixpath.normpath(path)
-    if path.endswith("/") and resolved != "/":
-        resolved += "/"
-    resolved = re.sub(r"/{2,}", "/", resolved)
-    return urllib.parse.urlunsplit((parts.scheme.lower(), parts.netloc.lower(), resolved, "", ""))
-
-
-def page_id(url: str) -> str:
-    """A page's id, the part of its document path after ``web/<host>/``: its URL path,
-    unquoted, with ``index`` for a folder's page (``/``, ``/docs/``)."""
-    path = urllib.parse.unquote(urllib.parse.urlsplit(url).path)
-    segments = [segment for segment in path.split("/") if segment not in ("", ".", "..")]
-    if path.endswith("/") or not segments:
-        segments.append("index")
-    return "/".join(segments)
 
 
 def _noindex(soup: BeautifulSoup) -> bool:

@@ -20,7 +20,8 @@ from django.utils import timezone
 from kb.actors import SYSTEM
 from kb.connectors import website as website_module
 from kb.connectors.http import UpstreamClient
-from kb.connectors.website import WebsiteConnector, canonical_url, page_id
+from kb.connectors.sitemaps import canonical_url, page_id
+from kb.connectors.website import WebsiteConnector
 from kb.embedders import Embedder
 from kb.models import ConnectorState, Document, WebPageValidators
 from kb.services import document_save
