@@ -68,6 +68,7 @@ bench: install
 	$(BENCH_ENV) $(PY) manage.py attention_bench || rc=$$?; \
 	$(BENCH_ENV) $(PY) manage.py analytics_bench || rc=$$?; \
 	$(BENCH_ENV) $(PY) manage.py render_bench || rc=$$?; \
+	$(BENCH_ENV) $(PY) manage.py connector_bench || rc=$$?; \
 	$(BENCH_ENV) $(PY) manage.py load_bench || rc=$$?; \
 	$(BENCH_ENV) $(PY) manage.py api_load_bench || rc=$$?; \
 	$(BENCH_ENV) $(PY) -m pytest -q -p no:cacheprovider --bench tests/bench || rc=$$?; \

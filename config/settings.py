@@ -13,7 +13,7 @@ import os
 import re
 import warnings
 from pathlib import Path
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
@@ -268,6 +268,7 @@ CELERY_TASK_DEFAULT_QUEUE = INTERACTIVE_QUEUE
 CELERY_TASK_ROUTES = {
     "kb.tasks.embedding_model_build_task": {"queue": BULK_QUEUE},
     "kb.tasks.documents_index_batch_task": {"queue": BULK_QUEUE},
+    "kb.tasks.connector_sync_task": {"queue": BULK_QUEUE},
 }
 
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", default=False)
@@ -320,6 +321,58 @@ VOYAGE_TIMEOUT = env_float("VOYAGE_TIMEOUT", default=10.0)
 VOYAGE_MAX_RETRIES = env_int("VOYAGE_MAX_RETRIES", default=3)
 # Upper bound on one call including retries: a customer is waiting on the answer.
 VOYAGE_TOTAL_TIMEOUT = env_float("VOYAGE_TOTAL_TIMEOUT", default=8.0)
+
+# --- Connectors: Zendesk Guide and Intercom articles into the index (docs/operations.md) --------
+# A connector is configured when its credentials are set; a half-configured one fails here.
+ZENDESK_SUBDOMAIN = env.str("ZENDESK_SUBDOMAIN", default="")  # acme for acme.zendesk.com
+ZENDESK_BASE_URL = env.str("ZENDESK_BASE_URL", default="") or (
+    f"https://{ZENDESK_SUBDOMAIN}.zendesk.com" if ZENDESK_SUBDOMAIN else ""
+)
+ZENDESK_EMAIL = env.str("ZENDESK_EMAIL", default="")  # with ZENDESK_API_TOKEN: basic auth
+ZENDESK_API_TOKEN = env.str("ZENDESK_API_TOKEN", default="")
+ZENDESK_OAUTH_TOKEN = env.str("ZENDESK_OAUTH_TOKEN", default="")  # or a bearer token
+if bool(ZENDESK_EMAIL) != bool(ZENDESK_API_TOKEN):
+    raise ImproperlyConfigured("ZENDESK_EMAIL and ZENDESK_API_TOKEN go together (basic auth)")
+if (ZENDESK_API_TOKEN or ZENDESK_OAUTH_TOKEN) and not ZENDESK_BASE_URL:
+    raise ImproperlyConfigured("a Zendesk token needs ZENDESK_SUBDOMAIN (or ZENDESK_BASE_URL)")
+INTERCOM_ACCESS_TOKEN = env.str("INTERCOM_ACCESS_TOKEN", default="")
+INTERCOM_BASE_URL = env.str("INTERCOM_BASE_URL", default="https://api.intercom.io")
+INTERCOM_VERSION = env.str("INTERCOM_VERSION", default="2.11")
+# A website (its sitemap, else a crawl from WEBSITE_URL): docs/operations.md, Connectors.
+WEBSITE_URL = env.str("WEBSITE_URL", default="")
+WEBSITE_SITEMAP_URL = env.str("WEBSITE_SITEMAP_URL", default="")
+WEBSITE_MAX_PAGES = env_int("WEBSITE_MAX_PAGES", default=500, minimum=1)
+WEBSITE_DELAY_SECONDS = env_float("WEBSITE_DELAY_SECONDS", default=1.0)
+WEBSITE_USER_AGENT = env.str("WEBSITE_USER_AGENT", default="GroundworkBot/1.0 (help-center sync)")
+for _name, _url in (("WEBSITE_URL", WEBSITE_URL), ("WEBSITE_SITEMAP_URL", WEBSITE_SITEMAP_URL)):
+    _parts = urlsplit(_url)
+    if _url and (_parts.scheme not in ("http", "https") or not _parts.netloc):
+        raise ImproperlyConfigured(f"{_name} must be an http(s) URL (got {_url!r})")
+if WEBSITE_SITEMAP_URL and not WEBSITE_URL:
+    raise ImproperlyConfigured("WEBSITE_SITEMAP_URL needs WEBSITE_URL (the site's start page)")
+if WEBSITE_DELAY_SECONDS < 0:
+    raise ImproperlyConfigured("WEBSITE_DELAY_SECONDS must be 0 or more seconds")
+CONNECTOR_TIMEOUT = env_float("CONNECTOR_TIMEOUT", default=30.0)
+CONNECTOR_MAX_ATTEMPTS = env_int("CONNECTOR_MAX_ATTEMPTS", default=5, minimum=1)
+CONNECTOR_BACKOFF_SECONDS = env_float("CONNECTOR_BACKOFF_SECONDS", default=1.0)
+CONNECTOR_MAX_RETRY_WAIT = env_float("CONNECTOR_MAX_RETRY_WAIT", default=120.0)
+# Seconds between scheduled runs of each configured connector (0: only on demand).
+CONNECTOR_SYNC_SECONDS = env_int("CONNECTOR_SYNC_SECONDS", default=900, minimum=0)
+CONNECTORS_CONFIGURED = [
+    name
+    for name, configured in (
+        ("zendesk", bool(ZENDESK_BASE_URL and (ZENDESK_API_TOKEN or ZENDESK_OAUTH_TOKEN))),
+        ("intercom", bool(INTERCOM_ACCESS_TOKEN)),
+        ("website", bool(WEBSITE_URL)),
+    )
+    if configured
+]
+for _connector in CONNECTORS_CONFIGURED if CONNECTOR_SYNC_SECONDS else []:
+    CELERY_BEAT_SCHEDULE[f"connector-sync-{_connector}"] = {
+        "task": "kb.tasks.connector_sync_task",
+        "schedule": float(CONNECTOR_SYNC_SECONDS),
+        "args": [_connector],
+    }
 
 # --- Retrieval ------------------------------------------------------------------------------------
 RERANKERS = ("voyage", "none")

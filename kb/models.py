@@ -255,6 +255,59 @@ class Category(models.Model):
         return self.label
 
 
+class ConnectorState(models.Model):
+    """Where one connector's sync of one upstream help center stands (``kb.connectors``).
+
+    ``cursor`` is the upstream updated-at mark the last complete run reached: the next run asks
+    only for what changed since. ``checkpoint`` is empty between runs; during one it holds the
+    page to resume from and what the run has seen so far, saved after each page is written, so
+    a run that dies halfway is finished by the next one from there instead of starting over."""
+
+    connector = models.CharField(max_length=50, help_text="e.g. zendesk, intercom")
+    source = models.CharField(
+        max_length=1000,
+        unique=True,
+        help_text="The upstream, as its documents' sync_folder names it: zendesk:acme.",
+    )
+    cursor = models.DateTimeField(null=True, blank=True)
+    checkpoint = models.JSONField(default=dict, blank=True)
+    run_started_at = models.DateTimeField(null=True, blank=True)
+    run_finished_at = models.DateTimeField(null=True, blank=True)
+    last_summary = models.TextField(blank=True, default="")
+    last_error = models.TextField(blank=True, default="")
+
+    class Meta:
+        verbose_name = "connector state"
+
+    def __str__(self) -> str:
+        return self.source
+
+
+class WebPageValidators(models.Model):
+    """What a website's page last answered (``kb.connectors.website``): its ``ETag`` and
+    ``Last-Modified``, sent back as ``If-None-Match`` / ``If-Modified-Since`` so an unchanged
+    page answers 304 and is neither read in full nor re-embedded. Saved only once the page's
+    document holds what was read, so a page whose write failed or conflicted is read again."""
+
+    source = models.CharField(max_length=1000, help_text="The connector's source: website:host.")
+    url = models.CharField(max_length=2000)
+    etag = models.CharField(max_length=1000, blank=True, default="")
+    last_modified = models.CharField(max_length=100, blank=True, default="")
+    # The page's links on our origin, for a crawl (no sitemap) to follow past a 304.
+    links = models.JSONField(default=list, blank=True)
+    checked_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name = "web page validators"
+        verbose_name_plural = "web page validators"
+        constraints = [
+            models.UniqueConstraint(fields=["source", "url"], name="web_page_validators_unique")
+        ]
+
+    def __str__(self) -> str:
+        return self.url
+
+
 def _chunk_tsvector() -> CombinedExpression:
     """The keyword index's view of a chunk: its heading path weighted A, its text weighted B."""
     return SearchVector("heading_path", weight="A", config="english") + SearchVector(

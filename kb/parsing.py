@@ -1,5 +1,8 @@
 """Turning a Markdown file (bytes) into a `ParsedDocument`: front matter, title and body.
 
+An HTML file (`.html`, `.htm`) takes the same path once ``kb.formats.html`` has made its article
+Markdown: its body is that Markdown, its title the article's `<h1>` or the page's `<title>`.
+
 No models and no database (the audiences and statuses come from ``kb.document_choices``, which
 the model uses too). Every problem is raised as a `DocumentParseError` that names
 the file and, where it can, the line, because the person who has to fix it is a doc writer
@@ -31,6 +34,7 @@ import yaml
 from kb.chunking.lines import markup_warnings
 from kb.chunking.structure import first_heading
 from kb.document_choices import Audience, Status
+from kb.formats.html import html_article, html_decode
 
 MAX_DOCUMENT_BYTES = 1_000_000
 # What YAML aliases (`*name`) may add to the values a front matter writes: enough for a shared
@@ -44,7 +48,11 @@ AUDIENCES = tuple(Audience.values)
 STATUSES = tuple(Status.values)
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")  # .mdx: Docusaurus pages, MDX like its .md
 RST_SUFFIXES = (".rst",)  # reStructuredText as Sphinx writes it, read by ``kb.rst``
-DOCUMENT_SUFFIXES = MARKDOWN_SUFFIXES + RST_SUFFIXES
+# HTML articles (help-center exports, saved web pages): converted to Markdown (kb.formats.html),
+# then read like a Markdown file. The file may be larger than its text: markup, inline styles.
+HTML_SUFFIXES = (".html", ".htm")
+DOCUMENT_SUFFIXES = (*MARKDOWN_SUFFIXES, *RST_SUFFIXES, *HTML_SUFFIXES)
+MAX_HTML_BYTES = 5_000_000
 
 _FRONT_MATTER_OPEN = re.compile(r"---[ \t]*")
 _FRONT_MATTER_CLOSE = re.compile(r"(?:---|\.\.\.)[ \t]*")
@@ -134,9 +142,14 @@ def parse_document(*, path: str, raw: bytes) -> ParsedDocument:
     """Parse one Markdown file. A file without front matter is valid and takes every default.
     (A reStructuredText page needs its folder, for labels and includes: ``kb.rst``.)"""
     _check_path(path)
-    text = _decode(path, raw)
-    fields, body, key_lines = _split_front_matter(path, text)
-    first_line = text.count("\n", 0, len(text) - len(body)) + 1
+    if is_html_path(path):
+        text = _decode_html(path, raw)
+        fields, body, key_lines = _html_fields_and_body(path, text)
+        first_line = 1  # a converted body's lines are not the file's
+    else:
+        text = _decode(path, raw)
+        fields, body, key_lines = _split_front_matter(path, text)
+        first_line = text.count("\n", 0, len(text) - len(body)) + 1
     return document_from_fields(
         path=path,
         fields=fields,
@@ -210,6 +223,33 @@ def document_from_fields(
         aliases=aliases,
         audience_stated=reader.text("audience") is not None,
     )
+
+
+def is_html_path(path: str) -> bool:
+    return path.lower().endswith(HTML_SUFFIXES)
+
+
+def source_byte_limit(path: str) -> int:
+    """How many bytes of the file at ``path`` a sync may read: past it the file is refused."""
+    return MAX_HTML_BYTES if is_html_path(path) else MAX_DOCUMENT_BYTES
+
+
+def _html_fields_and_body(path: str, text: str) -> tuple[dict[str, Any], str, dict[str, int]]:
+    """An HTML page's fields and its article as Markdown. Front matter above the HTML (a
+    Jekyll page) is read as for Markdown and wins; else the title is the article's ``<h1>`` or
+    the page's ``<title>``, and the description its ``<meta name="description">``."""
+    fields, html, key_lines = _split_front_matter(path, text)
+    article = html_article(html)
+    found = {"title": article.title, "description": article.description}
+    fields = {**{key: value for key, value in found.items() if value}, **fields}
+    body = normalise_newlines(article.markdown)
+    if len(body.encode()) > MAX_DOCUMENT_BYTES:
+        raise DocumentParseError(
+            path=path,
+            message=f"the page's text is {len(body.encode()):,} bytes as Markdown; the limit is "
+            f"{MAX_DOCUMENT_BYTES:,}",
+        )
+    return fields, body, key_lines
 
 
 def page_aliases(*, path: str, metadata: Mapping[str, Any]) -> tuple[tuple[str, ...], list[str]]:
@@ -371,7 +411,7 @@ def document_path_problem(path: str) -> str | None:
     if "" in segments or "." in segments:
         return "empty or '.' segments are not allowed"
     if not path.lower().endswith(DOCUMENT_SUFFIXES):
-        return "only .md, .markdown, .mdx and .rst files are documents"
+        return "only .md, .markdown, .mdx, .rst, .html and .htm files are documents"
     return None
 
 
@@ -409,6 +449,27 @@ def _decode(path: str, raw: bytes) -> str:
             line=raw.count(b"\n", 0, error.start) + 1,
         ) from None
     return normalise_newlines(text.removeprefix("\ufeff"))
+
+
+def _decode_html(path: str, raw: bytes) -> str:
+    if len(raw) > MAX_HTML_BYTES:
+        raise DocumentParseError(
+            path=path,
+            message=f"file is too large ({len(raw):,} bytes; the limit for HTML is "
+            f"{MAX_HTML_BYTES:,})",
+        )
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise DocumentParseError(path=path, message="not UTF-8 text (it looks like UTF-16)")
+    if b"\x00" in raw:
+        raise DocumentParseError(path=path, message="binary file (it contains NUL bytes)")
+    text = html_decode(raw)
+    if text is None:
+        raise DocumentParseError(
+            path=path,
+            message="not UTF-8 text, and the page declares no encoding that reads it "
+            "(add <meta charset=...> or save it as UTF-8)",
+        )
+    return normalise_newlines(text)
 
 
 def normalise_newlines(text: str) -> str:

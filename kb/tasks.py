@@ -17,11 +17,13 @@ from kb.services import (
     index_sweep,
 )
 from kb.services.enqueue import (
+    CONNECTOR_SYNC_TASK,
     DOCUMENT_INDEX_TASK,
     DOCUMENTS_INDEX_BATCH_TASK,
     EMBEDDING_MODEL_BUILD_TASK,
     INDEX_SWEEP_TASK,
 )
+from kb.services.sync.connector import connector_sync_scheduled
 
 # Indexing that failed on something that may pass (a provider outage) is retried this often,
 # after 10 s, 20 s, 40 s...: the outage is given time; the sweep covers longer ones.
@@ -69,3 +71,10 @@ def embedding_model_build_task(model_id: int) -> str:
 @shared_task(name=INDEX_SWEEP_TASK)
 def index_sweep_task() -> int:
     return index_sweep()
+
+
+@shared_task(name=CONNECTOR_SYNC_TASK, acks_late=True)
+def connector_sync_task(connector_name: str) -> str:
+    """One run of a connector (on the bulk queue, from beat). Not retried: a run that fails
+    keeps its checkpoint, and the next scheduled run resumes from it."""
+    return connector_sync_scheduled(name=connector_name)

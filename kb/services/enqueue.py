@@ -20,6 +20,7 @@ DOCUMENT_INDEX_TASK = "kb.tasks.document_index_task"
 DOCUMENTS_INDEX_BATCH_TASK = "kb.tasks.documents_index_batch_task"
 EMBEDDING_MODEL_BUILD_TASK = "kb.tasks.embedding_model_build_task"
 INDEX_SWEEP_TASK = "kb.tasks.index_sweep_task"
+CONNECTOR_SYNC_TASK = "kb.tasks.connector_sync_task"
 
 # A broker that does not answer is tried once more, briefly: a save waits on this in its
 # on-commit hook, and the durable pending rows let the sweep send what is lost.

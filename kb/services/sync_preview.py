@@ -5,7 +5,8 @@ status, audience, earlier addresses and sections as they would load, what its ma
 which files would be refused and why, before anything reaches the index. It parses and chunks
 exactly as a sync does (same parser, same chunker, same model window) but never embeds and never
 touches the database. It also says where site-generator markup would be left in a heading path
-or an embedded text (`markup_left`): the check the README runs on public documentation folders.
+or an embedded text (`markup_left`; for a page converted from HTML, `html_left`: raw HTML and
+template tags): the check the README runs on public documentation folders.
 """
 
 from __future__ import annotations
@@ -18,10 +19,13 @@ from kb.chunking import ChunkingError
 from kb.chunking.leftovers import Leftover
 from kb.chunking.lines import markup_leftovers
 from kb.embedders import Embedder
-from kb.parsing import ParsedDocument
+from kb.formats.html import html_left
+from kb.parsing import ParsedDocument, is_html_path
 from kb.services.chunks import document_chunk
 from kb.services.sync.report import SyncReport
 from kb.services.sync.sources import Markup, folder_sources, sources_parse
+
+HTML_LEFTOVER_KIND = "HTML or template tag"
 
 
 @dataclass(frozen=True)
@@ -102,8 +106,9 @@ def corpus_preview(
             preview.files.append(FilePreview(document, (), 0, problem=str(exc)))
             continue
         paths = dict.fromkeys(draft.heading_path for draft in drafts.drafts)
-        in_paths = [markup_leftovers(draft.heading_path) for draft in drafts.drafts]
-        in_texts = [markup_leftovers(text) for text in drafts.embedding_texts()]
+        left = _html_leftovers if is_html_path(document.path) else markup_leftovers
+        in_paths = [left(draft.heading_path) for draft in drafts.drafts]
+        in_texts = [left(text) for text in drafts.embedding_texts()]
         kinds: dict[str, int] = {}
         kind_lines: dict[str, dict[str, None]] = {}
         for in_path, in_text in zip(in_paths, in_texts, strict=True):
@@ -124,6 +129,12 @@ def corpus_preview(
             )
         )
     return preview
+
+
+def _html_leftovers(text: str) -> list[Leftover]:
+    """What a page converted from HTML still holds (`kb.formats.html.html_left`): raw tags,
+    entities and template tags, not the Markdown dialects' marks, which such a page cannot have."""
+    return [Leftover(HTML_LEFTOVER_KIND, line) for line in html_left(text)]
 
 
 def _lines(leftovers: Iterable[Leftover]) -> tuple[str, ...]:

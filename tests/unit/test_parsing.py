@@ -321,7 +321,7 @@ def test_python_object_tags_are_refused() -> None:
         ("policies/../../secrets.md", "'..'"),
         ("policies\\refunds.md", "backslashes"),
         ("policies/refunds\x00.md", "NUL"),
-        ("policies/refunds.txt", ".md, .markdown, .mdx and .rst"),
+        ("policies/refunds.txt", ".md, .markdown, .mdx, .rst, .html and .htm"),
         ("policies//refunds.md", "empty or '.'"),
         ("", "empty"),
     ],

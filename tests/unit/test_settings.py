@@ -74,6 +74,7 @@ def test_production_starts_with_safe_settings() -> None:
         ("GENERATOR", "anthropic"),  # without ANTHROPIC_API_KEY
         ("EMBEDDING_BATCH_SIZE", "0"),
         ("DATABASE_URL", "mysql://root@localhost/db"),
+        ("WEBSITE_URL", "help.acme.test"),  # no scheme: not a URL to read
     ],
 )
 def test_bad_value_fails_at_start_naming_the_variable(name: str, value: str) -> None:
@@ -135,3 +136,29 @@ def test_production_behind_a_tls_proxy_passes_the_deploy_check() -> None:
     warnings = [line for line in result.stderr.splitlines() if line.startswith("?: (security")]
     assert {w.split(")")[0] for w in warnings} <= {"?: (security.W005", "?: (security.W021"}
     assert "security.W004" not in result.stderr and "security.W008" not in result.stderr
+
+
+def test_a_configured_website_is_synced_on_the_bulk_queue_by_beat() -> None:
+    # given / when
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "GROUNDWORK_"))}
+    program = (
+        "import django; django.setup(); from django.conf import settings as s; "
+        "e = s.CELERY_BEAT_SCHEDULE['connector-sync-website']; "
+        "print(e['task'], e['args'], s.CELERY_TASK_ROUTES[e['task']]['queue'] == s.BULK_QUEUE)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", program],
+        cwd=ROOT,
+        env={
+            **env,
+            **EXTERNAL,
+            "WEBSITE_URL": "https://help.acme.test/",
+            "DJANGO_SETTINGS_MODULE": "config.settings",
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+    # then
+    assert result.stdout.strip() == "kb.tasks.connector_sync_task ['website'] True", result.stderr

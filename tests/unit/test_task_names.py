@@ -17,6 +17,7 @@ def test_every_task_the_services_send_is_registered_under_that_name() -> None:
         enqueue.DOCUMENTS_INDEX_BATCH_TASK: tasks.documents_index_batch_task,
         enqueue.EMBEDDING_MODEL_BUILD_TASK: tasks.embedding_model_build_task,
         enqueue.INDEX_SWEEP_TASK: tasks.index_sweep_task,
+        enqueue.CONNECTOR_SYNC_TASK: tasks.connector_sync_task,
     }
 
     for name, task in sent.items():
@@ -33,7 +34,11 @@ def test_the_bulk_routes_and_the_sweep_schedule_name_registered_tasks() -> None:
     ]
 
     assert sorted(kb_routes) == sorted(
-        [enqueue.DOCUMENTS_INDEX_BATCH_TASK, enqueue.EMBEDDING_MODEL_BUILD_TASK]
+        [
+            enqueue.CONNECTOR_SYNC_TASK,
+            enqueue.DOCUMENTS_INDEX_BATCH_TASK,
+            enqueue.EMBEDDING_MODEL_BUILD_TASK,
+        ]
     )
     assert kb_beats == [enqueue.INDEX_SWEEP_TASK]
     assert all(name in current_app.tasks for name in [*kb_routes, *kb_beats])

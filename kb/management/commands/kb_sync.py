@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError
 
 from kb.actors import SYSTEM, Actor
+from kb.connectors import CONNECTOR_NAMES, ConnectorError, connector_from_settings
 from kb.embedders import EmbeddingError, active_embedder
 from kb.management.progress import progress_bar
 from kb.services import EmbeddingModelMismatch
@@ -17,7 +18,8 @@ from kb.services.categories import (
     category_labels_add,
     category_labels_read,
 )
-from kb.services.sync import SyncRefused, corpus_sync
+from kb.services.sync import SyncRefused, SyncReport, corpus_sync
+from kb.services.sync.connector import ConnectorRunFailed, connector_sync
 from kb.services.sync.sources import MARKUPS, Markup
 from kb.services.sync_preview import CorpusPreview, corpus_preview
 
@@ -33,7 +35,13 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("directory", type=Path)
+        parser.add_argument("directory", type=Path, nargs="?")
+        parser.add_argument(
+            "--source",
+            choices=CONNECTOR_NAMES,
+            help="sync from a connector instead of a folder: what changed upstream since its "
+            "last run (its settings: docs/operations.md, Connectors); a run that died resumes",
+        )
         parser.add_argument(
             "--allow-prune-all",
             action="store_true",
@@ -73,7 +81,15 @@ class Command(BaseCommand):
             "(a doc writer cannot retire, restore or re-link pages); default: the system",
         )
 
-    def handle(self, *args: object, directory: Path, **options: object) -> None:
+    def handle(self, *args: object, directory: Path | None, **options: object) -> None:
+        if (directory is None) == (options["source"] is None):
+            raise CommandError("give a folder or --source NAME (one of them)")
+        if options["source"] is not None:
+            if options["dry_run"]:
+                raise CommandError("--dry-run reads a folder; a connector has no dry run yet")
+            self._connector_sync(str(options["source"]), options)
+            return
+        assert directory is not None
         if options["fail_on_markup"] and not options["dry_run"]:
             raise CommandError("--fail-on-markup goes with --dry-run (a sync never fails on it)")
         markup = cast(Markup, options["markup"])
@@ -108,6 +124,54 @@ class Command(BaseCommand):
                 "are complete and the others unchanged: run kb_sync again to finish"
             ) from exc
 
+        self._report_print(report)
+        self.stdout.write(report.summary())
+        named = category_labels_add(labels=category_labels)
+        if named:
+            self.stdout.write(
+                f"named {len(named)} categor{'y' if len(named) == 1 else 'ies'} from "
+                f"{CATEGORY_LABELS_FILE} (names staff set in admin are kept)"
+            )
+        if report.failed:
+            raise CommandError(
+                f"{len(report.failed)} file(s) skipped; their indexed copies were left as they were"
+            )
+
+    def _connector_sync(self, name: str, options: dict[str, object]) -> None:
+        try:
+            connector = connector_from_settings(name)
+            with progress_bar(name, enabled=not options["no_progress"]) as progress:
+                run = connector_sync(
+                    connector=connector,
+                    embedder=active_embedder(),
+                    actor=self._actor(options["user"]),
+                    overwrite=bool(options["overwrite"]),
+                    allow_prune_all=bool(options["allow_prune_all"]),
+                    progress=progress,
+                )
+        except (
+            ConnectorError,
+            ConnectorRunFailed,
+            SyncRefused,
+            EmbeddingModelMismatch,
+            EmbeddingError,
+        ) as exc:
+            raise CommandError(str(exc)) from exc
+        except DatabaseError as exc:
+            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise CommandError(
+                f"the database failed during the sync ({reason}); the pages written before it "
+                f"are complete: run kb_sync --source {name} again to resume"
+            ) from exc
+        self._report_print(run.sync)
+        self.stdout.write(run.summary())
+        if run.sync.failed:
+            raise CommandError(
+                f"{len(run.sync.failed)} article(s) skipped; their indexed copies were left as "
+                "they were, and the next run reads them again"
+            )
+
+    def _report_print(self, report: SyncReport) -> None:
         for warning in report.warnings:
             self.stderr.write(f"warning: {warning}")
         for failure in report.failed:
@@ -120,17 +184,6 @@ class Command(BaseCommand):
             self.stderr.write(
                 "the database copies above were kept; to take the files' versions instead, "
                 "run kb_sync again with --overwrite"
-            )
-        self.stdout.write(report.summary())
-        named = category_labels_add(labels=category_labels)
-        if named:
-            self.stdout.write(
-                f"named {len(named)} categor{'y' if len(named) == 1 else 'ies'} from "
-                f"{CATEGORY_LABELS_FILE} (names staff set in admin are kept)"
-            )
-        if report.failed:
-            raise CommandError(
-                f"{len(report.failed)} file(s) skipped; their indexed copies were left as they were"
             )
 
     def _print_preview(self, preview: CorpusPreview, *, fail_on_markup: bool) -> None:

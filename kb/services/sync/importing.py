@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 import structlog
@@ -104,6 +104,7 @@ def documents_import(
     folder: str | None = None,
     overwrite: bool = False,
     allow_prune_all: bool = False,
+    prune: bool = True,
     index_inline: bool = True,
     all_or_nothing: bool = False,
     progress: Progress | None = None,
@@ -112,7 +113,8 @@ def documents_import(
 
     With ``folder`` (kb_sync) the sources are that folder's files: only what the folder may
     change is written, and the folder's documents whose file is gone are removed. Without it
-    (an upload) the files are the writer's new versions and every one is written.
+    (an upload) the files are the writer's new versions and every one is written. Without
+    ``prune`` (a connector's page, one part of its upstream) nothing is removed for its absence.
 
     With ``index_inline`` the changed documents are chunked and embedded here (kb_sync);
     without it they are only saved, and the save's indexing request does the rest in the
@@ -138,7 +140,8 @@ def documents_import(
             actor=actor,
             folder=folder,
             overwrite=overwrite,
-            allow_prune_all=allow_prune_all,
+            allow_prune_all=allow_prune_all or not prune,
+            prune=prune,
             index_inline=index_inline,
             all_or_nothing=all_or_nothing,
             progress=progress,
@@ -154,6 +157,7 @@ def _documents_import(
     folder: str | None,
     overwrite: bool,
     allow_prune_all: bool,
+    prune: bool,
     index_inline: bool,
     all_or_nothing: bool,
     progress: Progress | None,
@@ -192,7 +196,7 @@ def _documents_import(
         _documents_save_for_background(to_index=to_index, plan=plan, actor=actor, report=report)
     _link_successors(plan.parsed, report, actor, synced=folder is not None)
     _audience_warnings_add(plan=plan, report=report)
-    if folder is not None:
+    if folder is not None and prune:
         _folder_prune(plan=plan, folder=folder, report=report)
     report.seconds = time.perf_counter() - started
     _imported_log(origin=origin, report=report)
@@ -274,14 +278,27 @@ def _folder_prune(*, plan: ImportPlan, folder: str, report: SyncReport) -> None:
         missing=plan.missing,
         report=report,
     )
-    if not removed:
+    _rows_remove(paths=removed, folder=folder, report=report)
+
+
+def synced_documents_remove(*, folder: str, paths: Collection[str], report: SyncReport) -> None:
+    """Remove the documents at ``paths``, whose source is gone from ``folder`` (a connector's
+    upstream), that a sync from it wrote and no one changed since; one edited since is kept and
+    reported as a conflict, and a document of another origin is never touched."""
+    existing = {row.path: row for row in Document.objects.filter(path__in=paths).defer("body")}
+    removed = prunable(existing=existing, present=set(), folder=folder, missing={}, report=report)
+    _rows_remove(paths=removed, folder=folder, report=report)
+
+
+def _rows_remove(*, paths: list[str], folder: str, report: SyncReport) -> None:
+    if not paths:
         return
     with transaction.atomic():
-        for row in Document.objects.filter(path__in=removed):
+        for row in Document.objects.filter(path__in=paths):
             # The history tells this removal from a person's: the file may come back.
             row._change_reason = prune_change_reason(folder)  # type: ignore[attr-defined]
             row.delete()
-    report.removed = removed
+    report.removed += paths
 
 
 def _imported_log(*, origin: str, report: SyncReport) -> None:

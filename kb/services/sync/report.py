@@ -53,6 +53,18 @@ class SyncReport:
     reused: int = 0  # texts whose vector the model already had (same embedded text)
     seconds: float = 0.0
 
+    def add(self, other: SyncReport) -> None:
+        """Count ``other`` (one page of a connector's run) into this report."""
+        for name in ("indexed", "queued", "created", "updated", "removed", "failed", "warnings"):
+            getattr(self, name).extend(getattr(other, name))
+        self.conflicts += other.conflicts
+        self.overwritten += other.overwritten
+        self.unchanged += other.unchanged
+        self.chunks += other.chunks
+        self.embedded += other.embedded
+        self.reused += other.reused
+        self.seconds += other.seconds
+
     def summary(self) -> str:
         if self.refused:
             return f"Nothing was imported: {len(self.failed)} problem(s) to fix first."

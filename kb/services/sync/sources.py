@@ -1,6 +1,6 @@
-"""Where a sync's files come from: a directory walked for Markdown and reStructuredText, or an
-upload's entries (Markdown only: a reStructuredText page needs its folder for labels and
-includes).
+"""Where a sync's files come from: a directory walked for Markdown, reStructuredText and HTML
+articles (which the parser converts to Markdown), or an upload's entries (Markdown only: a
+reStructuredText page needs its folder for labels and includes).
 
 A directory that is an Obsidian vault (it has an `.obsidian/` folder, or the sync is told
 ``markup="obsidian"``) is read whole first: each note is then the CommonMark it renders as
@@ -28,13 +28,15 @@ from kb.parsing import (
     ParsedDocument,
     parse_document,
     parse_warnings,
+    source_byte_limit,
 )
 from kb.rst import RstPages, rst_pages_read
 from kb.services.sync.provenance import SyncedFile, synced_file_of
 from kb.services.sync.report import SyncFailure, SyncReport
 from kb.services.sync.rows import document_limits_check
 
-# A source file: its document path, and a reader returning at most MAX_DOCUMENT_BYTES + 1 bytes.
+# A source file: its document path, and a reader returning at most one byte past the path's
+# limit (``source_byte_limit``: MAX_DOCUMENT_BYTES, or MAX_HTML_BYTES for an HTML page).
 Source = tuple[str, Callable[[], bytes]]
 
 
@@ -91,8 +93,8 @@ class FolderFile:
 
 
 def directory_sources(directory: Path) -> list[Source]:
-    """The Markdown and reStructuredText files under ``directory``, sorted, each read only when
-    the sync gets to it. A file whose real path lies outside ``directory`` (a link to
+    """The Markdown, reStructuredText and HTML files under ``directory``, sorted, each read only
+    when the sync gets to it. A file whose real path lies outside ``directory`` (a link to
     ``/etc/passwd``) is refused when read, by name, instead of being published."""
     root = directory.resolve()
     return [
@@ -266,8 +268,8 @@ def _rst_document(pages: RstPages, path: str) -> tuple[ParsedDocument, bytes]:
 
 
 def _document_files(directory: Path) -> Iterator[tuple[str, Path]]:
-    """Markdown and reStructuredText files under ``directory``, sorted, skipping hidden files
-    and folders."""
+    """Markdown, reStructuredText and HTML files under ``directory``, sorted, skipping hidden
+    files and folders."""
     for file_path in sorted(directory.rglob("*")):
         relative = file_path.relative_to(directory)
         if any(part.startswith(".") for part in relative.parts):
@@ -289,4 +291,4 @@ def _read_inside(root: Path, relative_path: str, file_path: Path) -> bytes:
         )
     # Read one byte past the limit so the parser reports the size without us loading a huge file.
     with real.open("rb") as handle:
-        return handle.read(MAX_DOCUMENT_BYTES + 1)
+        return handle.read(source_byte_limit(relative_path) + 1)
