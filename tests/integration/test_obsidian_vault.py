@@ -40,6 +40,27 @@ def test_a_dry_run_of_the_vault_leaves_no_markup(
     assert "dry run: 3 file(s) would load, 0 rejected" in out  # the template is not a page
 
 
+def test_a_vault_copied_without_its_settings_folder_is_still_read_as_a_vault(
+    vault: Path,
+    counting_embedder: CountingEmbedder,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # given: the notes alone, as a copy that leaves out hidden folders makes them (and without
+    # the settings that name it, the templates folder would be pages: it goes too)
+    shutil.rmtree(vault / ".obsidian")
+    shutil.rmtree(vault / "Templates")
+    monkeypatch.setattr("kb.management.commands.kb_sync.active_embedder", lambda: counting_embedder)
+
+    # when
+    call_command("kb_sync", str(vault), "--dry-run", "--fail-on-markup")
+
+    # then: its wiki links tell it apart
+    out = capsys.readouterr().out
+    assert "read as an Obsidian vault" in out
+    assert "markup left in 0 heading path(s) and 0 embedded text(s)" in out
+
+
 def test_the_same_folder_read_as_a_site_reports_what_it_left(
     vault: Path,
     counting_embedder: CountingEmbedder,
