@@ -19,11 +19,17 @@ class GroundworkAdminSite(admin.AdminSite):
         # it is being built, so importing them first would build it from inside itself.
         from assistant.admin import content_gaps_admin_view
         from assistant.attention_admin import policies_attention_view
+        from assistant.test_questions_admin import test_questions_draft_view
         from search.admin import search_lab
 
         return [
             path("search-lab/", self.admin_view(search_lab), name="search-lab"),
             path("content-gaps/", self.admin_view(content_gaps_admin_view), name="content-gaps"),
             path("attention/", self.admin_view(policies_attention_view), name="attention"),
+            path(
+                "test-questions/<int:document_id>/draft/",
+                self.admin_view(test_questions_draft_view),
+                name="test-questions-draft",
+            ),
             *super().get_urls(),
         ]
