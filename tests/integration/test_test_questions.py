@@ -21,7 +21,7 @@ from kb.models import Chunk, Document, TestQuestion, TestQuestionRun
 from kb.services import DocumentPermissionDenied, document_save
 from kb.test_questions import selectors, services
 from kb.test_questions.services import TestQuestionEdit
-from tests.conftest import DOC_WRITERS, member, signed_in
+from tests.conftest import DOC_WRITERS, POLICY_STEWARDS, member, signed_in
 from tests.support.chat import REFUND_QUESTION
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("empty_cache")]
@@ -95,6 +95,19 @@ def test_an_edit_that_removes_the_fact_is_flagged_with_the_answers_before_and_af
     assert result.state == "flagged" and result.before == baseline and result.latest == after
     assert [flagged.latest for flagged in selectors.flagged_results()] == [after]
     assert not Message.objects.exists()  # the runs leave no customer messages behind
+
+    # and the page's list row, editor, history entry and the attention page show it
+    steward = signed_in(member("steward-reader", POLICY_STEWARDS))
+    listed = steward.get("/admin/kb/document/").content.decode()
+    assert "1 of 1 flagged" in listed
+    editor = steward.get(f"/admin/kb/document/{refunds.pk}/change/").content.decode()
+    assert "the answer no longer states 30 days" in editor and "within 30 days" in editor
+    history = steward.get(f"/admin/kb/document/{refunds.pk}/history/").content.decode()
+    flagged_entry = history.split("Test questions flagged after this save was indexed", 1)[1]
+    assert REFUND_QUESTION in flagged_entry and "within a short time" in flagged_entry
+    assert history.count("Test questions flagged after this save") == 1  # that save's entry only
+    attention = steward.get("/admin/attention/").content.decode()
+    assert "Test questions an edit broke" in attention and "within 30 days" in attention
 
 
 def test_an_answer_that_moves_to_another_page_is_flagged(
