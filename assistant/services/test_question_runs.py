@@ -94,10 +94,10 @@ def test_questions_run(
     document = Document.objects.filter(pk=document_id).first()
     if document is None:
         return []
-    questions = TestQuestion.objects.filter(document=document).select_related("document")
+    asked = TestQuestion.objects.filter(document=document).select_related("document")
     if question_ids is not None:
-        questions = questions.filter(pk__in=list(question_ids))
-    questions = list(questions)
+        asked = asked.filter(pk__in=list(question_ids))
+    questions = list(asked)
     if not questions:
         return []
     state = (

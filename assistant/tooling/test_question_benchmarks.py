@@ -27,6 +27,7 @@ class SaveTiming:
     questions: int
     ms: float  # answering every question of the page after its edit was indexed
     flagged: int
+    flags: tuple[str, ...] = ()  # "question: reason" of each flagged run
 
 
 def guarded_pages(cases_path: Path) -> dict[str, list[TestQuestionEdit]]:
@@ -82,6 +83,11 @@ def test_question_save_timings(
                     questions=len(runs),
                     ms=float(sum(run.ms for run in runs)),
                     flagged=sum(bool(run.flags) for run in runs),
+                    flags=tuple(
+                        f"{run.question}: {'; '.join(run.flags)} (answered: {run.answer[:200]!r})"
+                        for run in runs
+                        if run.flags
+                    ),
                 )
             )
             progress(f"  saved and answered: {done}/{len(pages)} pages")

@@ -19,7 +19,7 @@ from kb.test_questions.services import (
 )
 
 
-class FactsField(forms.CharField):
+class FactsField(forms.Field):
     """1 to 3 short facts, one per line."""
 
     widget = forms.Textarea(attrs={"rows": MAX_FACTS, "cols": 30, "class": "kb-test-facts"})
@@ -28,7 +28,7 @@ class FactsField(forms.CharField):
         return "\n".join(value) if isinstance(value, list | tuple) else value
 
     def to_python(self, value: Any) -> list[str]:
-        text = super().to_python(value) or ""
+        text = str(value or "")
         try:
             return facts_clean(text.splitlines())
         except TestQuestionRejected as exc:

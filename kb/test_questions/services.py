@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import structlog
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from kb.actors import SYSTEM, Actor, actor_has_perm, actor_name
@@ -45,7 +46,7 @@ def document_is_written_by(*, document: Document, actor: Actor) -> bool:
     """Whether ``actor`` saved a version of ``document``: the writer's own pages."""
     if actor is SYSTEM or document.pk is None or not getattr(actor, "pk", None):
         return False
-    history = Document.history.model.objects  # type: ignore[attr-defined]
+    history = Document.history.model.objects
     return bool(history.filter(id=document.pk, history_user_id=actor.pk).exists())
 
 
@@ -141,7 +142,7 @@ def test_questions_save(
             raise TestQuestionRejected("Choose whether all the facts or any one must be stated.")
         facts = facts_clean(edit.facts)
         test_question = edit.test_question or TestQuestion(
-            document=document, created_by=actor if actor is not SYSTEM else None
+            document=document, created_by=actor if isinstance(actor, User) else None
         )
         if test_question.pk is not None and (
             test_question.document_id != document.pk
@@ -230,7 +231,7 @@ def test_question_run_record(
         .first()
     )
     passed = checked.facts_stated and checked.cites(document.pk) and not checked.refused
-    history = Document.history.model.objects  # type: ignore[attr-defined]
+    history = Document.history.model.objects
     run = TestQuestionRun.objects.create(
         test_question=test_question,
         document=document,

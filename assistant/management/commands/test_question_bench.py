@@ -48,6 +48,9 @@ class Command(BaseCommand):
             f"test_question_bench: {summary['saves']} saves, {summary['questions']} questions "
             f"answered, {summary['flagged']} flagged (each edit added an unrelated sentence)"
         )
+        for timing in timings:
+            for flag in timing.flags:
+                self.stdout.write(f"  flagged on {timing.path}: {flag}")
         self.stdout.write(f"{'metric':40} {'p50':>10} {'p95':>10}")
         for label, key in (("test questions per save", "save"), ("per question", "question")):
             p50, p95 = summary[f"{key}_p50_ms"], summary[f"{key}_p95_ms"]
