@@ -1,12 +1,11 @@
-"""A page's test questions and every stored answer to them (see ``kb.test_questions``)."""
+"""A page's test questions and every stored answer to them (see ``kb.test_questions``). The page
+is named by its label, not imported: ``kb.models`` imports this module to register them."""
 
 from __future__ import annotations
 
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
-
-from kb.models import Document
 
 MAX_FACTS = 3
 FACT_MAX_CHARS = 200
@@ -23,7 +22,9 @@ class TestQuestion(models.Model):
         ALL = "all", "all of the facts"
         ANY = "any", "any one of the facts"
 
-    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="test_questions")
+    document = models.ForeignKey(
+        "kb.Document", on_delete=models.CASCADE, related_name="test_questions"
+    )
     question = models.CharField(max_length=QUESTION_MAX_CHARS)
     facts = ArrayField(
         models.CharField(max_length=FACT_MAX_CHARS),
@@ -56,7 +57,7 @@ class TestQuestionRun(models.Model):
         QUESTION = "question", "the question was added or changed"
 
     test_question = models.ForeignKey(TestQuestion, on_delete=models.CASCADE, related_name="runs")
-    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+")
+    document = models.ForeignKey("kb.Document", on_delete=models.CASCADE, related_name="+")
     trigger = models.CharField(max_length=20, choices=Trigger.choices)
     content_hash = models.CharField(
         max_length=64, help_text="The page's text it was answered from."
