@@ -65,6 +65,7 @@ bench: install
 	$(BENCH_ENV) $(PY) manage.py search_bench || rc=$$?; \
 	$(BENCH_ENV) $(PY) manage.py kb_workers_bench || rc=$$?; \
 	$(BENCH_ENV) $(PY) manage.py answer_bench || rc=$$?; \
+	$(BENCH_ENV) $(PY) manage.py test_question_bench || rc=$$?; \
 	$(BENCH_ENV) $(PY) manage.py attention_bench || rc=$$?; \
 	$(BENCH_ENV) $(PY) manage.py analytics_bench || rc=$$?; \
 	$(BENCH_ENV) $(PY) manage.py render_bench || rc=$$?; \

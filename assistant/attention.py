@@ -18,6 +18,7 @@ from django.utils import timezone
 from assistant.models import Feedback, Message
 from assistant.selectors import messages_citing, questions_citing_document
 from kb.models import Document
+from kb.test_questions.models import TestQuestion
 
 # A page no answer cited for this long is either not needed or not found by retrieval; a
 # quarter covers the seasonal questions (renewals, tax year) a shorter window would miss.
@@ -138,11 +139,13 @@ class RetireImpact:
 
 
 def retire_test_questions(*, document: Document) -> list[str]:
-    """HOOK for the test questions of branch i28guard (not on main yet): the questions of the
-    help center's test set whose expected answer cites ``document``, which retiring it would
-    leave unanswered. Returns none until that model exists; the confirmation page lists
-    whatever this returns, so wiring it up is this one function."""
-    return []
+    """The test questions guarding ``document`` (`kb.test_questions`): each must cite it, so
+    retiring it leaves every one of them unanswered."""
+    return list(
+        TestQuestion.objects.filter(document=document)
+        .order_by("id")
+        .values_list("question", flat=True)
+    )
 
 
 def retire_impact(*, document: Document) -> RetireImpact:

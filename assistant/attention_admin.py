@@ -1,4 +1,4 @@
-"""The stewards' "Policies needing attention" admin page: five lists of pages to look at, each
+"""The stewards' "Policies needing attention" admin page: six lists of pages to look at, each
 with its count, sortable by its columns, every row linking to the page and carrying a small
 form that asks to retire it in favour of a successor: the confirmation, the retirement through
 ``kb.services.document_retire`` and its undo are ``attention_retire_admin``'s.
@@ -26,6 +26,7 @@ from kb.attention.contradictions import probable_contradictions
 from kb.attention.documents import index_failures, reviews_due
 from kb.models import Document
 from kb.services import may_retire
+from kb.test_questions.selectors import flagged_results
 
 
 @dataclass(frozen=True)
@@ -59,10 +60,11 @@ def _last(value: Any) -> tuple[bool, Any]:
 
 
 def _lists() -> list[AttentionList]:
-    """The page's five lists, in the order it shows them."""
+    """The page's six lists, in the order it shows them."""
     return [
         _review_list(),
         _thumbs_list(),
+        _test_questions_list(),
         _contradictions_list(),
         _uncited_list(),
         _failed_list(),
@@ -104,6 +106,23 @@ def _thumbs_list() -> AttentionList:
         ],
         default_sort="-answers",
         rows=thumbed_down_pages(),
+    )
+
+
+def _test_questions_list() -> AttentionList:
+    return AttentionList(
+        key="tests",
+        title="Test questions an edit broke",
+        description="Test questions whose answer, after the page's last indexing, no longer "
+        "states their facts, cites another page or is refused: the answer before and after.",
+        columns=[
+            Column("path", "Page", lambda row: row.test_question.document.path),
+            Column("flagged_at", "Flagged", lambda row: row.latest.created_at),
+            Column("question", "Question, before and after"),
+            Column("retire", "Retire"),
+        ],
+        default_sort="-flagged_at",
+        rows=flagged_results(),
     )
 
 

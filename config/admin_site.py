@@ -25,6 +25,7 @@ class GroundworkAdminSite(admin.AdminSite):
             attention_retire_undo_view,
             attention_retire_view,
         )
+        from assistant.test_questions_admin import test_questions_draft_view
         from search.admin import search_lab
 
         return [
@@ -41,6 +42,11 @@ class GroundworkAdminSite(admin.AdminSite):
                 "attention/undo/",
                 self.admin_view(attention_retire_undo_view),
                 name="attention-retire-undo",
+            ),
+            path(
+                "test-questions/<int:document_id>/draft/",
+                self.admin_view(test_questions_draft_view),
+                name="test-questions-draft",
             ),
             *super().get_urls(),
         ]

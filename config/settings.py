@@ -263,12 +263,16 @@ CACHES["default"].setdefault("KEY_PREFIX", env.str("CACHE_KEY_PREFIX", default="
 # runs ``celery -A config worker -Q interactive`` and ``-Q bulk`` on separate machines.
 INTERACTIVE_QUEUE = "interactive"
 BULK_QUEUE = "bulk"
-CELERY_TASK_QUEUES = (Queue(INTERACTIVE_QUEUE), Queue(BULK_QUEUE))
+# Test questions that guard an edit are answered after the page is indexed, on a queue of their
+# own: no indexing worker takes them, so they never delay an edit (docs/answers.md).
+CHECKS_QUEUE = "checks"
+CELERY_TASK_QUEUES = (Queue(INTERACTIVE_QUEUE), Queue(BULK_QUEUE), Queue(CHECKS_QUEUE))
 CELERY_TASK_DEFAULT_QUEUE = INTERACTIVE_QUEUE
 CELERY_TASK_ROUTES = {
     "kb.tasks.embedding_model_build_task": {"queue": BULK_QUEUE},
     "kb.tasks.documents_index_batch_task": {"queue": BULK_QUEUE},
     "kb.tasks.connector_sync_task": {"queue": BULK_QUEUE},
+    "assistant.tasks.test_questions_run_task": {"queue": CHECKS_QUEUE},
 }
 
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", default=False)

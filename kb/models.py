@@ -545,3 +545,7 @@ class DocumentIndexState(models.Model):
 
     def __str__(self) -> str:
         return f"{self.document_id}@{self.embedding_model_id}: {self.status}"
+
+
+# A page's test questions live with them (kb/test_questions/); imported here so Django finds them.
+from kb.test_questions.models import TestQuestion, TestQuestionRun  # noqa: E402, F401

@@ -128,14 +128,19 @@ def answer_stream(
     message: Message,
     audiences: Sequence[str] = PUBLIC_AUDIENCES,
     generator: Generator | None = None,
+    use_cache: bool = True,
 ) -> Iterator[AnswerEvent]:
     """Answer a pending message: ``AnswerDelta`` events while the answer is written, then one
     ``AnswerReady``. A message that is already answered yields only its ``AnswerReady`` (a
     reconnecting reader gets the final answer again instead of a second one).
 
     If the reader goes away mid-answer the answer is still finished and stored, so a reload
-    shows it and the evidence is kept."""
-    events = _answer_events(message=message, audiences=tuple(audiences), generator=generator)
+    shows it and the evidence is kept. ``use_cache=False`` neither reads nor files the answer in
+    the answer cache: a test question must get this index's own answer, and an answer to a
+    draft that was never saved must never reach a customer."""
+    events = _answer_events(
+        message=message, audiences=tuple(audiences), generator=generator, use_cache=use_cache
+    )
     try:
         # Not ``yield from``: that would close ``events`` too when the reader closes this one.
         for event in events:  # noqa: UP028
@@ -151,21 +156,30 @@ def answer_complete(
     message: Message,
     audiences: Sequence[str] = PUBLIC_AUDIENCES,
     generator: Generator | None = None,
+    use_cache: bool = True,
 ) -> Message:
-    """The whole answer at once (the page without JavaScript)."""
-    for event in answer_stream(message=message, audiences=audiences, generator=generator):
+    """The whole answer at once (the page without JavaScript, a test question)."""
+    for event in answer_stream(
+        message=message, audiences=audiences, generator=generator, use_cache=use_cache
+    ):
         if isinstance(event, AnswerReady):
             return event.message
     raise AssertionError("answer_stream ended without AnswerReady")  # pragma: no cover
 
 
 def _answer_events(
-    *, message: Message, audiences: tuple[str, ...], generator: Generator | None
+    *,
+    message: Message,
+    audiences: tuple[str, ...],
+    generator: Generator | None,
+    use_cache: bool = True,
 ) -> Iterator[AnswerEvent]:
     if not _claim(message):
         yield AnswerReady(_wait_for_other_reader(message))
         return
-    yield from AnswerRun(message=message, audiences=audiences, generator=generator).events()
+    yield from AnswerRun(
+        message=message, audiences=audiences, generator=generator, use_cache=use_cache
+    ).events()
 
 
 class _StageFailed(Exception):
@@ -186,7 +200,12 @@ class AnswerRun:
     stored apology instead."""
 
     def __init__(
-        self, *, message: Message, audiences: tuple[str, ...], generator: Generator | None
+        self,
+        *,
+        message: Message,
+        audiences: tuple[str, ...],
+        generator: Generator | None,
+        use_cache: bool = True,
     ) -> None:
         self.message = message
         self.audiences = audiences
@@ -202,6 +221,7 @@ class AnswerRun:
             threshold=settings.NO_ANSWER_THRESHOLD,
         )
         self.cache_key: str | None = None
+        self.use_cache = use_cache
         self._generator = generator
         self.language: LanguageSupport | None = None  # known once retrieval has run
 
@@ -241,7 +261,7 @@ class AnswerRun:
         """The cached answer to this question, for first questions only (a follow-up means
         what it means after its conversation)."""
         message = self.message
-        if self.history or self.anchor:
+        if self.history or self.anchor or not self.use_cache:
             return None
         lookup_started = time.perf_counter()
         self.cache_key = answer_cache_key(

@@ -22,4 +22,6 @@ def questions_citing(context: template.Context, document: Any) -> dict[str, Any]
         "allowed": allowed,
         "questions": questions_citing_document(document_id=document.pk) if allowed else [],
         "shown": CITING_QUESTIONS_SHOWN,
+        # A start for the page's test questions, where the editor may add them.
+        "may_add_test_questions": bool(context.get("may_edit_test_questions")),
     }

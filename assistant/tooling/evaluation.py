@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import re
 import statistics
-import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +28,7 @@ from typing import Any
 from django.core.cache import cache
 from django.db import transaction
 
+from assistant.facts import MATCHES, facts_stated
 from assistant.generators import Generator
 from assistant.models import Message
 from assistant.services.answer_cache import answer_cache_key
@@ -40,10 +40,7 @@ from kb.selectors.index_version import index_version
 from search.services import PUBLIC_AUDIENCES
 
 HALVES = ("calibration", "report")
-MATCHES = ("all", "any")
 EVAL_CLIENT = "answer-eval"  # the conversations' client hash (rolled back with them)
-_MARKUP = re.compile(r"\*\*|__|`")
-_DASHES = re.compile(r"[\u2010-\u2015\u2212]")
 _QUOTED_LABEL = re.compile(r"^\s*From our help center:\s*")
 _WORD = re.compile(r"\w+")
 _CITATION = re.compile(r"\s*\[\d+(?:\s*,\s*\d+)*\]")
@@ -74,10 +71,7 @@ class AnswerCase:
 
     def stated_in(self, text: str) -> bool:
         """Whether ``text`` states this case's facts (all of them, or any, as the case says)."""
-        if not self.facts:
-            return False
-        found = (states(text, fact) for fact in self.facts)
-        return all(found) if self.match == "all" else any(found)
+        return facts_stated(text, self.facts, match=self.match)
 
 
 @dataclass(frozen=True)
@@ -270,18 +264,6 @@ def _case(row: dict[str, Any], *, where: str) -> AnswerCase:
         path=row.get("path"),
         section=row.get("section"),
     )
-
-
-def fact_text(text: str) -> str:
-    """``text`` as facts are compared: NFKC, casefolded, no emphasis or code marks, one kind of
-    dash, single spaces ("5\u201310 **business days**" == "5-10 business days")."""
-    text = unicodedata.normalize("NFKC", text)
-    text = _DASHES.sub("-", _MARKUP.sub("", text)).replace("\u2019", "'")
-    return " ".join(text.casefold().split())
-
-
-def states(text: str, fact: str) -> bool:
-    return fact_text(fact) in fact_text(text)
 
 
 def answer_eval_run(

@@ -28,6 +28,7 @@ from kb.admin.document_views import (
     document_preview_view,
     document_retire_view,
 )
+from kb.admin.test_questions import TestQuestionInline
 from kb.content_checks import reader_directed_lines
 from kb.models import Chunk, Document, DocumentIndexState
 from kb.selectors.versions import document_field_shown
@@ -40,6 +41,14 @@ from kb.services import (
     may_retire,
 )
 from kb.services.reader_checks import flagged_lines_count
+from kb.test_questions.models import TestQuestion, TestQuestionRun
+from kb.test_questions.selectors import flagged_counts, flags_by_version, test_question_results
+from kb.test_questions.services import (
+    TestQuestionEdit,
+    may_edit_test_questions,
+    may_run_test_questions,
+    test_questions_save,
+)
 
 
 class NeedsReviewFilter(admin.SimpleListFilter):
@@ -103,12 +112,14 @@ class DocumentChangeList(ChangeList):
         self.queryset = self.queryset.defer("body", "metadata")
         super().get_results(request)
         counts = flagged_lines_count(documents=self.result_list)
+        guarded = flagged_counts(documents=self.result_list)
         for document in self.result_list:
             document.flagged_line_count = counts.get(document.pk, 0)
+            document.test_question_counts = guarded.get(document.pk, (0, 0))
 
 
 # Rows that exist only as a function of a document and go when it goes.
-DERIVED_FROM_DOCUMENT = (Chunk, DocumentIndexState)
+DERIVED_FROM_DOCUMENT = (Chunk, DocumentIndexState, TestQuestionRun)
 
 
 @admin.register(Document)
@@ -124,6 +135,7 @@ class DocumentAdmin(SimpleHistoryAdmin):
         "review_by",
         "index_status",
         "reader_warnings",
+        "test_questions",
     )
     list_filter = ("status", "audience", "category", NeedsReviewFilter, IndexFailedFilter)
     fieldsets = (
@@ -164,11 +176,39 @@ class DocumentAdmin(SimpleHistoryAdmin):
         "front_matter_metadata",
     )
     autocomplete_fields = ("superseded_by",)
-    inlines = (DocumentIndexStateInline,)
+    inlines = (DocumentIndexStateInline, TestQuestionInline)
     object_history_list_template = "admin/kb/document/object_history_list.html"
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Document]:
         return super().get_queryset(request).prefetch_related("index_states")
+
+    def get_inlines(self, request: HttpRequest, obj: Document | None) -> list:
+        # Test questions guard a saved page: a new one has no answers to compare yet.
+        return [
+            inline for inline in self.inlines if obj is not None or inline is not TestQuestionInline
+        ]
+
+    def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
+        """The test questions are saved through their service, which checks who may."""
+        if formset.model is not TestQuestion:
+            return super().save_formset(request, form, formset, change)
+        edited = formset.save(commit=False)
+        if not edited and not formset.deleted_objects:
+            return None  # nothing changed (or shown read-only): nothing to check or save
+        test_questions_save(
+            document=form.instance,
+            actor=request.user,
+            edits=[
+                TestQuestionEdit(
+                    question=question.question,
+                    facts=question.facts,
+                    match=question.match,
+                    test_question=question if question.pk else None,
+                )
+                for question in edited
+            ],
+            deleted=formset.deleted_objects,
+        )
 
     def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
         return DocumentChangeList
@@ -187,6 +227,13 @@ class DocumentAdmin(SimpleHistoryAdmin):
     ) -> None:
         # Stored ids, not objects: DocumentHistoryContextHelper names the page an id points at.
         super().set_history_delta_changes(request, historical_records, foreign_keys_are_objs=False)
+        records = list(historical_records)
+        if records:
+            flagged = flags_by_version(
+                document_id=records[0].id, history_ids=[record.history_id for record in records]
+            )
+            for record in records:
+                record.test_question_flags = flagged.get(record.history_id, [])
 
     def get_historical_record_context_helper(
         self, request: HttpRequest, historical_record: Any
@@ -265,7 +312,7 @@ class DocumentAdmin(SimpleHistoryAdmin):
             document_delete(document=document, actor=request.user)
 
     class Media:
-        js = ("kb/document_preview.js",)
+        js = ("kb/document_preview.js", "kb/test_questions.js")
         css = {"all": ("kb/document_preview.css",)}
 
     def get_urls(self) -> list:
@@ -290,6 +337,15 @@ class DocumentAdmin(SimpleHistoryAdmin):
 
     def render_change_form(self, request: HttpRequest, context: dict, *args: Any, **kwargs: Any):
         context["may_retire"] = self.has_retire_permission(request)
+        document = context.get("original")
+        if document is not None and document.pk is not None:
+            context["test_question_results"] = test_question_results(document=document)
+            context["may_edit_test_questions"] = may_edit_test_questions(
+                actor=request.user, document=document
+            )
+            context["may_run_test_questions"] = may_run_test_questions(
+                actor=request.user, document=document
+            )
         context["edit_conflict"] = getattr(
             context.get("adminform") and context["adminform"].form, "edit_conflict", None
         )
@@ -356,6 +412,23 @@ class DocumentAdmin(SimpleHistoryAdmin):
                 ((line.line_number, "; ".join(line.reasons), line.text) for line in flagged),
             ),
         )
+
+    @admin.display(description="test questions")
+    def test_questions(self, document: Document) -> str:
+        """How many of the page's test questions the last indexing broke, of how many."""
+        flagged, total = getattr(document, "test_question_counts", None) or flagged_counts(
+            documents=[document]
+        ).get(document.pk, (0, 0))
+        if not total:
+            return ""
+        if flagged:
+            return format_html(
+                '<a class="kb-test-flagged" href="{}#test-questions">{} of {} flagged</a>',
+                f"{document.pk}/change/",
+                flagged,
+                total,
+            )
+        return f"{total} question{'' if total == 1 else 's'}, none flagged"
 
     @admin.display(description="index")
     def index_status(self, document: Document) -> str:

@@ -23,6 +23,7 @@ from django.db import DEFAULT_DB_ALIAS, connections
 REPLICA_DB_ALIAS = "replica"
 
 _replica_reads: ContextVar[bool] = ContextVar("replica_reads", default=False)
+_primary_only: ContextVar[bool] = ContextVar("primary_only", default=False)
 
 
 def replica_configured() -> bool:
@@ -40,10 +41,22 @@ def replica_reads() -> Iterator[None]:
         _replica_reads.reset(token)
 
 
+@contextmanager
+def primary_only() -> Iterator[None]:
+    """Read the primary inside, even in ``replica_reads()``: for reads that must see what was
+    just written, or what this transaction wrote and has not committed (a test question asked
+    against a draft's chunks, or right after the page was indexed)."""
+    token = _primary_only.set(True)
+    try:
+        yield
+    finally:
+        _primary_only.reset(token)
+
+
 def read_alias() -> str:
     """The database the current code reads from: the replica inside ``replica_reads()`` when
-    one is configured, the primary otherwise."""
-    if _replica_reads.get() and replica_configured():
+    one is configured (and not inside ``primary_only()``), the primary otherwise."""
+    if _replica_reads.get() and not _primary_only.get() and replica_configured():
         return REPLICA_DB_ALIAS
     return DEFAULT_DB_ALIAS
 

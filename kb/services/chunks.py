@@ -19,6 +19,7 @@ from django.db import connection, transaction
 
 from kb.chunking import CHUNKER_VERSION, ChunkDraft, ChunkLimits, chunk_markdown, embedding_text
 from kb.embedders import Embedder
+from kb.events import document_indexed
 from kb.models import (
     Chunk,
     Document,
@@ -196,7 +197,8 @@ def chunks_replace(
     document_is_new: bool = False,
 ) -> int:
     """Swap a document's chunks for one model. Call inside the transaction that saves or locks
-    the document, so a search sees either the old version or the new one, never a mix."""
+    the document, so a search sees either the old version or the new one, never a mix. In the
+    active model, ``kb.events.document_indexed`` is sent once that transaction commits."""
     if chunks.content_hash != document.content_hash:
         raise ValueError(f"these chunks are for another version of {document.path}")
     if chunks.vectors is None:
@@ -204,6 +206,12 @@ def chunks_replace(
     if not document_is_new:
         Chunk.objects.filter(document=document, embedding_model=embedding_model).delete()
     _chunks_insert_and_mark_indexed(document, embedding_model, chunks)
+    if embedding_model.state == EmbeddingModel.State.ACTIVE:
+        # What customers are answered from changed: its test questions run again (kb.events).
+        document_id = document.pk
+        transaction.on_commit(
+            lambda: document_indexed.send_robust(sender=Document, document_id=document_id)
+        )
     return len(chunks.drafts)
 
 

@@ -31,7 +31,13 @@ def _open_form(client: Client, document: Document) -> dict[str, str]:
     form = response.context["adminform"].form
     data = {name: form[name].value() for name in form.fields}
     data = {name: "" if value is None else str(value) for name, value in data.items()}
-    return {**data, "index_states-TOTAL_FORMS": "0", "index_states-INITIAL_FORMS": "0"}
+    return {
+        **data,
+        "index_states-TOTAL_FORMS": "0",
+        "index_states-INITIAL_FORMS": "0",
+        "test_questions-TOTAL_FORMS": "0",
+        "test_questions-INITIAL_FORMS": "0",
+    }
 
 
 def _save(client: Client, document: Document, data: dict[str, str]):

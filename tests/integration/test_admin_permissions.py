@@ -136,6 +136,8 @@ def test_saving_an_untouched_page_from_a_browser_does_not_re_embed_it(
         # the read-only index state inline's management form
         "index_states-TOTAL_FORMS": "1",
         "index_states-INITIAL_FORMS": "1",
+        "test_questions-TOTAL_FORMS": "0",
+        "test_questions-INITIAL_FORMS": "0",
         "index_states-0-id": str(document.index_states.get().pk),
         "index_states-0-document": str(document.pk),
     }

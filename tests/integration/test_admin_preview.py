@@ -121,6 +121,8 @@ def test_saving_a_page_with_flagged_lines_warns_the_writer(
         "review_by": "",
         "index_states-TOTAL_FORMS": "0",
         "index_states-INITIAL_FORMS": "0",
+        "test_questions-TOTAL_FORMS": "0",
+        "test_questions-INITIAL_FORMS": "0",
     }
 
     response = writer_client.post("/admin/kb/document/add/", form, follow=True)

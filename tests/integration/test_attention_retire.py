@@ -18,6 +18,7 @@ from kb.services import document_index, document_retire, document_save
 from kb.services import index_queue as index_queue_services
 from kb.services.documents import UNDO_CHANGE_REASON
 from kb.services.sync import corpus_sync
+from kb.test_questions.models import TestQuestion
 from search.services import retrieve
 from tests.conftest import CachedEmbedder
 
@@ -79,6 +80,25 @@ def test_the_confirmation_names_the_page_its_successor_and_the_questions_it_answ
     assert 'name="review_sort" value="-path"' in page  # back to the page as it was sorted
     old.refresh_from_db()
     assert old.status == "published"
+
+
+def test_the_confirmation_names_the_test_questions_that_guard_the_page(
+    steward_client: Client,
+) -> None:
+    # given a page with two test questions, and another page's
+    old, new = _page("a/account-deletion.md"), _page("a/free-trial.md")
+    TestQuestion.objects.create(document=old, question="How long is data kept?", facts=["90 days"])
+    TestQuestion.objects.create(document=old, question="Can I undo a deletion?", facts=["7-day"])
+    TestQuestion.objects.create(document=new, question="How long is the trial?", facts=["14"])
+
+    # when
+    response = steward_client.get(RETIRE_URL, {"document": old.pk, "successor": new.path})
+
+    # then: retiring it leaves both of its own unanswered
+    page = response.content.decode()
+    assert "Test questions that expect it: 2" in page
+    assert "How long is data kept?" in page and "Can I undo a deletion?" in page
+    assert "How long is the trial?" not in page
 
 
 def test_the_confirmation_of_a_page_no_answer_cited_says_so_and_lists_what_it_supersedes(

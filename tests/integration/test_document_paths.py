@@ -86,6 +86,8 @@ def test_the_admin_form_refuses_the_same_paths(steward_client: Client, path: str
             "review_by": "",
             "index_states-TOTAL_FORMS": "0",
             "index_states-INITIAL_FORMS": "0",
+            "test_questions-TOTAL_FORMS": "0",
+            "test_questions-INITIAL_FORMS": "0",
         },
     )
 

@@ -9,7 +9,8 @@ import hashlib
 
 import pytest
 
-from assistant.tooling.evaluation import answer_cases_load, states
+from assistant.facts import states
+from assistant.tooling.evaluation import answer_cases_load
 from search.tooling.evalsets.pages import pages_read
 from search.tooling.evaluation import cases_load
 from tests.conftest import CORPUS_DIR

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from assistant.facts import states as fact_stated
 from assistant.generators.base import Source
 from assistant.generators.extractive import (
     DUPLICATE_SIMILARITY,
@@ -31,7 +32,6 @@ from assistant.generators.extractive import (
 from assistant.injection import neutralise
 from assistant.no_answer import no_answer_decide
 from assistant.tooling.evaluation import AnswerCase
-from assistant.tooling.evaluation import states as fact_stated
 from assistant.units import (
     FEATURES,
     QuestionShape,
