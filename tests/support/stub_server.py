@@ -115,6 +115,7 @@ class StubServer(Generic[M]):
         if self._server is None:
             raise RuntimeError(f"{type(self).__name__} is not running; use it as a context manager")
         host, port = self._server.server_address[:2]
+        assert isinstance(host, str)  # a TCP server's; typeshed also allows AF_UNIX's bytes
         return f"http://{host}:{port}"
 
     def closing_wait(self, seconds: float) -> bool:
