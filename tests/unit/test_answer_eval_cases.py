@@ -7,13 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from assistant.tooling.evaluation import (
-    AnswerEvalError,
-    answer_cases_load,
-    fact_text,
-    lead_sentence,
-    states,
-)
+from assistant.facts import fact_text, states
+from assistant.tooling.evaluation import AnswerEvalError, answer_cases_load, lead_sentence
 from search.tooling.evalsets.pages import pages_read
 from tests.conftest import CORPUS_DIR
 
