@@ -40,9 +40,11 @@ from kb.actors import SYSTEM
 from kb.embedders import Embedder, get_embedder
 from kb.services.sync import corpus_sync
 from tests.support.chat import index_help_center
+from tests.support.live_server import stop_shared_server
 
 CORPUS_DIR = Path(__file__).resolve().parent.parent / "corpus"
 BENCH_DIR = Path(__file__).resolve().parent / "bench"
+E2E_DIR = Path(__file__).resolve().parent / "e2e"
 DOC_WRITERS = "Doc writers"
 POLICY_STEWARDS = "Policy stewards"
 
@@ -58,6 +60,13 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     if collection_path == BENCH_DIR and not config.getoption("--bench"):
         return True
     return None
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """The e2e tests share a server process (``tests/support/live_server.py``); every other
+    test runs without it, as if no e2e test had run before it in this worker."""
+    if E2E_DIR not in item.path.parents:
+        stop_shared_server()
 
 
 class CountingEmbedder:
