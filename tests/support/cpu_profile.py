@@ -32,6 +32,7 @@ from typing import Any
 import pytest
 
 _PATH = os.environ.get("GROUNDWORK_CPU_PROFILE")
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "main")
 
 
 def _cpu() -> tuple[float, float, float]:
@@ -131,6 +132,8 @@ def _phase(item: pytest.Item, phase: str) -> Iterator[None]:
             "kind": "phase",
             "test": item.nodeid,
             "phase": phase,
+            "worker": _WORKER,
+            "ended": round(time.time(), 3),
             **_spent(before),
             "embedded": texts,
             "embedded_again": repeats,
@@ -200,7 +203,38 @@ def report(path: Path, top: int = 15) -> str:
     lines.append(f"top {top} tests by CPU (set-up + call + teardown):")
     ranked_tests = sorted(per_test.items(), key=lambda item: -item[1])[:top]
     lines += [f"  {seconds:8.1f} s  {name}" for name, seconds in ranked_tests]
+    lines += _tails(path)
     return "\n".join(lines)
+
+
+def _tails(path: Path, files: int = 3) -> list[str]:
+    """When each worker finished, and its last files: under ``--dist loadfile`` a long file
+    handed out last keeps one worker busy while the others are done."""
+    runs: dict[str, list[tuple[float, float, str]]] = defaultdict(
+        list
+    )  # worker: (ended, wall, file)
+    for line in path.read_text().splitlines():
+        record = json.loads(line)
+        if record["kind"] == "phase" and "ended" in record:
+            runs[record["worker"]].append(
+                (record["ended"], record["wall"], record["test"].split("::")[0])
+            )
+    if not runs:
+        return []
+    start = min(ended - wall for records in runs.values() for ended, wall, _ in records)
+    lines = [
+        "when each worker finished its tests (seconds after the first began), and its last files:"
+    ]
+    for worker, records in sorted(runs.items()):
+        records.sort()
+        last: dict[str, list[float]] = {}
+        for ended, wall, file in records:
+            span = last.setdefault(file, [ended - wall, ended])
+            span[1] = ended
+        tail = sorted(last.items(), key=lambda item: item[1][1])[-files:]
+        lines.append(f"  {worker}: {records[-1][0] - start:6.1f} s")
+        lines += [f"      {span[1] - span[0]:6.1f} s  {file}" for file, span in tail]
+    return lines
 
 
 if __name__ == "__main__":
