@@ -31,7 +31,7 @@ Fixtures:
           return {"GENERATOR": "anthropic", "ANTHROPIC_API_KEY": "test-key",
                   "ANTHROPIC_BASE_URL": anthropic_stub.url}
 
-- ``browser`` (module): a Playwright ``Browser`` (sync API) on ``/usr/bin/chromium``; tests skip
+- ``browser`` (package): a Playwright ``Browser`` (sync API) on ``/usr/bin/chromium``; tests skip
   with a clear reason when that binary is missing (``make test`` installs it).
 - ``page`` (function): a fresh ``Page`` in its own context (no cookies carried between tests),
   1280x900, ``base_url`` set to the server, 15 s timeout for actions and ``expect``. On failure
@@ -131,8 +131,12 @@ def e2e_server(
     shared_server_between_tests(server)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Browser]:
+    """One Chromium for the e2e files a worker runs one after another (each test still gets
+    fresh contexts): a launch costs ~0.8 s of CPU. Package-scoped, it is closed before the
+    worker's next test outside ``tests/e2e``, so Playwright's event loop and
+    ``DJANGO_ALLOW_ASYNC_UNSAFE`` never reach those tests."""
     if not CHROMIUM.exists():
         pytest.skip(
             f"{CHROMIUM} is missing: install Debian's chromium (`make browser`, or "
