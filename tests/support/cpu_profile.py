@@ -232,9 +232,8 @@ def report(path: Path, top: int = 15) -> str:
 def _tails(path: Path, files: int = 3) -> list[str]:
     """When each worker finished, and its last files: under ``--dist loadfile`` a long file
     handed out last keeps one worker busy while the others are done."""
-    runs: dict[str, list[tuple[float, float, str]]] = defaultdict(
-        list
-    )  # worker: (ended, wall, file)
+    # per worker: (ended, wall, file) of each test phase
+    runs: dict[str, list[tuple[float, float, str]]] = defaultdict(list)
     for line in path.read_text().splitlines():
         record = json.loads(line)
         if record["kind"] == "phase" and "ended" in record:
