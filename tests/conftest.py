@@ -8,6 +8,8 @@ center, and named users (as healthchecks' test base has alice, bob and charlie).
 - ``help_center``: the tiny help center of ``tests.support.chat``, indexed; returns its folder.
 - ``local_embedder``: the real embedder; ``counting_embedder`` counts what it embeds;
   ``cached_embedder`` remembers vectors across tests, for fixtures that index the same pages.
+  The code under test gets the local model's remembered vectors too, for texts embedded before
+  (``tests/support/remembered_vectors.py``); ``local_embedder`` itself always runs the model.
 
 Users have no password: tests sign in with ``force_login``, and hashing one costs ~0.5 s.
 ``member(...)`` and ``signed_in(...)`` build other users and clients the same way. The groups
@@ -19,7 +21,6 @@ permissions.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 from collections.abc import Iterator, Sequence
@@ -37,12 +38,22 @@ from django.db.models.signals import post_migrate
 from django.test import Client
 
 from kb.actors import SYSTEM
-from kb.embedders import Embedder, get_embedder
+from kb.embedders import Embedder, embedder_for
+from kb.embedders.local import LocalMiniLMEmbedder
 from kb.services.sync import corpus_sync
 from tests.support.chat import index_help_center
+from tests.support.live_server import stop_shared_server
+from tests.support.remembered_vectors import (
+    REAL_MODEL,
+    vector_file,
+    vector_read,
+    vector_write,
+    vectors_remembered,
+)
 
 CORPUS_DIR = Path(__file__).resolve().parent.parent / "corpus"
 BENCH_DIR = Path(__file__).resolve().parent / "bench"
+E2E_DIR = Path(__file__).resolve().parent / "e2e"
 DOC_WRITERS = "Doc writers"
 POLICY_STEWARDS = "Policy stewards"
 
@@ -58,6 +69,13 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     if collection_path == BENCH_DIR and not config.getoption("--bench"):
         return True
     return None
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """The e2e tests share a server process (``tests/support/live_server.py``); every other
+    test runs without it, as if no e2e test had run before it in this worker."""
+    if E2E_DIR not in item.path.parents:
+        stop_shared_server()
 
 
 class CountingEmbedder:
@@ -113,33 +131,21 @@ class CachedEmbedder:
     def count_tokens(self, text: str) -> int:
         return self._inner.count_tokens(text)
 
-    def _file(self, kind: str, text: str) -> Path | None:
-        if self._directory is None:
-            return None
-        digest = hashlib.sha256(f"{self.key}\0{kind}\0{text}".encode()).hexdigest()
-        return self._directory / f"{digest}.npy"
-
     def _remembered(self, kind: str, text: str, memory: dict[str, np.ndarray]) -> bool:
         if text in memory:
             return True
-        path = self._file(kind, text)
-        if path is not None and path.exists():
-            try:
-                memory[text] = np.load(path)
-            except (OSError, ValueError):  # a file cut short: embed the text again
-                return False
-            return True
-        return False
+        if self._directory is None:
+            return False
+        vector = vector_read(vector_file(self._directory, self.key, kind, text))
+        if vector is None:
+            return False
+        memory[text] = vector
+        return True
 
     def _remember(self, kind: str, text: str, vector: np.ndarray, memory: dict) -> None:
         memory[text] = vector
-        path = self._file(kind, text)
-        if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            partial = path.with_suffix(f".{os.getpid()}.tmp")
-            with partial.open("wb") as handle:
-                np.save(handle, vector)
-            partial.replace(path)  # whole files only, whichever worker writes last
+        if self._directory is not None:
+            vector_write(vector_file(self._directory, self.key, kind, text), vector)
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         missing = list(
@@ -180,17 +186,34 @@ def corpus_pages_indexed(folder: Path, pages: Sequence[str], embedder: Embedder)
     assert not report.failed, report.failed
 
 
+def _shared_embedding_cache() -> Path:
+    # Beside the workers' data directories (.data/test/<worker>), so all workers share it.
+    data_dir = Path(settings.DATA_DIR)
+    shared = data_dir.parent if os.environ.get("PYTEST_XDIST_WORKER") else data_dir
+    return shared / "embedding-cache"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _local_vectors_remembered() -> Iterator[None]:
+    """The code under test gets the local model's vectors of a text it embedded before from
+    memory (``tests/support/remembered_vectors.py``); ``local_embedder`` always runs it."""
+    with vectors_remembered(_shared_embedding_cache()):
+        yield
+
+
 @pytest.fixture(scope="session")
 def local_embedder() -> Embedder:
-    return get_embedder()
+    """The configured embedder, built as ``embedder_for`` builds it but an instance of its own
+    that always runs the model (never the remembered vectors the code under test gets)."""
+    embedder = embedder_for.__wrapped__(settings.EMBEDDING_MODEL)
+    if isinstance(embedder, LocalMiniLMEmbedder):
+        REAL_MODEL.add(embedder)
+    return embedder
 
 
 @pytest.fixture(scope="session")
 def cached_embedder(local_embedder: Embedder) -> CachedEmbedder:
-    # Beside the workers' data directories (.data/test/<worker>), so all workers share it.
-    data_dir = Path(settings.DATA_DIR)
-    shared = data_dir.parent if os.environ.get("PYTEST_XDIST_WORKER") else data_dir
-    return CachedEmbedder(local_embedder, shared / "embedding-cache")
+    return CachedEmbedder(local_embedder, _shared_embedding_cache())
 
 
 @pytest.fixture

@@ -35,8 +35,8 @@ from kb.actors import SYSTEM
 from kb.runtime.processes import free_port
 from kb.services.sync import corpus_sync
 from kb.tooling.benchmarking import percentiles
-from tests.e2e.conftest import ROOT, E2EServer, running_server
 from tests.support.chat import write_help_center
+from tests.support.live_server import ROOT, E2EServer, running_server
 
 ASKERS = 8
 SECONDS = 20.0

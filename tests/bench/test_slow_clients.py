@@ -12,7 +12,7 @@ import json
 import time
 
 from kb.tooling.benchmarking import percentiles
-from tests.e2e.conftest import ROOT
+from tests.support.live_server import ROOT
 from tests.support.slow_clients import SlowClients, port_of, production_server, timed_get
 
 SLOW_CLIENTS = 200

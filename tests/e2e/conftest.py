@@ -14,13 +14,16 @@ Fixtures:
 
 - ``e2e_server`` (function): the app served by gunicorn with the production worker class (gthread
   reading each request in its event loop, ``config/gunicorn_workers.py``) in its own process,
-  started for each test (about 2 s); ``.url`` is its base URL (``http://127.0.0.1:PORT``),
+  shared by the e2e tests of one worker that ask for the same environment
+  (``tests/support/live_server.py``: between two tests it finishes the last one's requests and
+  forgets the row ids it cached); ``.url`` is its base URL (``http://127.0.0.1:PORT``),
   ``.log_tail()`` the end of its log for assertion messages. Requesting it (``page`` does) puts
   the test in ``transactional_db``: rows the test creates are committed, so the server reads
   them, and are flushed after the test. The server uses the test database (``DATABASE_URL``)
   and this run's embedded Redis (same ``GROUNDWORK_DATA_DIR``): cache and rate limits are
   shared with the test process (``django.core.cache.cache.clear()`` resets them).
-- ``e2e_server_env`` (function): extra environment for the server process, ``{}`` by default.
+- ``e2e_server_env`` (function): extra environment for the server process, ``{}`` by default
+  (a test asking for another environment than the running server's gets a new server).
   Override it in a test module (any scope) to point the server at a stub, e.g. ::
 
       @pytest.fixture
@@ -28,7 +31,7 @@ Fixtures:
           return {"GENERATOR": "anthropic", "ANTHROPIC_API_KEY": "test-key",
                   "ANTHROPIC_BASE_URL": anthropic_stub.url}
 
-- ``browser`` (module): a Playwright ``Browser`` (sync API) on ``/usr/bin/chromium``; tests skip
+- ``browser`` (package): a Playwright ``Browser`` (sync API) on ``/usr/bin/chromium``; tests skip
   with a clear reason when that binary is missing (``make test`` installs it).
 - ``page`` (function): a fresh ``Page`` in its own context (no cookies carried between tests),
   1280x900, ``base_url`` set to the server, 15 s timeout for actions and ``expect``. On failure
@@ -50,13 +53,8 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -73,11 +71,14 @@ from playwright.sync_api import (
     sync_playwright,
 )
 
-from kb.runtime.processes import free_port
-from tests.support.polling import until
-from tests.support.processes import database_url, stop_process
+from tests.support.live_server import (
+    ROOT,
+    E2EServer,
+    shared_server,
+    shared_server_between_tests,
+    stop_shared_server,
+)
 
-ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking"]
 # Tests write their screenshots under .data/ so that `make test` leaves the tree clean;
@@ -88,46 +89,9 @@ SCREENSHOTS_DIR = (
     else ROOT / ".data" / "screenshots"
 )
 FAILURES_DIR = ROOT / ".data" / "e2e-failures"
-SERVER_START_SECONDS = 90.0
 DEFAULT_TIMEOUT_MS = 15_000
 VIEWPORT = {"width": 1280, "height": 900}
 _SCREENSHOT_NAME = re.compile(r"[a-z0-9][a-z0-9-]*")
-
-
-@dataclass(frozen=True)
-class E2EServer:
-    url: str  # base URL, no trailing slash
-    log_path: Path
-    process: subprocess.Popen[bytes]
-
-    def log_tail(self, characters: int = 4000) -> str:
-        text = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
-        return text[-characters:]
-
-
-def _wait_until_serving(server: E2EServer) -> None:
-    def serving() -> bool:
-        if server.process.poll() is not None:
-            pytest.fail(
-                f"the e2e server exited with {server.process.returncode}:\n{server.log_tail()}"
-            )
-        try:
-            with urllib.request.urlopen(f"{server.url}/docs/", timeout=5) as response:
-                return response.status == 200
-        except urllib.error.HTTPError as error:
-            pytest.fail(f"the e2e server answered {error.code} at start:\n{server.log_tail()}")
-        except OSError:
-            return False  # not listening yet
-
-    until(
-        serving,
-        seconds=SERVER_START_SECONDS,
-        why=lambda: (
-            f"the e2e server did not answer within {SERVER_START_SECONDS:.0f}s:\n"
-            f"{server.log_tail()}"
-        ),
-        interval=0.2,
-    )
 
 
 @pytest.fixture
@@ -136,68 +100,43 @@ def e2e_server_env() -> dict[str, str]:
     return {}
 
 
-@contextmanager
-def running_server(
-    arguments: list[str], *, env: dict[str, str], log_dir: Path
-) -> Iterator[E2EServer]:
-    """``gunicorn`` with ``arguments`` (which must bind ``127.0.0.1:PORT`` for a free ``PORT``,
-    passed in ``env["E2E_PORT"]``), on the test database and this run's Redis; stopped after."""
-    port = env["E2E_PORT"]
-    log_path = log_dir / "server.log"
-    server_env = {
-        **os.environ,
-        "GROUNDWORK_ENV": "test",
-        "GROUNDWORK_DATA_DIR": str(settings.DATA_DIR),
-        "DATABASE_URL": database_url(),
-        "PYTHONUNBUFFERED": "1",
-        **env,
-    }
-    server_env.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)  # the test process needs it, not the server
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", *arguments],
-            cwd=ROOT,
-            env=server_env,
-            stdout=log,
-            stderr=log,
-        )
-    server = E2EServer(url=f"http://127.0.0.1:{port}", log_path=log_path, process=process)
-    try:
-        _wait_until_serving(server)
-        yield server
-    finally:
-        stop_process(process, timeout=15)
+@pytest.fixture(scope="session")
+def _e2e_server_logs(
+    django_db_setup: None, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[pytest.TempPathFactory]:
+    """Where the shared servers write their logs; the last one is stopped when the session
+    ends, before the test database it is connected to is dropped (``django_db_setup``)."""
+    yield tmp_path_factory
+    stop_shared_server()
 
 
 @pytest.fixture
 def e2e_server(
-    transactional_db: None, e2e_server_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+    transactional_db: None,
+    e2e_server_env: dict[str, str],
+    _e2e_server_logs: pytest.TempPathFactory,
 ) -> Iterator[E2EServer]:
-    """The app in its own gunicorn process, on the test database, started for this test.
+    """The app in its own gunicorn process, on the test database, shared with the other e2e
+    tests of this worker that ask for the same ``e2e_server_env``.
 
-    One process per test, not per module: the database is flushed between tests and a running
-    process keeps ids it has read (Django's ContentType cache, the active embedding model), so
-    a server that outlived a flush would write rows pointing at ids that no longer exist.
+    The database is flushed between tests, so before the flush the server must finish every
+    request of this test (a streamed answer would otherwise save its message into the next
+    test's tables), and before the next test it forgets the row ids it caches (Django's
+    ContentType cache: the admin's log entries would point at ids the flush removed).
+    ``shared_server_between_tests`` does both, through ``tests/support/e2e_app.py``.
     """
-    port = str(free_port())
-    arguments = [
-        "config.wsgi:application",
-        "--bind", f"127.0.0.1:{port}",
-        "--worker-class", "config.gunicorn_workers.RequestBufferingWorker",
-        "--workers", "1", "--threads", "4",
-        "--timeout", "120", "--graceful-timeout", "5",
-        "--access-logfile", "-", "--error-logfile", "-",
-    ]  # fmt: skip
-    with running_server(
-        arguments,
-        env={"E2E_PORT": port, **e2e_server_env},
-        log_dir=tmp_path_factory.mktemp("e2e-server"),
-    ) as server:
-        yield server
+    server = shared_server(e2e_server_env, log_dirs=_e2e_server_logs)
+    shared_server_between_tests(server)
+    yield server
+    shared_server_between_tests(server)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Browser]:
+    """One Chromium for the e2e files a worker runs one after another (each test still gets
+    fresh contexts): a launch costs ~0.8 s of CPU. Package-scoped, it is closed before the
+    worker's next test outside ``tests/e2e``, so Playwright's event loop and
+    ``DJANGO_ALLOW_ASYNC_UNSAFE`` never reach those tests."""
     if not CHROMIUM.exists():
         pytest.skip(
             f"{CHROMIUM} is missing: install Debian's chromium (`make browser`, or "

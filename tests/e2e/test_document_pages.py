@@ -59,10 +59,10 @@ Reimbursements arrive with the next monthly payroll after the claim is approved.
 
 
 @pytest.fixture
-def handbook(e2e_server, tmp_path: Path, local_embedder) -> Document:
+def handbook(e2e_server, tmp_path: Path, cached_embedder) -> Document:
     (tmp_path / "policies").mkdir()
     (tmp_path / "policies" / "expenses.md").write_text(HANDBOOK)
-    corpus_sync(directory=tmp_path, embedder=local_embedder, actor=SYSTEM)
+    corpus_sync(directory=tmp_path, embedder=cached_embedder, actor=SYSTEM)
     return Document.objects.get(path="policies/expenses.md")
 
 

@@ -35,10 +35,10 @@ def voyage(settings, monkeypatch: pytest.MonkeyPatch) -> Iterator[VoyageStub]:
 
 
 @pytest.fixture
-def corpus(tmp_path: Path, local_embedder) -> None:
+def corpus(tmp_path: Path, cached_embedder) -> None:
     (tmp_path / "parking.md").write_text("# Parking\n\nVisitors park free in bay C.\n")
     (tmp_path / "pets.md").write_text("# Pets\n\nDogs may visit on Fridays.\n")
-    corpus_sync(directory=tmp_path, embedder=local_embedder, actor=SYSTEM)
+    corpus_sync(directory=tmp_path, embedder=cached_embedder, actor=SYSTEM)
 
 
 def _act(client: Client, action: str, model: EmbeddingModel):

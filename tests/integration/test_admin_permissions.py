@@ -27,9 +27,9 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def indexed(tmp_path: Path, local_embedder) -> Document:
+def indexed(tmp_path: Path, cached_embedder) -> Document:
     (tmp_path / "parking.md").write_text("# Parking\n\nVisitors park free in bay C.\n")
-    corpus_sync(directory=tmp_path, embedder=local_embedder, actor=SYSTEM)
+    corpus_sync(directory=tmp_path, embedder=cached_embedder, actor=SYSTEM)
     return Document.objects.get(path="parking.md")
 
 

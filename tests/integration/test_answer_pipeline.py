@@ -47,8 +47,8 @@ pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("empty_cache")]
 
 
 @pytest.fixture
-def generator(local_embedder) -> RecordingGenerator:
-    return RecordingGenerator(ExtractiveGenerator(embedder=local_embedder))
+def generator(cached_embedder) -> RecordingGenerator:
+    return RecordingGenerator(ExtractiveGenerator(embedder=cached_embedder))
 
 
 _clients = itertools.count()

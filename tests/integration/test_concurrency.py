@@ -12,7 +12,7 @@ import re
 from kb.models import Document, DocumentIndexState
 from kb.services import document_index, embedding_model_register
 from search.services import retrieve
-from tests.support.celery_worker import worker_process
+from tests.support.celery_worker import until_worker_answers, worker_process
 from tests.support.polling import until
 from tests.support.searching import searching
 
@@ -48,29 +48,31 @@ def test_no_search_ever_mixes_two_versions_of_a_document(transactional_db, local
     document_index(document_id=document.pk, embedder=local_embedder)
     assert DocumentIndexState.objects.get(document=document).chunk_count == len(SECTIONS)
 
-    with (
-        worker_process() as worker,
-        searching(_revisions_found, threads=SEARCH_THREADS) as searches,
-    ):
-        # when a writer saves revision after revision, each re-indexed under the searches
-        state = DocumentIndexState.objects.filter(document=document)
-        for revision in range(1, EDITS + 1):
-            document.body = _body(revision)
-            document.save()
-            until(
-                lambda: state.filter(status="indexed", indexed_hash=document.content_hash),
-                seconds=90,
-                why=lambda: worker.stdout and worker.stdout.read(2000),
-            )
-            # and the searches find it before the next edit: a few times over, so that a search
-            # begun before the commit is not the last to report on this revision
-            searched = len(searches.results)
+    # The searches start once the worker answers: while it starts, nothing changes under them.
+    with worker_process() as worker:
+        until_worker_answers(worker)
+        with searching(_revisions_found, threads=SEARCH_THREADS) as searches:
+            # when a writer saves revision after revision (revision 0 is found first), each
+            # re-indexed under the searches
+            state = DocumentIndexState.objects.filter(document=document)
+            for revision in range(EDITS + 1):
+                if revision:
+                    document.body = _body(revision)
+                    document.save()
+                    until(
+                        lambda: state.filter(status="indexed", indexed_hash=document.content_hash),
+                        seconds=90,
+                        why=lambda: worker.stdout and worker.stdout.read(2000),
+                    )
+                # and the searches find it before the next edit: a few times over, so that a
+                # search begun before the commit is not the last to report on this revision
+                searched = len(searches.results)
 
-            def found_by_searches(revision: int = revision, searched: int = searched) -> bool:
-                assert not searches.errors, searches.errors
-                return searches.results[searched:].count({revision}) >= 2 * SEARCH_THREADS
+                def found_by_searches(revision: int = revision, searched: int = searched) -> bool:
+                    assert not searches.errors, searches.errors
+                    return searches.results[searched:].count({revision}) >= 2 * SEARCH_THREADS
 
-            until(found_by_searches, seconds=90, why=f"no search found revision {revision}")
+                until(found_by_searches, seconds=90, why=f"no search found revision {revision}")
 
     # then every search saw exactly one revision of the document, and the last one won
     assert not searches.errors, searches.errors

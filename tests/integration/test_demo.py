@@ -21,7 +21,7 @@ from django.conf import settings
 from django.db import connection
 
 from kb.models import Document, DocumentIndexState
-from tests.e2e.conftest import free_port
+from kb.runtime.processes import free_port
 from tests.support.polling import until
 from tests.support.processes import database_url, stop_process
 

@@ -294,10 +294,10 @@ expense report together with the receipt from the airline.
 
 
 @pytest.fixture
-def indexed_travel(tmp_path: Path, local_embedder) -> Document:
+def indexed_travel(tmp_path: Path, cached_embedder) -> Document:
     (tmp_path / "policies").mkdir()
     (tmp_path / "policies" / "travel.md").write_text(SECTIONS_DOC)
-    corpus_sync(directory=tmp_path, embedder=local_embedder, actor=SYSTEM)
+    corpus_sync(directory=tmp_path, embedder=cached_embedder, actor=SYSTEM)
     return Document.objects.get(path="policies/travel.md")
 
 

@@ -58,10 +58,10 @@ def voyage(settings) -> Iterator[VoyageStub]:
 
 
 @pytest.fixture
-def corpus(tmp_path: Path, local_embedder) -> Path:
+def corpus(tmp_path: Path, cached_embedder) -> Path:
     for name, text in PAGES.items():
         (tmp_path / name).write_text(text)
-    corpus_sync(directory=tmp_path, embedder=local_embedder, actor=SYSTEM)
+    corpus_sync(directory=tmp_path, embedder=cached_embedder, actor=SYSTEM)
     return tmp_path
 
 

@@ -18,9 +18,9 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def indexed(tmp_path: Path, local_embedder) -> None:
+def indexed(tmp_path: Path, cached_embedder) -> None:
     (tmp_path / "parking.md").write_text("# Parking\n\nVisitors park free in bay C.\n")
-    corpus_sync(directory=tmp_path, embedder=local_embedder, actor=SYSTEM)
+    corpus_sync(directory=tmp_path, embedder=cached_embedder, actor=SYSTEM)
 
 
 def _checks(response) -> dict[str, dict]:

@@ -28,7 +28,7 @@ def _write(root: Path, path: str, text: str) -> None:
 
 
 @pytest.fixture
-def help_center(tmp_path: Path, local_embedder) -> Path:
+def help_center(tmp_path: Path, cached_embedder) -> Path:
     root = tmp_path / "docs"
     _write(
         root,
@@ -59,7 +59,7 @@ def help_center(tmp_path: Path, local_embedder) -> Path:
         "api/rate-limits.md",
         "# Rate Limits\n\nToo many requests return HTTP 429 with a Retry-After header.\n",
     )
-    corpus_sync(directory=root, embedder=local_embedder, actor=SYSTEM)
+    corpus_sync(directory=root, embedder=cached_embedder, actor=SYSTEM)
     return root
 
 
@@ -473,7 +473,7 @@ def test_a_deep_search_ranks_at_least_ten_distinct_pages(tmp_path: Path, local_e
 
 
 @pytest.fixture
-def numbers_center(tmp_path: Path, local_embedder) -> Path:
+def numbers_center(tmp_path: Path, cached_embedder) -> Path:
     # given one page whose heading names a status code, one that uses numbers as quantities,
     # and an internal page whose heading names a number the public never sees
     root = tmp_path / "numbers"
@@ -494,7 +494,7 @@ def numbers_center(tmp_path: Path, local_embedder) -> Path:
         "---\ntitle: Quotas\naudience: internal\n---\n# Quotas\n\n## 2025 budget\n\n"
         "The 2025 budget allows 100 seats.\n",
     )
-    corpus_sync(directory=root, embedder=local_embedder, actor=SYSTEM)
+    corpus_sync(directory=root, embedder=cached_embedder, actor=SYSTEM)
     return root
 
 

@@ -26,8 +26,8 @@ PAGES = {
 
 
 @pytest.fixture
-def pages(tmp_path: Path, local_embedder) -> Path:
-    return pages_written_and_synced(tmp_path / "docs", PAGES, local_embedder)
+def pages(tmp_path: Path, cached_embedder) -> Path:
+    return pages_written_and_synced(tmp_path / "docs", PAGES, cached_embedder)
 
 
 def _page_vectors_match_a_recount() -> None:

@@ -11,10 +11,10 @@ from django.test import Client
 from django.urls import reverse
 
 from kb.actors import SYSTEM
-from kb.embedders import Embedder, EmbeddingError
+from kb.embedders import EmbeddingError
 from kb.models import Document, EmbeddingModel
 from kb.services.sync import corpus_sync
-from tests.conftest import CountingEmbedder, member, signed_in
+from tests.conftest import CachedEmbedder, CountingEmbedder, member, signed_in
 
 pytestmark = pytest.mark.django_db
 
@@ -30,7 +30,7 @@ def _page(title: str, text: str, **front: str) -> str:
 
 
 @pytest.fixture
-def corpus(tmp_path: Path, local_embedder: Embedder) -> None:
+def corpus(tmp_path: Path, cached_embedder: CachedEmbedder) -> None:
     root = tmp_path / "docs"
     (root / "policies").mkdir(parents=True)
     (root / "support").mkdir()
@@ -50,7 +50,7 @@ def corpus(tmp_path: Path, local_embedder: Embedder) -> None:
             "Paste <script>alert('pwned')</script> into your page to embed the refund widget.",
         )
     )
-    report = corpus_sync(directory=root, embedder=local_embedder, actor=SYSTEM)
+    report = corpus_sync(directory=root, embedder=cached_embedder, actor=SYSTEM)
     assert report.failed == []
 
 

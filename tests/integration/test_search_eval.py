@@ -14,12 +14,12 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def indexed(tmp_path: Path, local_embedder) -> Path:
+def indexed(tmp_path: Path, cached_embedder) -> Path:
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "refunds.md").write_text("# Refunds\n\nAnnual plans get a prorated refund.\n")
     (docs / "limits.md").write_text("# Rate limits\n\nToo many requests return HTTP 429.\n")
-    corpus_sync(directory=docs, embedder=local_embedder, actor=SYSTEM)
+    corpus_sync(directory=docs, embedder=cached_embedder, actor=SYSTEM)
     return tmp_path
 
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.e2e.conftest import E2EServer
+from tests.support.live_server import E2EServer
 from tests.support.polling import until
 from tests.support.slow_clients import (
     SlowClients,

@@ -17,14 +17,14 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def help_center(tmp_path: Path, local_embedder) -> None:
+def help_center(tmp_path: Path, cached_embedder) -> None:
     (tmp_path / "payments.md").write_text(
         "# Payment methods\n\nCustomers pay by card (Visa, Mastercard) or SEPA Direct Debit.\n"
     )
     (tmp_path / "partners.md").write_text(
         "---\naudience: internal\n---\n# Partners\n\nOur Klarna pilot is confidential.\n"
     )
-    corpus_sync(directory=tmp_path, embedder=local_embedder, actor=SYSTEM)
+    corpus_sync(directory=tmp_path, embedder=cached_embedder, actor=SYSTEM)
 
 
 @pytest.mark.parametrize(

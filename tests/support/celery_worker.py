@@ -9,6 +9,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
+from tests.support.polling import until
 from tests.support.processes import database_url, stop_process
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,3 +41,16 @@ def worker_process(
         yield process
     finally:
         stop_process(process, timeout=20)
+
+
+def until_worker_answers(process: subprocess.Popen[str], *, name: str = "celery") -> None:
+    """Wait until the worker started as ``name`` answers a ping: connected to the broker and
+    idle (a solo worker busy with a task answers none)."""
+    from config.celery_app import app
+
+    def answered() -> bool:
+        assert process.poll() is None, process.stdout and process.stdout.read(2000)
+        replies = app.control.ping(timeout=0.5) or []
+        return any(node.startswith(f"{name}@") for reply in replies for node in reply)
+
+    until(answered, seconds=90, why=f"the worker {name} did not answer a ping within 90 s")

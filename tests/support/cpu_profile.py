@@ -19,6 +19,7 @@ tests.support.cpu_profile FILE`` prints the totals per layer and the largest cos
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import resource
@@ -32,6 +33,7 @@ from typing import Any
 import pytest
 
 _PATH = os.environ.get("GROUNDWORK_CPU_PROFILE")
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "main")
 
 
 def _cpu() -> tuple[float, float, float]:
@@ -81,6 +83,7 @@ class _EmbeddingTally:
 
     def __init__(self) -> None:
         self.seen: set[tuple[str, str]] = set()
+        self.first_cpu: dict[str, float] = {}  # per text embedded here first: its share of CPU
         self.texts = 0
         self.repeats = 0
         self.cpu = 0.0
@@ -95,6 +98,10 @@ class _EmbeddingTally:
             finally:
                 spent = time.process_time() - before
                 repeats = sum((kind, text) in self.seen for text in batch)
+                for text in batch:
+                    if (kind, text) not in self.seen and batch:
+                        digest = hashlib.sha256(text.encode()).hexdigest()[:16]
+                        self.first_cpu[digest] = round(spent / len(batch), 5)
                 self.seen.update((kind, text) for text in batch)
                 self.texts += len(batch)
                 self.repeats += repeats
@@ -131,6 +138,8 @@ def _phase(item: pytest.Item, phase: str) -> Iterator[None]:
             "kind": "phase",
             "test": item.nodeid,
             "phase": phase,
+            "worker": _WORKER,
+            "ended": round(time.time(), 3),
             **_spent(before),
             "embedded": texts,
             "embedded_again": repeats,
@@ -162,6 +171,11 @@ def pytest_sessionstart(session: pytest.Session) -> Iterator[None]:
     _write({"kind": "session", "phase": "start", **_spent(before)})
 
 
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if _TALLY.first_cpu:
+        _write({"kind": "embedded", "worker": _WORKER, "texts": _TALLY.first_cpu})
+
+
 def _layer(test: str) -> str:
     parts = test.split("/")
     return parts[1] if len(parts) > 2 and parts[0] == "tests" else "other"
@@ -174,8 +188,13 @@ def report(path: Path, top: int = 15) -> str:
     per_fixture: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
     embedding = defaultdict(float)
     tests: set[str] = set()
+    workers_by_text: dict[str, list[float]] = defaultdict(list)
     for line in path.read_text().splitlines():
         record = json.loads(line)
+        if record["kind"] == "embedded":
+            for digest, cpu in record["texts"].items():
+                workers_by_text[digest].append(cpu)
+            continue
         spent = record["cpu"] + record["children_cpu"]
         if record["kind"] == "phase":
             tests.add(record["test"])
@@ -194,13 +213,49 @@ def report(path: Path, top: int = 15) -> str:
         f"{embedding['embed_cpu']:.1f} s CPU; {embedding['embedded_again']:.0f} of them "
         f"({embedding['embed_again_cpu']:.1f} s) had been embedded before in the same process"
     )
+    if workers_by_text:
+        copies = [cpus for cpus in workers_by_text.values() if len(cpus) > 1]
+        lines.append(
+            f"  {len(workers_by_text)} distinct texts; {len(copies)} embedded first by more than "
+            f"one worker ({sum(sum(cpus) - min(cpus) for cpus in copies):.1f} s for the copies)"
+        )
     lines.append(f"top {top} fixtures by CPU (set-ups, seconds in all, times set up):")
     ranked = sorted(per_fixture.items(), key=lambda item: -item[1][0])[:top]
     lines += [f"  {seconds:8.1f} s  x{count:<5.0f} {name}" for name, (seconds, count) in ranked]
     lines.append(f"top {top} tests by CPU (set-up + call + teardown):")
     ranked_tests = sorted(per_test.items(), key=lambda item: -item[1])[:top]
     lines += [f"  {seconds:8.1f} s  {name}" for name, seconds in ranked_tests]
+    lines += _tails(path)
     return "\n".join(lines)
+
+
+def _tails(path: Path, files: int = 3) -> list[str]:
+    """When each worker finished, and its last files: under ``--dist loadfile`` a long file
+    handed out last keeps one worker busy while the others are done."""
+    # per worker: (ended, wall, file) of each test phase
+    runs: dict[str, list[tuple[float, float, str]]] = defaultdict(list)
+    for line in path.read_text().splitlines():
+        record = json.loads(line)
+        if record["kind"] == "phase" and "ended" in record:
+            runs[record["worker"]].append(
+                (record["ended"], record["wall"], record["test"].split("::")[0])
+            )
+    if not runs:
+        return []
+    start = min(ended - wall for records in runs.values() for ended, wall, _ in records)
+    lines = [
+        "when each worker finished its tests (seconds after the first began), and its last files:"
+    ]
+    for worker, records in sorted(runs.items()):
+        records.sort()
+        last: dict[str, list[float]] = {}
+        for ended, wall, file in records:
+            span = last.setdefault(file, [ended - wall, ended])
+            span[1] = ended
+        tail = sorted(last.items(), key=lambda item: item[1][1])[-files:]
+        lines.append(f"  {worker}: {records[-1][0] - start:6.1f} s")
+        lines += [f"      {span[1] - span[0]:6.1f} s  {file}" for file, span in tail]
+    return lines
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kb.runtime.processes import free_port
-from tests.e2e.conftest import E2EServer, running_server
+from tests.support.live_server import E2EServer, running_server
 
 REQUEST_START = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n"
 # A whole request, kept alive, with the start of the next one behind it in the same packet.
