@@ -20,7 +20,10 @@ SETS = {  # cases file -> the staged set its paths are relative to
     CORPUS_DIR / "eval-sets" / "plausible-questions.jsonl": "plausible",
 }
 # Smaller sets, each over one staged set: they load and name only staged pages.
-SMALL_SETS = {CORPUS_DIR / "eval-sets" / "flask-questions.jsonl": "flask"}
+SMALL_SETS = {
+    CORPUS_DIR / "eval-sets" / "flask-questions.jsonl": "flask",
+    CORPUS_DIR / "eval-sets" / "autohotkey-questions.jsonl": "autohotkey",
+}
 
 
 @pytest.mark.parametrize("path", list(SETS), ids=lambda p: p.name)
