@@ -1,7 +1,8 @@
 """The stewards' "Policies needing attention" admin page: six lists of pages to look at, each
 with its count, sortable by its columns, every row linking to the page and carrying a small
 form that asks to retire it in favour of a successor: the confirmation, the retirement through
-``kb.services.document_retire`` and its undo are ``attention_retire_admin``'s.
+``kb.services.document_retire`` and its undo are ``attention_retire_admin``'s (what both read
+is ``attention_retiring``'s).
 
 It lives in ``assistant`` because two of its lists read the chat's records; the others come
 from ``kb.attention``.
@@ -21,7 +22,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 
 from assistant.attention import thumbed_down_pages, uncited_pages
-from assistant.attention_retire_admin import RETIRE_PARAMETERS, RetireAttempt, retired_notice
+from assistant.attention_retiring import RETIRE_PARAMETERS, RetireAttempt, retired_notice
 from kb.attention.contradictions import probable_contradictions
 from kb.attention.documents import index_failures, reviews_due
 from kb.models import Document
