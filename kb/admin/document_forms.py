@@ -25,8 +25,9 @@ from kb.services import (
 
 class DocumentImportForm(forms.Form):
     file = forms.FileField(
-        help_text="A Markdown file (.md) or a .zip of them; paths inside the zip become "
-        "document paths. Unchanged files are skipped; nothing is ever deleted by an import."
+        help_text="A Markdown file (.md), an HTML page (.html) or a .zip of them; paths inside "
+        "the zip become document paths. Unchanged files are skipped; nothing is ever deleted by "
+        "an import."
     )
     target = forms.CharField(
         label="Folder or path",

@@ -82,6 +82,30 @@ def test_a_zip_of_good_files_imports_them_all(writer_client: Client) -> None:
     assert "1 new document, queued for indexing." in page
 
 
+def test_an_html_article_upload_becomes_a_page_with_its_sections(writer_client: Client) -> None:
+    # given: an article as help-center exports write it
+    article = (
+        b"<html><head><title>Parking | Help</title></head><body><nav>Home</nav><main>"
+        b"<h1>Parking</h1><p>Visitors use bay C.</p><h2>Permits</h2><ul><li>Ask reception</li>"
+        b"</ul></main></body></html>"
+    )
+
+    # when: alone, and in a zip beside a Markdown page
+    _upload(writer_client, "parking.html", article, target="help/")
+    _upload(writer_client, "more.zip", _zip({"lobby.htm": article, "desk.md": b"# Desk\n\nHi.\n"}))
+
+    # then: each is a page, read as its main content with its headings
+    document = Document.objects.get(path="help/parking.html")
+    assert document.title == "Parking"
+    assert "## Permits" in document.body and "Visitors use bay C." in document.body
+    assert "Home" not in document.body  # the site's navigation is not the article
+    assert set(Document.objects.values_list("path", flat=True)) == {
+        "help/parking.html",
+        "lobby.htm",
+        "desk.md",
+    }
+
+
 def test_a_zip_with_the_same_entry_twice_is_refused_and_writes_nothing(
     writer_client: Client,
 ) -> None:
@@ -111,9 +135,9 @@ def test_reimporting_an_unchanged_file_changes_nothing(writer_client: Client) ->
 @pytest.mark.parametrize(
     ("name", "data", "message"),
     [
-        ("notes.pdf", b"%PDF-1.4", "upload a Markdown file"),
+        ("notes.pdf", b"%PDF-1.4", "upload a Markdown file (.md), an HTML page (.html)"),
         ("docs.zip", b"not a zip", "not a readable zip"),
-        ("empty.zip", _zip({"readme.txt": b"x"}), "no Markdown files"),
+        ("empty.zip", _zip({"readme.txt": b"x"}), "no Markdown or HTML pages"),
     ],
 )
 def test_unreadable_uploads_are_refused_with_a_reason(
