@@ -93,6 +93,8 @@ class ExtractiveGenerator:
         units = [every[index] for index in kept]
         chosen, older = self._choose(
             question=question,
+            # read against every unit's words, as the features read it, not only the kept ones
+            read=question_as_read(question, every),
             context=context,
             units=units,
             features=features[kept],
@@ -122,19 +124,20 @@ class ExtractiveGenerator:
         self,
         *,
         question: str,
+        read: str,
         context: str | None,
         units: list[Unit],
         features: np.ndarray,
         newer: dict[int, Source],
     ) -> tuple[list[Unit], list[tuple[Source, Source]]]:
         """The units to quote, and the older pages (with their newer versions) that were passed
-        over although they spoke to the question.
+        over although they spoke to the question (``read``: the question as the embedder is
+        given it, `question_as_read`).
 
         The best unit leads, with the sentence after it in its paragraph when it is a sentence;
         another follows only if it scores close to it and is not a repeat of one quoted."""
         if not units:
             return [], []
-        read = question_as_read(question, units)
         similarity, vectors = self._similarities(
             [read] if context is None else [read, f"{context} {read}"], units
         )
