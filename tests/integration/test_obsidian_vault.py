@@ -116,6 +116,26 @@ def test_a_note_with_windows_line_ends_is_translated_too(
     # when
     corpus_sync(directory=vault, embedder=counting_embedder, actor=SYSTEM)
 
-    # then
+    # then: translated once, nothing of it written twice
     body = Document.objects.get(path="Welcome.md").body
     assert "[Install](/Setup/Install.md)" in body and "^blk" not in body
+    assert body.startswith("# Welcome\n\nStart with [Install](/Setup/Install.md)")
+    assert body.count("# Welcome") == 1
+
+
+def test_a_note_with_front_matter_and_windows_line_ends_keeps_its_text_whole(
+    vault: Path, counting_embedder: CountingEmbedder
+) -> None:
+    # given
+    (vault / "Setup" / "Keys.md").write_bytes(
+        b"---\r\ntitle: Keys\r\n---\r\nSee [[Install]] first.\r\nThen go on.\r\n"
+    )
+
+    # when
+    corpus_sync(directory=vault, embedder=counting_embedder, actor=SYSTEM)
+
+    # then
+    document = Document.objects.get(path="Setup/Keys.md")
+    assert document.title == "Keys"
+    assert document.body.startswith("See [Install](/Setup/Install.md) first.")
+    assert "SeeSee" not in document.body

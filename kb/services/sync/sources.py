@@ -27,6 +27,7 @@ from kb.parsing import (
     RST_SUFFIXES,
     DocumentParseError,
     ParsedDocument,
+    document_text,
     parse_document,
     parse_warnings,
     source_byte_limit,
@@ -199,11 +200,10 @@ def _vault_sources(directory: Path) -> FolderSources:
         except (DocumentParseError, OSError):
             sources.append((relative_path, reader))
             continue
-        text = raw[relative_path].decode("utf-8-sig")
+        # The text as the parser read it ("\n" line ends), so its body is the text's tail.
+        text = document_text(path=relative_path, raw=raw[relative_path])
         prefixes[relative_path] = text[: len(text) - len(parsed.body)]
-        # Windows line ends: the translation reads lines, and writes them back with "\n"
-        body = parsed.body.replace("\r\n", "\n")
-        notes.append(Note(relative_path, body, note_aliases(parsed.metadata)))
+        notes.append(Note(relative_path, parsed.body, note_aliases(parsed.metadata)))
     vault = Vault(notes=notes, files=_vault_files(directory))
     warnings: list[str] = []
     if skipped:
