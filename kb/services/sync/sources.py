@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import posixpath
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -74,20 +75,31 @@ def folder_markup(directory: Path, markup: Markup = "auto") -> Markup:
 
 def _links_like_a_vault(directory: Path) -> bool:
     """Whether at least `VAULT_NOTE_SHARE` of the folder's Markdown notes (two at least) hold a
-    wiki link or an embed outside code."""
-    notes = linking = 0
+    wiki link or an embed outside code. Only a note holding ``[[`` is read for them, and the
+    count stops once it is decided: a site folder costs one read of each file's bytes."""
     root = directory.resolve()
-    for relative_path, file_path in _document_files(directory):
-        if file_path.suffix.lower() not in MARKDOWN_SUFFIXES:
-            continue
-        notes += 1
+    notes = [
+        (relative_path, file_path)
+        for relative_path, file_path in _document_files(directory)
+        if file_path.suffix.lower() in MARKDOWN_SUFFIXES
+    ]
+    needed = max(2, math.ceil(VAULT_NOTE_SHARE * len(notes)))
+    linking = 0
+    for unread, (relative_path, file_path) in enumerate(reversed(notes)):
+        if linking + len(notes) - unread < needed:
+            return False  # the notes left cannot make up the share
         try:
-            text = _read_inside(root, relative_path, file_path).decode("utf-8", "replace")
+            raw = _read_inside(root, relative_path, file_path)
         except (DocumentParseError, OSError):
             continue
+        if b"[[" not in raw:
+            continue
+        text = raw.decode("utf-8", "replace")
         if any(leftover.kind in VAULT_MARKS for leftover in markup_leftovers(text)):
             linking += 1
-    return linking >= 2 and linking >= VAULT_NOTE_SHARE * notes
+            if linking >= needed:
+                return True
+    return False
 
 
 def folder_sources(directory: Path, *, markup: Markup = "auto") -> FolderSources:
