@@ -31,6 +31,8 @@ from urllib.parse import quote
 
 from django.utils.text import slugify
 
+from kb.chunking.markup import CODE_SPAN, FOOTNOTE
+
 MAX_EMBED_DEPTH = 4  # Obsidian shows nested embeds; a chain deeper than this is a link
 MAX_EMBED_CHARS = 200_000  # what embeds may add to one note, far below MAX_DOCUMENT_BYTES
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp", ".bmp", ".avif")
@@ -38,12 +40,10 @@ NOTE_SUFFIX = ".md"
 
 _FENCE = re.compile(r"[ \t]*(`{3,}|~{3,})(.*)")  # in a list item too, however indented
 _QUOTE_PREFIX = re.compile(r"[ \t]*(?:>[ \t]?)+")  # a quote in a list item too
-_CODE_SPAN = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)")
 _EMBED = re.compile(r"!\[\[([^\[\]\n]*)\]\]")
 _WIKI_LINK = re.compile(r"\[\[(?![\d\s,.\-+]*\]\])([^\[\]\n]+)\]\](?!\()")
 _CALLOUT = re.compile(r"([ \t]*(?:>[ \t]?)+)\[!([\w-]+)\]([+-]?)[ \t]*(.*)")
 _BLOCK_ID = re.compile(r"(?:^|[ \t]+)\^([A-Za-z0-9][\w-]*)[ \t]*$")
-_FOOTNOTE = re.compile(r"\[\^([^\]\s]+)\](:?)")
 _ATX = re.compile(r"[ \t]{0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
 _IMAGE_SIZE = re.compile(r"\d+(?:x\d+)?")
 
@@ -189,7 +189,7 @@ class _Translator:
             return line, False
         kept: list[str] = []
         position = 0
-        code = [match.span() for match in _CODE_SPAN.finditer(line)]
+        code = [match.span() for match in CODE_SPAN.finditer(line)]
         index = 0
         while True:
             found = line.find("%%", index)
@@ -218,7 +218,7 @@ class _Translator:
             line = f"{prefix}**{title}**"
             lines = [prefix.rstrip()]
         line = _BLOCK_ID.sub("", line) if not _inside_code(line, _BLOCK_ID) else line
-        line = _FOOTNOTE.sub(
+        line = FOOTNOTE.sub(
             lambda match: _unless_code(line, match, f"\\[{match.group(1)}\\]{match.group(2)}"),
             line,
         )
@@ -356,7 +356,7 @@ def _unless_code(line: str, match: re.Match[str], replacement: str) -> str:
 
 
 def _code_spans(line: str) -> list[tuple[int, int]]:
-    return [match.span() for match in _CODE_SPAN.finditer(line)]
+    return [match.span() for match in CODE_SPAN.finditer(line)]
 
 
 def _section(body: str, heading: str) -> str | None:

@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from kb.chunking.markup import CODE_SPAN
+
 
 @dataclass(frozen=True)
 class Pattern:
@@ -82,7 +84,6 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("JSX component", r"</?[A-Z][\w]*(?:\.[\w$]+)*(?:[\s/>]|$)", '<TabItem value="mac">'),
 )
 
-_CODE_SPAN = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)")
 # Addresses are not text to read for markup: a bare URL, an autolink, a link's destination.
 _ADDRESS = re.compile(r"<?\bhttps?://[^\s<>]*>?|\]\((?:<[^<>\n]*>|[^)\s]*)(?:[ \t]+\"[^\"]*\")?\)")
 
@@ -97,7 +98,7 @@ def line_leftovers(written: str) -> list[Leftover]:
     """The kinds of leftover syntax on one line read as prose (not inside a code block)."""
     raw = _ADDRESS.sub(lambda match: " " * len(match.group()), written)
     # A code span keeps its opening backtick: a role is `:ref:` followed by one.
-    outside_code = _CODE_SPAN.sub(lambda match: "`" + " " * (len(match.group()) - 1), raw)
+    outside_code = CODE_SPAN.sub(lambda match: "`" + " " * (len(match.group()) - 1), raw)
     found: list[Leftover] = []
     for pattern in PATTERNS:
         if pattern.unless and any(leftover.kind == pattern.unless for leftover in found):

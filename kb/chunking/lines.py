@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from kb.chunking import markup
 from kb.chunking.leftovers import Leftover, line_leftovers
+from kb.chunking.markup import CODE_SPAN
 
 
 class FenceRole(enum.Enum):
@@ -53,7 +54,6 @@ _FENCE_OPEN = re.compile(r"( {0,3})(`{3,}|~{3,})(.*)")
 _FENCE_CLOSE = re.compile(r" {0,3}(`{3,}|~{3,})[ \t]*")
 _INLINE_MARK = re.compile(r"`+|<!--")
 _BACKTICKS = re.compile(r"`+")
-_CODE_SPAN = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)")
 
 
 def scan_lines(text: str, *, keep_highlights: bool = False) -> list[SourceLine]:
@@ -91,14 +91,21 @@ def markup_leftovers(text: str) -> list[Leftover]:
     mark there is what a reader and the model get; only which lines are code comes from
     `scan_lines`, so code is told apart exactly as the chunker tells it. Inline code is left out.
     """
-    found: list[Leftover] = []
+    return [leftover for written in prose_lines(text) for leftover in line_leftovers(written)]
+
+
+def prose_lines(text: str) -> list[str]:
+    """The lines of `text` as written that are not code: what a check of leftover markup reads
+    (`markup_leftovers`, and `kb.formats.html.html_left` for a page converted from HTML). Code is
+    told apart as the chunker tells it (`scan_lines`), plus the code it does not mark
+    (`_ProseCode`)."""
+    found: list[str] = []
     code = _ProseCode()
     for line in scan_lines(text):
         end = text.find("\n", line.start)
         written = text[line.start : end if end >= 0 else len(text)]
-        if line.fence is not FenceRole.NONE or code.is_code(written):
-            continue
-        found += line_leftovers(written)
+        if line.fence is FenceRole.NONE and not code.is_code(written):
+            found.append(written)
     return found
 
 
@@ -294,7 +301,7 @@ class _Scanner:
             if cut.warning:
                 self.warnings.append(f"line {number}: {cut.warning}")
             return _cut(line, cut.drop)
-        code_spans = [match.span() for match in _CODE_SPAN.finditer(line.text)]
+        code_spans = [match.span() for match in CODE_SPAN.finditer(line.text)]
         cut = markup.inline_markup(
             line.text,
             code_spans=code_spans,
@@ -323,7 +330,7 @@ _SHORTCODE_OPEN = re.compile(r"\{\{[<%]")
 
 def _unclosed_shortcode(text: str) -> int | None:
     """Where a shortcode tag that the line does not close starts, outside code, or None."""
-    code_spans = [match.span() for match in _CODE_SPAN.finditer(text)]
+    code_spans = [match.span() for match in CODE_SPAN.finditer(text)]
     for match in _SHORTCODE_OPEN.finditer(text):
         if not any(start <= match.start() < end for start, end in code_spans):
             return match.start()

@@ -71,6 +71,8 @@ INCLUDES = frozenset({"include", "literalinclude", "readfile", "partial", "inclu
 # marker goes and the title stays, as an admonition's does.
 CALLOUT = re.compile(r"[ \t]*(?:>[ \t]?)+(\[![\w-]+\][+-]?[ \t]*)(.*)")
 # `[^1]` and its definition `[^1]: text` (GitHub, Hugo, Obsidian): read as `[1]` and `1: text`.
+# An inline code span (CommonMark: a run of backticks closed by a run of the same length).
+CODE_SPAN = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)")
 FOOTNOTE = re.compile(r"\[\^([^\]\s]+)\](:?)")
 # `==highlighted==` (Obsidian, MkDocs' pymdownx.mark): the page shows a <mark>, a reader of the
 # text the words. No space inside either end, no `=` around: `x == y == z` is not one.

@@ -35,6 +35,9 @@ from bs4 import BeautifulSoup, Comment, Doctype, NavigableString, Tag
 from bs4.dammit import EncodingDetector
 from markdownify import MarkdownConverter
 
+from kb.chunking.lines import prose_lines
+from kb.chunking.markup import CODE_SPAN
+
 # Elements that are never text a reader reads.
 _NEVER_TEXT = (
     "script", "style", "noscript", "template", "iframe", "svg", "canvas", "object", "embed",
@@ -145,22 +148,11 @@ def html_left(text: str) -> list[str]:
     an HTML page has no such syntax, so text like that is what the page shows its readers (a
     key list's ``{#}``), and ``<`` in text is escaped (``\<Lib>``) by the conversion. A fenced
     block and inline code are left out."""
-    found: list[str] = []
-    fence = ""
-    for line in text.split("\n"):
-        stripped = line.lstrip()
-        opening = re.match(r"(`{3,}|~{3,})", stripped)
-        if fence:
-            if opening and opening.group(1)[0] == fence[0] and len(opening.group(1)) >= len(fence):
-                fence = ""
-            continue
-        if opening:
-            fence = opening.group(1)
-            continue
-        outside_code = re.sub(r"(`+).*?\1", "", line)
-        if HTML_LEFTOVER.search(outside_code) or _TEMPLATE_TAG.search(outside_code):
-            found.append(line.strip())
-    return found
+    return [
+        line.strip()
+        for line in prose_lines(text)
+        if HTML_LEFTOVER.search(outside := CODE_SPAN.sub("", line)) or _TEMPLATE_TAG.search(outside)
+    ]
 
 
 def _soup(html: str) -> BeautifulSoup:

@@ -119,6 +119,8 @@ def test_raw_html_left_outside_code_is_reported() -> None:
         "{{ page.title }}",
     ]
     assert html_left(html_article(PAGE).markdown) == []
+    # a fence is closed only by a bare fence: a "```python" line inside one is code
+    assert html_left("```\nfirst\n```python\n<div>in code</div>\n```\n") == []
 
 
 def test_an_html_file_is_a_document_with_its_title_and_markdown_body() -> None:
