@@ -61,6 +61,7 @@ WORDY = re.compile(r"\b[^\W\d_]{2,}")  # a word with letters in it
 NUMBER = re.compile(r"\d")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
+STEP_KINDS = frozenset({"procedure", "code"})  # the units that answer "how do I ...?"
 MIN_SENTENCE_WORDS = 4  # words with letters in them
 MIN_ROW_WORDS = 2
 # A sentence most of whose words are link labels ("See Plans, Pricing and Limits.") is a pointer
@@ -296,7 +297,7 @@ def unit_features(
             _share(wanted, lexemes(unit.source.section), idfs),
             len(found) / len(question_pairs) if question_pairs else 0.0,
             float(shape.answered_by(unit.text)),
-            float(shape.how_to and unit.kind in {"procedure", "code"}),
+            float(shape.how_to and unit.kind in STEP_KINDS),
             float(shape.yes_no and bool(POLARITY.search(unit.text))),
             1 / (1 + ranks.index(unit.source.number)),
             float(opposite_action(question, f"{_last_heading(unit)} {unit.text}")),
@@ -355,9 +356,8 @@ def best_lines(
 
 def question_lexemes(question: str, units: Sequence[Unit]) -> frozenset[str]:
     """The question's index terms, each word the units lack read as a unit word one or two
-    typing slips away."""
-    stems = _unit_stems(units)
-    return frozenset(_nearest(term, stems) or term for term in lexemes(question))
+    typing slips away (`question_as_read`: one reading of a mistyped word for both)."""
+    return frozenset(lexemes(question_as_read(question, units)))
 
 
 def question_as_read(question: str, units: Sequence[Unit]) -> str:

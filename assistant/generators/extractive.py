@@ -29,6 +29,7 @@ from assistant.generators.base import (
 )
 from assistant.prompting import NOT_COVERED_SENTENCE
 from assistant.units import (
+    STEP_KINDS,
     QuestionShape,
     Unit,
     UnitWeights,
@@ -58,7 +59,6 @@ RELEVANCE_FLOOR = 0.3  # below this the best unit is not about the question
 EXTRA_QUOTE_MARGIN = 0.18
 OLDER_PAGE_MARGIN = 0.12  # cosine: an older version this close to the lead is noted
 DUPLICATE_SIMILARITY = 0.9
-STEP_KINDS = frozenset({"procedure", "code"})  # what answers "how do I ...?"
 VERSION_WORDS = re.compile(
     r"\(.*?\)|\b(?:19|20)\d\d\b|\b(?:legacy|old|older|archived?|previous|deprecated)\b|[^\w\s]"
 )
@@ -226,7 +226,11 @@ def _steps_wanted(
         return None
     lead = similarity[picked[0]]
     for index in order:
-        if units[index].kind in STEP_KINDS and similarity[index] >= lead:
+        if (
+            units[index].kind in STEP_KINDS
+            and similarity[index] >= lead
+            and not _overlaps(units[index], units[picked[0]], units)  # the lead is one step
+        ):
             return index
     return None
 

@@ -19,6 +19,7 @@ import itertools
 import time
 from collections.abc import Collection
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import structlog
@@ -238,21 +239,32 @@ def contradicting_chunks(*, chunk_ids: Collection[int]) -> set[frozenset[int]]:
         return set()
     rows = list(
         Chunk.objects.filter(pk__in=set(chunk_ids)).values_list(
-            "id", "document_id", "embedding_model_id", "heading_path", "text", "embedding"
+            "id",
+            "document_id",
+            "embedding_model_id",
+            "heading_path",
+            "text",
+            "embedding",
+            named=True,
         )
     )
+    values: dict[int, Any] = {}  # a passage's values, read once however many pairs it is in
+
+    def values_of(row: Any) -> Any:
+        if row.id not in values:
+            values[row.id] = quantities_in(row.text, heading=_own_heading(row.heading_path))
+        return values[row.id]
+
     found: set[frozenset[int]] = set()
     for first, second in itertools.combinations(rows, 2):
-        first_id, first_doc, first_model, first_heading, first_text, first_vector = first
-        second_id, second_doc, second_model, second_heading, second_text, second_vector = second
-        if first_doc == second_doc or first_model != second_model:
-            continue  # vectors of different models are never compared
-        if _cosine(first_vector, second_vector) < SAME_SUBJECT_SIMILARITY:
+        if first.document_id == second.document_id:
             continue
-        first_values = quantities_in(first_text, heading=_own_heading(first_heading))
-        second_values = quantities_in(second_text, heading=_own_heading(second_heading))
-        if disagreements(first_values, second_values):
-            found.add(frozenset({first_id, second_id}))
+        if first.embedding_model_id != second.embedding_model_id:
+            continue  # vectors of different models are never compared
+        if _cosine(first.embedding, second.embedding) < SAME_SUBJECT_SIMILARITY:
+            continue
+        if disagreements(values_of(first), values_of(second)):
+            found.add(frozenset({first.id, second.id}))
     return found
 
 

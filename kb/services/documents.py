@@ -240,13 +240,17 @@ def document_retire_undo(*, document: Document, actor: Actor, history_id: int) -
     previous = record.prev_record
     successor_id = record.superseded_by_id
     # The pages the retirement repointed: saved at or after it, from this page to its successor.
-    repointed = [
-        later.id
-        for later in Document.history.filter(
-            history_date__gte=record.history_date, superseded_by_id=successor_id
-        ).exclude(id=document.pk)
-        if later.prev_record is not None and later.prev_record.superseded_by_id == document.pk
-    ]
+    # Only pages that ever named this one are read, each history row's previous one once: without
+    # a successor the filter alone would match nearly every save since.
+    repointed = []
+    for later in Document.history.filter(
+        history_date__gte=record.history_date,
+        superseded_by_id=successor_id,
+        id__in=Document.history.filter(superseded_by_id=document.pk).values("id"),
+    ).exclude(id=document.pk):
+        before = later.prev_record
+        if before is not None and before.superseded_by_id == document.pk:
+            repointed.append(later.id)
     document.status = previous.status
     document.superseded_by_id = previous.superseded_by_id
     _record_actor(document, actor)

@@ -11,9 +11,15 @@ import pytest
 
 from assistant.citations import check_citations, says_not_covered
 from assistant.generators import get_generator
-from assistant.generators.base import GenerationDone, Prompt, TextDelta, Turn
-from assistant.generators.extractive import QUOTED_LABEL, ExtractiveGenerator, not_covered_answer
+from assistant.generators.base import GenerationDone, Prompt, Source, TextDelta, Turn
+from assistant.generators.extractive import (
+    QUOTED_LABEL,
+    ExtractiveGenerator,
+    _steps_wanted,
+    not_covered_answer,
+)
 from assistant.prompting import build_prompt
+from assistant.units import units_of
 from kb.chunking import ChunkLimits, chunk_markdown
 from kb.embedders import Embedder, EmbeddingError
 from kb.parsing import parse_document
@@ -500,3 +506,36 @@ def test_a_how_to_question_that_also_asks_yes_or_no_gets_the_decision_and_the_st
     ]
     assert "3. Click Cancel subscription." in quotes[1][0]
     assert {prompt.sources[number - 1].path for _, number in quotes} == {"policies/cancellation.md"}
+
+
+def _passage_of(text: str) -> Source:
+    return Source(
+        number=1,
+        chunk_id=1,
+        document_id=1,
+        path="account/cancel.md",
+        title="Cancelling",
+        section="Cancelling",
+        updated_on=None,
+        text=text,
+        char_start=0,
+        char_end=len(text),
+    )
+
+
+def test_the_steps_added_to_a_how_to_answer_never_repeat_the_step_that_leads() -> None:
+    # given: the lead is one step of a procedure (an item with its lead-in), the procedure whole
+    # is as close to the question
+    source = _passage_of("To cancel:\n\n1. Go to Settings > Subscription.\n2. Click Cancel.")
+    units = units_of([source])
+    step = next(index for index, unit in enumerate(units) if unit.kind == "item")
+    whole = next(index for index, unit in enumerate(units) if unit.kind == "procedure")
+    assert units[step].position in units[whole].holds
+
+    # when
+    added = _steps_wanted(
+        "how do I cancel?", units, [whole, step], picked=[step], similarity=np.ones(len(units))
+    )
+
+    # then: the procedure would quote the lead's step again
+    assert added is None
