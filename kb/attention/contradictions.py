@@ -237,7 +237,7 @@ def contradicting_chunks(*, chunk_ids: Collection[int]) -> set[frozenset[int]]:
     not. For the few passages one answer cites: one query, no index probe."""
     if len(set(chunk_ids)) < 2:
         return set()
-    rows = list(
+    rows: list[Any] = list(
         Chunk.objects.filter(pk__in=set(chunk_ids)).values_list(
             "id",
             "document_id",
