@@ -38,7 +38,7 @@ from kb.runtime.db_router import primary_only
 from kb.selectors.access import ALL_AUDIENCES, PUBLIC_AUDIENCES
 from kb.services import chunks_embed, chunks_replace, document_chunk
 from kb.test_questions.models import TestQuestion, TestQuestionRun
-from kb.test_questions.selectors import latest_runs
+from kb.test_questions.selectors import latest_runs, passing_baselines
 from kb.test_questions.services import AnswerChecked, run_flags, test_question_run_record
 
 log = structlog.get_logger("groundwork.assistant")
@@ -159,11 +159,7 @@ class DraftOutcome:
 
     @property
     def passes(self) -> bool:
-        return (
-            self.draft.facts_stated
-            and self.draft.cites(self.test_question.document_id)
-            and not self.draft.refused
-        )
+        return self.draft.passes(self.test_question.document_id)
 
 
 def test_questions_draft_run(
@@ -183,12 +179,7 @@ def test_questions_draft_run(
         embedding_model=embedding_model,
     )
     latest = latest_runs(question.pk for question in questions)
-    baselines = {
-        run.test_question_id: run
-        for run in TestQuestionRun.objects.filter(test_question__in=questions, passed=True)
-        .order_by("test_question_id", "-created_at", "-id")
-        .distinct("test_question_id")
-    }
+    baselines = passing_baselines(questions)
     outcomes = []
     with primary_only(), transaction.atomic():
         with connection.cursor() as cursor:

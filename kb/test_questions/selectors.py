@@ -8,6 +8,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from django.db.models import Q
+
 from kb.models import Document
 from kb.test_questions.models import TestQuestion, TestQuestionRun
 
@@ -37,6 +39,26 @@ def latest_runs(question_ids: Iterable[int]) -> dict[int, TestQuestionRun]:
         .order_by("test_question_id", "-created_at", "-id")
         .distinct("test_question_id")
         .select_related("baseline")
+    )
+    return {run.test_question_id: run for run in runs}
+
+
+def passing_baselines(questions: Sequence[TestQuestion]) -> dict[int, TestQuestionRun]:
+    """Each question's last run that passed with the wording it has now (its question, facts and
+    match): what a later run is flagged against. A run of other facts is no baseline, or
+    changing a question's facts would be flagged as an edit of the page breaking it."""
+    same_wording = Q(pk__in=[])
+    for question in questions:
+        same_wording |= Q(
+            test_question_id=question.pk,
+            question=question.question,
+            facts=list(question.facts),
+            match=question.match,
+        )
+    runs = (
+        TestQuestionRun.objects.filter(same_wording, passed=True)
+        .order_by("test_question_id", "-created_at", "-id")
+        .distinct("test_question_id")
     )
     return {run.test_question_id: run for run in runs}
 

@@ -26,6 +26,7 @@ from kb.test_questions.models import (
     TestQuestion,
     TestQuestionRun,
 )
+from kb.test_questions.selectors import passing_baselines
 
 log = structlog.get_logger("groundwork.kb")
 
@@ -187,6 +188,10 @@ class AnswerChecked:
     def cites(self, document_id: int) -> bool:
         return any(citation.get("document_id") == document_id for citation in self.citations)
 
+    def passes(self, document_id: int) -> bool:
+        """States the facts, cites this page, not refused: the rule a run passes by."""
+        return self.facts_stated and self.cites(document_id) and not self.refused
+
 
 def run_flags(
     *, document: Document, baseline: TestQuestionRun | None, after: AnswerChecked
@@ -225,12 +230,8 @@ def test_question_run_record(
     """Store one checked answer to ``test_question`` with its flags against the last run that
     passed, on the page's version live now (its latest history entry)."""
     document = test_question.document
-    baseline = (
-        TestQuestionRun.objects.filter(test_question=test_question, passed=True)
-        .order_by("-created_at", "-id")
-        .first()
-    )
-    passed = checked.facts_stated and checked.cites(document.pk) and not checked.refused
+    baseline = passing_baselines([test_question]).get(test_question.pk)
+    passed = checked.passes(document.pk)
     history = Document.history.model.objects
     run = TestQuestionRun.objects.create(
         test_question=test_question,

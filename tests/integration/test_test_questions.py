@@ -110,6 +110,33 @@ def test_an_edit_that_removes_the_fact_is_flagged_with_the_answers_before_and_af
     assert "Test questions an edit broke" in attention and "within 30 days" in attention
 
 
+def test_changing_a_questions_facts_is_never_flagged_against_a_run_of_the_old_facts(
+    refunds: Document, django_capture_on_commit_callbacks
+) -> None:
+    # given a question whose first run passes on "30 days"
+    test_question = _guard(refunds, django_capture_on_commit_callbacks)
+    assert _runs(test_question)[0].passed
+
+    # when a steward changes its facts to one the page does not state
+    with django_capture_on_commit_callbacks(execute=True):
+        services.test_questions_save(
+            document=refunds,
+            actor=SYSTEM,
+            edits=[
+                TestQuestionEdit(
+                    question=REFUND_QUESTION, facts=["90 days"], test_question=test_question
+                )
+            ],
+        )
+
+    # then the run of the new facts fails on its own, not as broken by an edit of the page
+    after = _runs(test_question)[-1]
+    assert after.facts == ["90 days"] and not after.passed
+    assert after.flags == [] and after.baseline is None
+    (result,) = selectors.test_question_results(document=refunds)
+    assert result.state == "never passed"
+
+
 def test_an_answer_that_moves_to_another_page_is_flagged(
     refunds: Document, django_capture_on_commit_callbacks
 ) -> None:
