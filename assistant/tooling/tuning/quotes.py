@@ -37,6 +37,7 @@ from assistant.units import (
     QuestionShape,
     UnitWeights,
     opposite_action,
+    question_as_read,
     shortlist,
     unit_features,
     weighted,
@@ -120,7 +121,9 @@ def dumped_units(
     units = units_from(sources)[:MAX_DUMPED_UNITS]
     if not units:
         return []
-    texts = [question, *(f"{unit.source.section}: {unit.words_text}" for unit in units)]
+    # the question as the answerer gives it to the embedder, its typing slips read as unit words
+    read = question_as_read(question, units)
+    texts = [read, *(f"{unit.source.section}: {unit.words_text}" for unit in units)]
     vectors = np.asarray(embedder.embed_documents(texts), dtype=np.float32)
     features = unit_features(question=question, units=units, idfs=idfs)
     return [
@@ -153,7 +156,9 @@ def states(text: str, row: dict[str, Any]) -> bool:
 
 def replay(row: dict[str, Any], choice: QuoteChoice) -> list[dict[str, Any]]:
     """The units the answerer would quote for the dumped case under ``choice``: the same
-    shortlist, scores and rules as ``ExtractiveGenerator._choose``, on the dumped units."""
+    shortlist, scores and rules as ``ExtractiveGenerator._choose``, on the dumped units, except
+    the steps a how-to question is given when another unit leads (``_steps_wanted``), which
+    this replay leaves out: no weight or margin it tunes decides them."""
     every = [unit for unit in row["units"] if unit["source"] <= choice.sources]
     features = np.array([_features(row, unit) for unit in every], dtype=np.float32)
     kept = shortlist(features, limit=MAX_CANDIDATES)
