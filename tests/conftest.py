@@ -21,6 +21,7 @@ permissions.
 
 from __future__ import annotations
 
+import copy
 import os
 import shutil
 from collections.abc import Iterator, Sequence
@@ -203,9 +204,10 @@ def _local_vectors_remembered() -> Iterator[None]:
 
 @pytest.fixture(scope="session")
 def local_embedder() -> Embedder:
-    """The configured embedder, built as ``embedder_for`` builds it but an instance of its own
-    that always runs the model (never the remembered vectors the code under test gets)."""
-    embedder = embedder_for.__wrapped__(settings.EMBEDDING_MODEL)
+    """The configured embedder, an instance of its own that always runs the model (never the
+    remembered vectors the code under test gets). A shallow copy of the one ``embedder_for``
+    built: it shares that instance's loaded model, so a worker holds the model once."""
+    embedder = copy.copy(embedder_for(settings.EMBEDDING_MODEL))
     if isinstance(embedder, LocalMiniLMEmbedder):
         REAL_MODEL.add(embedder)
     return embedder
