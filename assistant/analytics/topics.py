@@ -115,7 +115,8 @@ def _weights(term_sets: list[set[str]], counts: list[int]) -> list[dict[str, flo
     total = len(term_sets)
     vectors = []
     for each in term_sets:
-        vector = {term: math.log((1 + total) / (1 + seen[term])) + 1.0 for term in each}
+        # sorted: a set's order differs between processes, and float sums follow it
+        vector = {term: math.log((1 + total) / (1 + seen[term])) + 1.0 for term in sorted(each)}
         norm = math.sqrt(sum(weight * weight for weight in vector.values())) or 1.0
         vectors.append({term: weight / norm for term, weight in vector.items()})
     return vectors
