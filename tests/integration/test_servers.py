@@ -275,8 +275,12 @@ def test_processes_whose_first_cache_use_comes_together_share_one_redis() -> Non
         GROUNDWORK_DATA_DIR=str(data_dir),
         DJANGO_SETTINGS_MODULE="config.settings",
     )
-    code = FIRST_CACHE_USE.replace('"first use"', "sys.argv[1]").replace(
-        "import django", "import sys, django", 1
+    # each process writes a key of its own: on a shared server, one key written by three
+    # processes at once reads back whichever write came last
+    code = (
+        FIRST_CACHE_USE.replace('"first use"', "sys.argv[1]")
+        .replace('"started-by"', 'f"started-by {sys.argv[1]}"')
+        .replace("import django", "import sys, django", 1)
     )
     try:
         processes = [
