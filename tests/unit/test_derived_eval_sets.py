@@ -1,0 +1,32 @@
+"""The derived external eval sets (``eval_sets build NAME``): each loads with unique ids, every
+case names its section, and, where the set's pages are staged, names only pages that exist."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from search.tooling.evaluation import cases_load
+from tests.conftest import CORPUS_DIR
+
+REPOSITORY = CORPUS_DIR.parent
+DERIVED = {  # cases file -> the staged set its paths are relative to
+    CORPUS_DIR / "eval-sets" / "argo-cd.jsonl": "argo-cd",
+    CORPUS_DIR / "eval-sets" / "hugo.jsonl": "hugo",
+    CORPUS_DIR / "eval-sets" / "fly.jsonl": "fly",
+    CORPUS_DIR / "eval-sets" / "starship-config.jsonl": "starship-config",
+}
+
+
+@pytest.mark.parametrize("path", list(DERIVED), ids=lambda p: p.name)
+def test_a_derived_set_names_a_section_for_every_case_and_only_staged_pages(path: Path) -> None:
+    cases = cases_load(path)
+
+    assert len({case.id for case in cases}) == len(cases) >= 150
+    assert all(case.relevant and case.relevant_sections for case in cases)
+    folder = REPOSITORY / ".data" / "eval-sources" / DERIVED[path]
+    if not folder.is_dir():
+        pytest.skip(f"stage it first: manage.py eval_sets stage {DERIVED[path]}")
+    missing = {page for case in cases for page in case.relevant if not (folder / page).is_file()}
+    assert missing == set()
