@@ -91,12 +91,17 @@ def test_a_staged_folder_edited_afterwards_is_refused(pinned: EvalSource, tmp_pa
         staged_verify(sources_load(sources_file)["tiny"], root=tmp_path / "staged")
 
 
+ONE_PAGE_SETS = {"starship-config"}  # Starship's configuration reference: 438 sections
+
+
 def test_the_committed_sets_are_pinned() -> None:
     sources = sources_load()
 
     assert set(sources) >= {"argo-cd", "hugo", "fly", "plausible"}
-    for source in sources.values():
+    for name, source in sources.items():
         # a help center (Plausible: 132 pages) or a library's Sphinx docs (Flask: 76 pages and
         # conf.py) is smaller than a product manual; 70 still rules out a toy folder pinned by
-        # mistake
-        assert len(source.commit) == 40 and len(source.sha256) == 64 and source.pages >= 70
+        # mistake. The one exception is the shape of one long reference page, staged alone.
+        smallest = 1 if name in ONE_PAGE_SETS else 70
+        assert len(source.commit) == 40 and len(source.sha256) == 64
+        assert source.pages >= smallest, name
