@@ -14,6 +14,7 @@ from assistant.tooling.evaluation import answer_cases_load
 from search.tooling.evalsets.pages import pages_read
 from search.tooling.evaluation import cases_load
 from tests.conftest import CORPUS_DIR
+from tests.support.staged_sets import staged_folder
 
 ANSWERS = CORPUS_DIR / "eval-sets" / "answers"
 SETS = {  # answer labels -> (the question set they label, the staged set of its pages)
@@ -58,9 +59,7 @@ def test_labels_line_up_with_their_question_set(name: str) -> None:
 
 @pytest.mark.parametrize("name", list(SETS))
 def test_every_fact_is_stated_in_its_labelled_section(name: str) -> None:
-    folder = CORPUS_DIR.parent / ".data" / "eval-sources" / SETS[name][1]
-    if not folder.is_dir():
-        pytest.skip(f"stage it first: manage.py eval_sets stage {SETS[name][1]}")
+    folder = staged_folder(SETS[name][1])
     sections = {(s.path, s.label): s.text for s in pages_read(folder).sections}
 
     wrong = [

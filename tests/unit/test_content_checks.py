@@ -27,6 +27,7 @@ from kb.content_checks import (
 from kb.rendering import document_render
 from tests.conftest import CORPUS_DIR
 from tests.support.reader_checks import folder_flags
+from tests.support.staged_sets import staged_folder
 
 ROOT = Path(__file__).resolve().parents[2]
 VARIANTS = [
@@ -237,9 +238,7 @@ def test_near_misses_of_the_new_rules_are_not_flagged(sentence: str) -> None:
 
 def test_a_staged_external_documentation_set_has_no_reader_judgement_flags() -> None:
     # given: Hugo's documentation (992 pages), staged read-only by `eval_sets stage hugo`
-    folder = ROOT / ".data" / "eval-sources" / "hugo"
-    if not folder.is_dir():
-        pytest.skip("stage it first: manage.py eval_sets stage hugo")
+    folder = staged_folder("hugo")
 
     # when
     flags = folder_flags(folder, domains=("gohugo.io",))

@@ -9,8 +9,8 @@ import pytest
 
 from search.tooling.evaluation import cases_load
 from tests.conftest import CORPUS_DIR
+from tests.support.staged_sets import pages_missing_from_staged
 
-REPOSITORY = CORPUS_DIR.parent
 DERIVED = {  # cases file -> the staged set its paths are relative to
     CORPUS_DIR / "eval-sets" / "argo-cd.jsonl": "argo-cd",
     CORPUS_DIR / "eval-sets" / "hugo.jsonl": "hugo",
@@ -25,8 +25,4 @@ def test_a_derived_set_names_a_section_for_every_case_and_only_staged_pages(path
 
     assert len({case.id for case in cases}) == len(cases) >= 150
     assert all(case.relevant and case.relevant_sections for case in cases)
-    folder = REPOSITORY / ".data" / "eval-sources" / DERIVED[path]
-    if not folder.is_dir():
-        pytest.skip(f"stage it first: manage.py eval_sets stage {DERIVED[path]}")
-    missing = {page for case in cases for page in case.relevant if not (folder / page).is_file()}
-    assert missing == set()
+    assert pages_missing_from_staged(cases, DERIVED[path]) == set()

@@ -11,8 +11,8 @@ import pytest
 
 from search.tooling.evaluation import cases_load
 from tests.conftest import CORPUS_DIR
+from tests.support.staged_sets import pages_missing_from_staged
 
-REPOSITORY = CORPUS_DIR.parent
 SETS = {  # cases file -> the staged set its paths are relative to
     CORPUS_DIR / "eval-large-docs.jsonl": "argo-cd",
     CORPUS_DIR / "eval-sets" / "hugo-paraphrases.jsonl": "hugo",
@@ -45,15 +45,7 @@ def test_a_hand_written_set_loads_with_unique_ids_and_both_kinds(path: Path) -> 
 
 @pytest.mark.parametrize("path", list(SETS), ids=lambda p: p.name)
 def test_every_labelled_page_is_a_staged_page(path: Path) -> None:
-    folder = REPOSITORY / ".data" / "eval-sources" / SETS[path]
-    if not folder.is_dir():
-        pytest.skip(f"stage it first: manage.py eval_sets stage {SETS[path]}")
-
-    missing = {
-        page for case in cases_load(path) for page in case.relevant if not (folder / page).is_file()
-    }
-
-    assert missing == set()
+    assert pages_missing_from_staged(cases_load(path), SETS[path]) == set()
 
 
 @pytest.mark.parametrize("path", list(SMALL_SETS), ids=lambda p: p.name)
@@ -62,8 +54,4 @@ def test_a_small_hand_written_set_loads_and_names_only_staged_pages(path: Path) 
 
     assert len({case.id for case in cases}) == len(cases) >= 15
     assert all(case.relevant for case in cases)
-    folder = REPOSITORY / ".data" / "eval-sources" / SMALL_SETS[path]
-    if not folder.is_dir():
-        pytest.skip(f"stage it first: manage.py eval_sets stage {SMALL_SETS[path]}")
-    missing = {page for case in cases for page in case.relevant if not (folder / page).is_file()}
-    assert missing == set()
+    assert pages_missing_from_staged(cases, SMALL_SETS[path]) == set()
