@@ -158,13 +158,23 @@ def _fresh_data_dir() -> Path:
     return Path(settings.DATA_DIR) / f"fresh-{uuid.uuid4().hex[:8]}"
 
 
-def _run_embedded(*args: str, data_dir: Path) -> subprocess.CompletedProcess[str]:
-    """``python ARGS`` on the default set-up, with its embedded servers under ``data_dir``."""
+def _embedded_env(data_dir: Path) -> dict[str, str]:
+    """The environment of the default set-up, with its embedded servers under ``data_dir``."""
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL")}
     env.update(GROUNDWORK_ENV="test", GROUNDWORK_DATA_DIR=str(data_dir))
     env.update(DJANGO_SETTINGS_MODULE="config.settings")
+    return env
+
+
+def _run_embedded(*args: str, data_dir: Path) -> subprocess.CompletedProcess[str]:
+    """``python ARGS`` on the default set-up, with its embedded servers under ``data_dir``."""
     return subprocess.run(
-        [sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+        [sys.executable, *args],
+        cwd=ROOT,
+        env=_embedded_env(data_dir),
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
@@ -241,19 +251,21 @@ def test_the_first_database_connection_starts_postgres_and_only_postgres() -> No
         _stop_and_remove(data_dir)
 
 
+# the process writes a key named by its argument: on a shared server, one key written by several
+# processes at once reads back whichever write came last
 FIRST_CACHE_USE = """
-import django
+import sys, django
 django.setup()
 from django.core.cache import cache
-cache.set("started-by", "first use", 30)
-print(cache.get("started-by"))
+cache.set(f"started-by {sys.argv[1]}", sys.argv[1], 30)
+print(cache.get(f"started-by {sys.argv[1]}"))
 """
 
 
 def test_the_first_cache_use_and_the_first_broker_connection_each_start_redis() -> None:
     cache_dir, broker_dir = _fresh_data_dir(), _fresh_data_dir()
     try:
-        cached = _run_embedded("-c", FIRST_CACHE_USE, data_dir=cache_dir)
+        cached = _run_embedded("-c", FIRST_CACHE_USE, "first use", data_dir=cache_dir)
         published = _run_embedded("-c", ROUND_TRIP, data_dir=broker_dir)
 
         assert cached.returncode == 0, cached.stderr
@@ -269,25 +281,12 @@ def test_processes_whose_first_cache_use_comes_together_share_one_redis() -> Non
     # given a data directory no server has used, and three processes (a web server's workers
     # and a Celery worker, say) that first touch the cache at the same moment
     data_dir = _fresh_data_dir()
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL")}
-    env.update(
-        GROUNDWORK_ENV="test",
-        GROUNDWORK_DATA_DIR=str(data_dir),
-        DJANGO_SETTINGS_MODULE="config.settings",
-    )
-    # each process writes a key of its own: on a shared server, one key written by three
-    # processes at once reads back whichever write came last
-    code = (
-        FIRST_CACHE_USE.replace('"first use"', "sys.argv[1]")
-        .replace('"started-by"', 'f"started-by {sys.argv[1]}"')
-        .replace("import django", "import sys, django", 1)
-    )
     try:
         processes = [
             subprocess.Popen(
-                [sys.executable, "-c", code, f"process {number}"],
+                [sys.executable, "-c", FIRST_CACHE_USE, f"process {number}"],
                 cwd=ROOT,
-                env=env,
+                env=_embedded_env(data_dir),
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
