@@ -23,6 +23,9 @@ def _git(repo: Path, *arguments: str) -> str:
     ).stdout.strip()
 
 
+_COMMIT = ("-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm")
+
+
 @pytest.fixture
 def pinned(tmp_path: Path) -> EvalSource:
     """A repository whose docs folder holds Markdown, ERB Markdown, a hidden file and an image."""
@@ -37,7 +40,7 @@ def pinned(tmp_path: Path) -> EvalSource:
     (repo / "README.md").write_text("# Not docs\n")
     _git(tmp_path, "init", "--quiet", str(repo))
     _git(repo, "add", ".")
-    _git(repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "docs")
+    _git(repo, *_COMMIT, "docs")
     return EvalSource(
         name="tiny",
         repository=str(repo),
@@ -89,6 +92,52 @@ def test_a_staged_folder_edited_afterwards_is_refused(pinned: EvalSource, tmp_pa
 
     with pytest.raises(EvalSourceError, match="differs from the pinned pages"):
         staged_verify(sources_load(sources_file)["tiny"], root=tmp_path / "staged")
+
+
+def test_staging_only_the_included_sub_folders_keeps_their_paths_under_the_folder(
+    pinned: EvalSource, tmp_path: Path
+) -> None:
+    # a set made of some parts of a docs tree (an FAQ folder beside a few manuals): the pages
+    # outside the included sub-folders are left out, and the paths stay relative to `folder`
+    (tmp_path / "repo" / "docs" / "guidesextra").mkdir()
+    (tmp_path / "repo" / "docs" / "guidesextra" / "other.md").write_text("# Other\n")
+    _git(tmp_path / "repo", "add", ".")
+    _git(tmp_path / "repo", *_COMMIT, "more")
+    parts = replace(
+        pinned, commit=_git(tmp_path / "repo", "rev-parse", "HEAD"), include=("guides/",)
+    )
+    sources_file = tmp_path / "sources.json"
+    sources_file.write_text("{}")
+
+    folder = source_stage(
+        parts, repo=parts.repository, root=tmp_path / "staged", record_in=sources_file
+    )
+
+    staged = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+    assert staged == ["guides/deploy.md", "guides/scale.md"]
+    recorded = sources_load(sources_file)["tiny"]
+    assert recorded.include == ("guides/",)
+    assert recorded.pages == 2
+    assert staged_verify(recorded, root=tmp_path / "staged") == folder
+
+
+def test_a_set_without_include_is_recorded_in_its_old_shape(
+    pinned: EvalSource, tmp_path: Path
+) -> None:
+    sources_file = tmp_path / "sources.json"
+    sources_file.write_text("{}")
+
+    source_stage(pinned, repo=pinned.repository, root=tmp_path / "staged", record_in=sources_file)
+
+    assert list(json.loads(sources_file.read_text())["tiny"]) == [
+        "repository",
+        "commit",
+        "folder",
+        "patterns",
+        "reference_folders",
+        "pages",
+        "sha256",
+    ]
 
 
 ONE_PAGE_SETS = {"starship-config"}  # Starship's configuration reference: 438 sections

@@ -1,9 +1,11 @@
 """Staging a set's pages from its pinned commit, verified by a checksum of the staged tree.
 
 A set is described in `corpus/eval-sets/sources.json`: repository, commit, docs folder, file
-patterns and the checksum of what staging produces. Staging reads the commit with `git archive`
-(from a local git directory or a fresh clone of a URL), keeps the Markdown files the patterns
-name (renaming `.html.md` / `.html.markerb` to `.md`, so `kb_sync` takes them), and refuses to
+patterns and the checksum of what staging produces; optionally `include`, the sub-folders of the
+docs folder to stage when a set is a few parts of a larger tree (their paths stay relative to the
+docs folder; the rest of it is left out). Staging reads the commit with `git archive` (from a
+local git directory or a fresh clone of a URL), keeps the Markdown files the patterns name
+(renaming `.html.md` / `.html.markerb` to `.md`, so `kb_sync` takes them), and refuses to
 write anything when the checksum differs: the cases only mean something on exactly those pages.
 """
 
@@ -14,7 +16,7 @@ import hashlib
 import json
 import shutil
 import subprocess
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from django.conf import settings
@@ -40,6 +42,8 @@ class EvalSource:
     reference_folders: tuple[str, ...]  # staged folders of reference pages (functions, commands)
     pages: int
     sha256: str
+    # sub-folders of `folder` to stage (paths stay relative to `folder`); empty: all of `folder`
+    include: tuple[str, ...] = ()
 
 
 def sources_load(path: Path = SOURCES_FILE) -> dict[str, EvalSource]:
@@ -54,6 +58,7 @@ def sources_load(path: Path = SOURCES_FILE) -> dict[str, EvalSource]:
             reference_folders=tuple(entry.get("reference_folders", ())),
             pages=int(entry.get("pages", 0)),
             sha256=entry.get("sha256", ""),
+            include=tuple(entry.get("include", ())),
         )
         for name, entry in raw.items()
     }
@@ -62,10 +67,19 @@ def sources_load(path: Path = SOURCES_FILE) -> dict[str, EvalSource]:
 def source_record(source: EvalSource, path: Path = SOURCES_FILE) -> None:
     """Write `source` back into the sources file (used when a pin is deliberately changed)."""
     raw = json.loads(path.read_text(encoding="utf-8"))
-    entry = asdict(source)
-    del entry["name"]
-    entry["patterns"] = list(source.patterns)
-    entry["reference_folders"] = list(source.reference_folders)
+    entry: dict[str, object] = {
+        "repository": source.repository,
+        "commit": source.commit,
+        "folder": source.folder,
+    }
+    if source.include:  # written only where a set uses it, so other entries keep their shape
+        entry["include"] = list(source.include)
+    entry |= {
+        "patterns": list(source.patterns),
+        "reference_folders": list(source.reference_folders),
+        "pages": source.pages,
+        "sha256": source.sha256,
+    }
     raw[source.name] = entry
     path.write_text(json.dumps(raw, indent=2) + "\n", encoding="utf-8")
 
@@ -103,6 +117,10 @@ def staged_path(source: EvalSource, repository_path: str) -> str | None:
     if not repository_path.startswith(prefix):
         return None
     relative = repository_path[len(prefix) :]
+    if source.include and not any(
+        relative.startswith(f"{folder.strip('/')}/") for folder in source.include
+    ):
+        return None
     name = relative.rsplit("/", 1)[-1]
     if any(part.startswith(".") for part in relative.split("/")):
         return None
