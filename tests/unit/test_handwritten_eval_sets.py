@@ -1,17 +1,19 @@
-"""The hand-written external eval sets (paraphrased questions over Argo CD, Hugo, Fly.io and
-Plausible pages): each loads, has unique ids and both kinds, and, where the set's pages are staged
-(``eval_sets stage NAME``), names only pages that exist."""
+"""The hand-written external eval sets (paraphrased questions over Argo CD, Hugo, Fly.io,
+Plausible and CSC pages): each loads, has unique ids and both kinds, and, where the set's pages are
+staged (``eval_sets stage NAME``), names only pages that exist."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
 import pytest
 
+from search.tooling.evalsets.pages import pages_read
 from search.tooling.evaluation import cases_load
 from tests.conftest import CORPUS_DIR
-from tests.support.staged_sets import pages_missing_from_staged
+from tests.support.staged_sets import pages_missing_from_staged, staged_folder
 
 SETS = {  # cases file -> the staged set its paths are relative to
     CORPUS_DIR / "eval-large-docs.jsonl": "argo-cd",
@@ -55,3 +57,36 @@ def test_a_small_hand_written_set_loads_and_names_only_staged_pages(path: Path) 
     assert len({case.id for case in cases}) == len(cases) >= 15
     assert all(case.relevant for case in cases)
     assert pages_missing_from_staged(cases, SMALL_SETS[path]) == set()
+
+
+# Short FAQ answers among long manuals (issue #25): each question has one FAQ entry of the staged
+# `csc-faq` set as its only answer, labelled with the section that answers it. Written before any
+# retrieval was run on it; it changes only by a reviewed edit that updates this checksum and
+# corpus/eval-sets/README.txt.
+CSC_FAQ = CORPUS_DIR / "eval-sets" / "csc-faq-paraphrases.jsonl"
+CSC_FAQ_SHA256 = "13432784dee2b6ed01819101a975bf8b1d4217dc31f9590a5ae20e56f53cb7ec"
+
+
+def test_the_csc_faq_set_asks_for_one_faq_entry_per_question_over_most_entries() -> None:
+    cases = cases_load(CSC_FAQ)
+    raw = [json.loads(line) for line in CSC_FAQ.read_text(encoding="utf-8").splitlines() if line]
+
+    assert hashlib.sha256(CSC_FAQ.read_bytes()).hexdigest() == CSC_FAQ_SHA256
+    assert len({case.id for case in cases}) == len(cases) >= 110
+    assert all(line["kind"] == "paraphrase" and line["origin"] == "hand-written" for line in raw)
+    assert all(len(case.relevant) == 1 and len(case.relevant_sections) == 1 for case in cases)
+    entries = [case.relevant[0] for case in cases]
+    assert all(e.startswith("support/faq/") and e != "support/faq/index.md" for e in entries)
+    assert len(set(entries)) >= 79  # of the folder's 86 entries
+    assert max(entries.count(entry) for entry in entries) <= len(cases) // 10
+
+
+def test_every_csc_faq_label_is_a_section_of_its_staged_page() -> None:
+    folder = staged_folder("csc-faq")
+    cases = cases_load(CSC_FAQ)
+    labels = {
+        (page.path, section.label) for page in pages_read(folder).pages for section in page.sections
+    }
+
+    assert pages_missing_from_staged(cases, "csc-faq") == set()
+    assert {(c.relevant[0], c.relevant_sections[0]) for c in cases} - labels == set()
