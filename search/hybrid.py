@@ -112,6 +112,8 @@ class CandidateRow:
     similarity: float | None
     keyword_score: float | None
     page_topic: float | None
+    token_count: int  # the chunk's length in the model's word pieces
+    page_chunks: int | None  # how many chunks its page has (kept with the page's centroid)
 
 
 @dataclass(frozen=True)
@@ -254,7 +256,7 @@ def _page_topic(query: HybridQuery) -> tuple[str, SqlParams]:
     dims = int(query.embedding_model.dimensions)
     sql = f""",
             page_topic AS (
-                SELECT v.document_id,
+                SELECT v.document_id, v.chunk_count,
                        1 - (v.embedding::vector({dims}) <=> %(vector)s::vector({dims})) AS topic
                 FROM {PAGE_VECTORS} v
                 WHERE v.embedding_model_id = {int(query.embedding_model.pk)} AND v.document_id IN
@@ -274,6 +276,7 @@ def _candidates_select(query: HybridQuery) -> tuple[str, SqlParams]:
         similarity = f"1 - (c.embedding::vector({dims}) <=> %(vector)s::vector({dims}))"
         params["vector"] = query.vector_text
     topic = "t.topic" if query.uses_page_topic else "NULL::float8"
+    page_chunks = "t.chunk_count" if query.uses_page_topic else "NULL::integer"
     if query.uses_page_topic:
         joins += " LEFT JOIN page_topic t ON t.document_id = c.document_id"
     if query.uses_keyword:
@@ -290,7 +293,7 @@ def _candidates_select(query: HybridQuery) -> tuple[str, SqlParams]:
                (SELECT count(*) FROM vector_leg) AS vector_candidates,
                (SELECT count(*) FROM keyword_leg) AS keyword_candidates,
                (SELECT max(matched_idf) FROM keyword_leg) AS best_matched_idf,
-               {topic} AS page_topic
+               {topic} AS page_topic, c.token_count, {page_chunks} AS page_chunks
         FROM pool p
         JOIN {CHUNKS} c ON c.id = p.id
         JOIN {DOCUMENTS} d ON d.id = c.document_id

@@ -39,6 +39,8 @@ class Hit:
     keyword_score: float | None = None  # BM25 against the question (None without a keyword leg)
     rerank_score: float | None = None  # set when a reranker ordered the candidates
     page_topic: float | None = None  # the page's centroid cosine (FusionWeights.page_topic)
+    token_count: int = 0  # the chunk's length in the model's word pieces
+    page_chunks: int | None = None  # how many chunks its page has (None without the page topic)
 
     @property
     def section(self) -> str:
@@ -61,6 +63,7 @@ class Hit:
             "keyword_score": self.keyword_score,
             "rerank_score": self.rerank_score,
             "page_topic": self.page_topic,
+            "page_chunks": self.page_chunks,
         }
 
 
@@ -90,6 +93,9 @@ class RetrievalResult:
     keyword_candidates: int
     embedding_model: str
     reranker: str  # "none" when the fused order was kept
+    # The reranker's scores are relevance on a fixed scale (Voyage), so the best one is the
+    # confidence; a learned order's scores are not (search.rerankers.base.Reranker).
+    rerank_scores_relevance: bool = False
     degraded: bool = False
     failed_stages: list[str] = field(default_factory=list)  # e.g. ["embed"] or ["rerank"]
     errors: dict[str, str] = field(default_factory=dict)  # stage -> one-line reason
@@ -102,13 +108,14 @@ class RetrievalResult:
 
     @property
     def confidence(self) -> float | None:
-        """How sure retrieval is that something answers: the top rerank score when reranked,
-        else the best cosine similarity among the hits; None when there is nothing to judge by.
+        """How sure retrieval is that something answers: the top rerank score when a reranker
+        that scores relevance ordered them, else the best cosine similarity among the hits;
+        None when there is nothing to judge by.
         Compared with the calibrated "no answer" threshold; lowered when the question names
         something no visible page mentions."""
         if not self.hits:
             return None
-        if self.hits[0].rerank_score is not None:
+        if self.rerank_scores_relevance and self.hits[0].rerank_score is not None:
             score = self.hits[0].rerank_score
         else:
             similarities = [hit.similarity for hit in self.hits if hit.similarity is not None]

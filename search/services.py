@@ -16,7 +16,6 @@ from collections.abc import Sequence
 import structlog
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, transaction
 
-from kb.chunking import embedding_text
 from kb.embedders import Embedder, embedder_for
 from kb.errors import one_line
 from kb.models import EmbeddingModel
@@ -27,6 +26,7 @@ from search.hybrid import CANDIDATES, LEG_DEPTH, CandidateRow, HybridQuery, hybr
 from search.keywords import KeywordQuery, keyword_query, proper_names
 from search.rerankers import get_reranker
 from search.rerankers.base import Reranker, RerankError
+from search.rerankers.features import RankingQuestion
 from search.results import Hit, HybridRows, RetrievalResult, RetrievalUnavailable
 from search.selectors import chunks_still_visible, common_words, unknown_names
 from search.terms import keyword_terms
@@ -75,10 +75,19 @@ def retrieve(
     _check_a_leg_ran(vector=query_vector is not None, keyword=keywords is not None, errors=errors)
 
     hits = _still_visible(rows.candidates, embedding_model=embedding_model, audiences=audiences)
-    reranker_name = "none"
+    reranker_name, scores_relevance = "none", False
     if rerank and hits:
-        hits, reranker_name = _reranked(
-            question, hits, reranker=reranker, errors=errors, timings=timings
+        hits, reranker_name, scores_relevance = _reranked(
+            RankingQuestion(
+                text=question,
+                keyword_coverage=rows.keyword_coverage or 0.0,
+                identifier=bool(rows.identifier_phrases),
+                term_idfs=rows.term_idfs,
+            ),
+            hits,
+            reranker=reranker,
+            errors=errors,
+            timings=timings,
         )
     names = _unknown_names(
         question=question, embedding_model=embedding_model, audiences=audiences, timings=timings
@@ -90,6 +99,7 @@ def retrieve(
         rows=rows,
         embedding_model=embedding_model,
         reranker=reranker_name,
+        rerank_scores_relevance=scores_relevance,
         errors=errors,
         timings=timings,
         unknown_names=names,
@@ -143,25 +153,23 @@ def _still_visible(
 
 
 def _reranked(
-    question: str,
+    question: RankingQuestion,
     hits: list[Hit],
     *,
     reranker: Reranker | None,
     errors: dict[str, str],
     timings: dict[str, float],
-) -> tuple[list[Hit], str]:
-    """``hits`` in the reranker's order, with its name ("none" when none is configured); on a
-    reranker failure the fused order, and the reason in ``errors``."""
+) -> tuple[list[Hit], str, bool]:
+    """``hits`` in the reranker's order, with its name ("none" when none is configured) and
+    whether its scores are relevance on a fixed scale; on a reranker failure the fused order,
+    and the reason in ``errors``."""
     stage_started = time.perf_counter()
-    name = "none"
+    name, scores_relevance = "none", False
     try:
         reranker = reranker or get_reranker()
         if reranker is not None:
             name = reranker.name
-            scores = reranker.rerank(
-                question=question,
-                passages=[embedding_text(h.title, h.heading_path, h.text) for h in hits],
-            )
+            scores = reranker.rerank(question=question, hits=hits)
             if len(scores) != len(hits):
                 raise RerankError(f"{len(scores)} scores for {len(hits)} passages")
             reranked = sorted(
@@ -170,10 +178,11 @@ def _reranked(
                 reverse=True,
             )
             hits = [dataclasses.replace(hit, rerank_score=score) for hit, score in reranked]
+            scores_relevance = reranker.scores_relevance
     except Exception as exc:  # a reranker failure keeps the fused order
         errors["rerank"] = one_line(exc)
     timings["rerank"] = (time.perf_counter() - stage_started) * 1000
-    return hits, name
+    return hits, name, scores_relevance
 
 
 def _result(
@@ -183,6 +192,7 @@ def _result(
     rows: HybridRows,
     embedding_model: EmbeddingModel,
     reranker: str,
+    rerank_scores_relevance: bool,
     errors: dict[str, str],
     timings: dict[str, float],
     unknown_names: list[str],
@@ -195,6 +205,7 @@ def _result(
         keyword_candidates=rows.keyword_candidates,
         embedding_model=embedding_model.key,
         reranker=reranker,
+        rerank_scores_relevance=rerank_scores_relevance,
         degraded=bool(errors),
         failed_stages=list(errors),
         errors=errors,
@@ -336,6 +347,8 @@ def _hits_fused(
             keyword_score=None if row.keyword_score is None else float(row.keyword_score),
             fused_score=score,
             page_topic=None if row.page_topic is None else float(row.page_topic),
+            token_count=int(row.token_count),
+            page_chunks=row.page_chunks,
         )
         for row, score in zip(rows, fused, strict=True)
     ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from search.fusion import FusionWeights, fuse
@@ -38,6 +38,13 @@ class DumpedCandidate:
     vector_ranked: bool
     keyword_ranked: bool
     page_topic: float | None = None  # the page's centroid cosine (dumps before it have none)
+    # What the local ranking stage reads besides (search.rerankers.features); older dumps lack it.
+    title: str = ""
+    vector_rank: int | None = None
+    keyword_rank: int | None = None
+    fused_score: float = 0.0
+    token_count: int = 0
+    page_chunks: int | None = None
 
 
 @dataclass(frozen=True)
@@ -49,6 +56,8 @@ class DumpedCase:
     identifier: bool  # the question carries an identifier the index can find
     coverage: float  # see search.results.HybridRows.keyword_coverage
     candidates: tuple[DumpedCandidate, ...]
+    relevant_sections: tuple[str, ...] = ()
+    term_idfs: dict[str, float] = field(default_factory=dict)
 
 
 def dumped_case(case: EvalCase, result: RetrievalResult, *, identifier: bool) -> DumpedCase:
@@ -59,6 +68,8 @@ def dumped_case(case: EvalCase, result: RetrievalResult, *, identifier: bool) ->
         relevant=case.relevant,
         identifier=identifier,
         coverage=result.keyword_coverage or 0.0,
+        relevant_sections=case.relevant_sections,
+        term_idfs=dict(result.term_idfs),
         candidates=tuple(
             DumpedCandidate(
                 path=hit.path,
@@ -68,6 +79,12 @@ def dumped_case(case: EvalCase, result: RetrievalResult, *, identifier: bool) ->
                 vector_ranked=hit.vector_rank is not None,
                 keyword_ranked=hit.keyword_rank is not None,
                 page_topic=hit.page_topic,
+                title=hit.title,
+                vector_rank=hit.vector_rank,
+                keyword_rank=hit.keyword_rank,
+                fused_score=hit.fused_score,
+                token_count=hit.token_count,
+                page_chunks=hit.page_chunks,
             )
             for hit in result.hits
         ),
@@ -87,6 +104,7 @@ def dump_load(path: Path) -> tuple[str, list[DumpedCase]]:
             raw = json.loads(line)
             name = raw.pop("set")
             raw["relevant"] = tuple(raw["relevant"])
+            raw["relevant_sections"] = tuple(raw.get("relevant_sections", ()))
             raw["candidates"] = tuple(DumpedCandidate(**c) for c in raw["candidates"])
             cases.append(DumpedCase(**raw))
     return name, cases
