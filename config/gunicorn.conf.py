@@ -46,16 +46,20 @@ forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
 
 
 def post_worker_init(worker: object) -> None:
-    """Load the local embedding model (and, in the background, the question-language
-    detector) as the worker starts, not in the first customer's request: that customer waited
-    seconds for it, and a worker's idle memory is then its memory with the model. A failure
-    here is left for /readyz to report."""
+    """Load the local embedding model, the reranker (the local ranking model: LightGBM's import
+    is ~0.4 s) and, in the background, the question-language detector as the worker starts,
+    not in the first customer's request: that customer waited seconds for it, and a worker's
+    idle memory is then its memory with the model. A failure here is left for /readyz to
+    report."""
     try:
         from kb.embedders import get_embedder
 
         embedder = get_embedder()
         if embedder.provider == "local":
             embedder.embed_query("warm up")
+        from search.rerankers import get_reranker
+
+        get_reranker()
         from assistant.languages import detector_warm_up
 
         detector_warm_up()  # its models take 3-4 s to load: in the background

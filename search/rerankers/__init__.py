@@ -20,4 +20,8 @@ def get_reranker() -> Reranker | None:
         from search.rerankers.voyage import VoyageReranker
 
         return VoyageReranker(api=voyage_api_from_settings(), model=settings.VOYAGE_RERANK_MODEL)
+    if choice == "local":
+        from search.rerankers.local import LocalRanker
+
+        return LocalRanker()
     return None

@@ -13,14 +13,19 @@ from collections.abc import Sequence
 import voyageai
 from voyageai.object.reranking import RerankingObject
 
+from kb.chunking import embedding_text
 from kb.voyage import VoyageAPI, VoyageCallFailed
 from search.rerankers.base import RerankError
+from search.rerankers.features import RankingQuestion
+from search.results import Hit
 
 DEFAULT_MODEL = "rerank-2.5"
 
 
 class VoyageReranker:
     """Scores passages with Voyage's rerank API; any failure becomes a one-line ``RerankError``."""
+
+    scores_relevance = True  # rerank-2.5's relevance score, comparable across questions
 
     def __init__(self, *, api: VoyageAPI, model: str = DEFAULT_MODEL) -> None:
         self._api = api
@@ -30,7 +35,14 @@ class VoyageReranker:
     def __repr__(self) -> str:
         return f"VoyageReranker(model={self.model!r}, base_url={self._api.base_url!r})"
 
-    def rerank(self, *, question: str, passages: Sequence[str]) -> list[float]:
+    def rerank(self, *, question: RankingQuestion, hits: Sequence[Hit]) -> list[float]:
+        """The hits' passages as the embedder read them (title, heading path, text)."""
+        return self.rerank_passages(
+            question=question.text,
+            passages=[embedding_text(hit.title, hit.heading_path, hit.text) for hit in hits],
+        )
+
+    def rerank_passages(self, *, question: str, passages: Sequence[str]) -> list[float]:
         documents = list(passages)
         if not documents:
             return []

@@ -187,8 +187,9 @@ def test_not_in_docs_answer_is_cached_too(help_center, generator) -> None:
 
 class _BrokenReranker:
     name = "test/broken"
+    scores_relevance = False
 
-    def rerank(self, *, question: str, passages: list[str]) -> list[float]:
+    def rerank(self, *, question: object, hits: list[object]) -> list[float]:
         raise RerankError("reranker timed out")
 
 

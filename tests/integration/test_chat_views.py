@@ -433,8 +433,9 @@ def test_flagged_answer_is_shown_with_a_warning(help_center, monkeypatch) -> Non
 def test_degraded_answer_says_part_of_search_was_unavailable(help_center, monkeypatch) -> None:
     class BrokenReranker:
         name = "test/broken"
+        scores_relevance = False
 
-        def rerank(self, *, question: str, passages: list[str]) -> list[float]:
+        def rerank(self, *, question: object, hits: list[object]) -> list[float]:
             raise RerankError("reranker timed out")
 
     monkeypatch.setattr(

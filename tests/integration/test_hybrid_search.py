@@ -312,10 +312,16 @@ def test_pasted_identifier_gets_the_identifier_weight(help_center: Path) -> None
 def test_a_question_quoting_a_page_gets_the_quoted_weight(help_center: Path) -> None:
     weights = FusionWeights(keyword_plain=0.0, keyword_quoted=1.0, page_topic=0.0)
 
+    # the fused order itself (a reranking stage would reorder it)
     quoting = retrieve(
-        question="prorated refund within 60 days of payment", weights=weights, limit=20
+        question="prorated refund within 60 days of payment",
+        weights=weights,
+        limit=20,
+        rerank=False,
     )
-    paraphrase = retrieve(question="can I get my money back", weights=weights, limit=20)
+    paraphrase = retrieve(
+        question="can I get my money back", weights=weights, limit=20, rerank=False
+    )
 
     assert quoting.keyword_coverage == pytest.approx(1.0)
     assert [h.keyword_score for h in quoting.hits] == sorted(
@@ -405,16 +411,18 @@ def test_keyword_query_error_degrades_to_vector_only(help_center, monkeypatch) -
 
 class _BrokenReranker:
     name = "test/broken"
+    scores_relevance = False
 
-    def rerank(self, *, question: str, passages: list[str]) -> list[float]:
+    def rerank(self, *, question: object, hits: list[object]) -> list[float]:
         raise RerankError("reranker timed out")
 
 
 class _ReverseReranker:
     name = "test/reverse"
+    scores_relevance = False
 
-    def rerank(self, *, question: str, passages: list[str]) -> list[float]:
-        return [float(i) for i in range(len(passages))]
+    def rerank(self, *, question: object, hits: list[object]) -> list[float]:
+        return [float(i) for i in range(len(hits))]
 
 
 def test_reranker_down_keeps_the_fused_order(help_center: Path) -> None:
@@ -512,3 +520,46 @@ def test_a_number_used_as_a_quantity_is_not_an_identifier(numbers_center: Path) 
     assert _paths(result)[0] == "plans/limits.md"
     staff = retrieve(question="budget for 2025", audiences=ALL_AUDIENCES, rerank=False)
     assert staff.identifier_phrases == ("2025",)
+
+
+def test_hits_carry_their_length_and_their_pages_length(help_center: Path) -> None:
+    result = retrieve(question="refund for annual plan", rerank=False, limit=20)
+
+    for hit in result.hits:
+        chunk = Chunk.objects.get(pk=hit.chunk_id)
+        assert hit.token_count == chunk.token_count > 0
+        assert (
+            hit.page_chunks
+            == Chunk.objects.filter(
+                document_id=hit.document_id, embedding_model=chunk.embedding_model
+            ).count()
+        )
+
+
+def test_the_local_stage_orders_the_candidates_and_the_confidence_stays_the_cosine(
+    help_center: Path,
+) -> None:
+    from search.rerankers.local import LocalRanker
+
+    fused = retrieve(question="refund for annual plan", rerank=False, limit=20)
+    result = retrieve(question="refund for annual plan", reranker=LocalRanker(), limit=20)
+
+    assert result.reranker == "local/ranker" and not result.degraded
+    assert sorted(hit.chunk_id for hit in result.hits) == sorted(h.chunk_id for h in fused.hits)
+    scores = [hit.rerank_score for hit in result.hits]
+    assert all(score is not None for score in scores)
+    assert scores == sorted(scores, reverse=True)  # type: ignore[type-var]
+    # Its scores order one question's candidates; they are no confidence.
+    assert result.confidence == max(hit.similarity or 0.0 for hit in result.hits)
+
+
+def test_reranker_local_is_the_local_stage(settings) -> None:
+    from search.rerankers import get_reranker
+    from search.rerankers.local import LocalRanker
+
+    settings.RERANKER = "local"
+    get_reranker.cache_clear()
+    try:
+        assert isinstance(get_reranker(), LocalRanker)
+    finally:
+        get_reranker.cache_clear()

@@ -69,7 +69,7 @@ def test_it_is_a_reranker_named_after_its_model() -> None:
 def test_scores_come_back_in_the_order_the_passages_were_given(
     make_reranker: MakeReranker,
 ) -> None:
-    scores = make_reranker().rerank(question=QUESTION, passages=PASSAGES)
+    scores = make_reranker().rerank_passages(question=QUESTION, passages=PASSAGES)
 
     assert scores == EXPECTED_SCORES
 
@@ -77,7 +77,7 @@ def test_scores_come_back_in_the_order_the_passages_were_given(
 def test_the_request_carries_model_query_documents_and_truncation(
     stub: VoyageStub, make_reranker: MakeReranker
 ) -> None:
-    make_reranker().rerank(question=QUESTION, passages=tuple(PASSAGES))
+    make_reranker().rerank_passages(question=QUESTION, passages=tuple(PASSAGES))
 
     (request,) = stub.requests
     assert request.path == "/v1/rerank"
@@ -90,20 +90,20 @@ def test_the_request_carries_model_query_documents_and_truncation(
 def test_the_request_is_authorised_with_the_api_key_as_bearer_token(
     stub: VoyageStub, make_reranker: MakeReranker
 ) -> None:
-    make_reranker().rerank(question=QUESTION, passages=PASSAGES)
+    make_reranker().rerank_passages(question=QUESTION, passages=PASSAGES)
 
     assert stub.requests[0].headers["authorization"] == f"Bearer {API_KEY}"
 
 
 def test_no_passages_means_no_request(stub: VoyageStub, make_reranker: MakeReranker) -> None:
-    assert make_reranker().rerank(question=QUESTION, passages=[]) == []
+    assert make_reranker().rerank_passages(question=QUESTION, passages=[]) == []
     assert stub.requests == []
 
 
 def test_each_call_logs_one_event_without_the_key(
     make_reranker: MakeReranker, logged_events: list[dict[str, Any]]
 ) -> None:
-    make_reranker().rerank(question=QUESTION, passages=PASSAGES)
+    make_reranker().rerank_passages(question=QUESTION, passages=PASSAGES)
 
     (event,) = logged_events
     assert event["event"] == "rerank_called"
@@ -119,7 +119,7 @@ def test_rate_limited_requests_are_retried_until_one_succeeds(
 ) -> None:
     stub.fail_next(status=429, times=2)
 
-    scores = make_reranker().rerank(question=QUESTION, passages=PASSAGES)
+    scores = make_reranker().rerank_passages(question=QUESTION, passages=PASSAGES)
 
     assert scores == EXPECTED_SCORES
     assert len(stub.requests) == 3
@@ -132,14 +132,14 @@ def test_server_errors_are_retried(
 ) -> None:
     stub.fail_next(status=status)
 
-    assert make_reranker().rerank(question=QUESTION, passages=PASSAGES) == EXPECTED_SCORES
+    assert make_reranker().rerank_passages(question=QUESTION, passages=PASSAGES) == EXPECTED_SCORES
     assert len(stub.requests) == 2
 
 
 def test_a_timed_out_request_is_retried(stub: VoyageStub, make_reranker: MakeReranker) -> None:
     stub.fail_next(delay=5.0)  # cut short when the stub stops
 
-    scores = make_reranker(timeout=0.5).rerank(question=QUESTION, passages=PASSAGES)
+    scores = make_reranker(timeout=0.5).rerank_passages(question=QUESTION, passages=PASSAGES)
 
     assert scores == EXPECTED_SCORES
     assert len(stub.requests) == 2
@@ -151,7 +151,7 @@ def test_a_server_that_keeps_failing_is_given_up_after_max_retries(
     stub.fail_next(status=503, times=10)
 
     with pytest.raises(RerankError, match=r"HTTP 503.*gave up after 3 attempts"):
-        make_reranker(max_retries=2).rerank(question=QUESTION, passages=PASSAGES)
+        make_reranker(max_retries=2).rerank_passages(question=QUESTION, passages=PASSAGES)
 
     assert len(stub.requests) == 3
     (event,) = logged_events
@@ -164,7 +164,7 @@ def test_retry_after_is_waited_out_even_when_the_backoff_is_shorter(
     stub.fail_next(status=429, retry_after=0.3)
     started = time.monotonic()
 
-    make_reranker().rerank(question=QUESTION, passages=PASSAGES)
+    make_reranker().rerank_passages(question=QUESTION, passages=PASSAGES)
 
     assert time.monotonic() - started >= 0.3
     assert len(stub.requests) == 2
@@ -177,7 +177,7 @@ def test_a_retry_after_beyond_the_time_budget_fails_at_once(
     started = time.monotonic()
 
     with pytest.raises(RerankError, match="no time left to retry"):
-        make_reranker(total_timeout=5.0).rerank(question=QUESTION, passages=PASSAGES)
+        make_reranker(total_timeout=5.0).rerank_passages(question=QUESTION, passages=PASSAGES)
 
     assert len(stub.requests) == 1
     assert time.monotonic() - started < 2.0
@@ -190,7 +190,7 @@ def test_the_whole_call_stays_within_the_total_timeout(
     started = time.monotonic()
 
     with pytest.raises(RerankError, match="timed out"):
-        make_reranker(timeout=0.2, total_timeout=0.5, max_retries=20).rerank(
+        make_reranker(timeout=0.2, total_timeout=0.5, max_retries=20).rerank_passages(
             question=QUESTION, passages=PASSAGES
         )
 
@@ -214,7 +214,7 @@ def test_an_unusable_answer_is_an_error_and_is_not_retried(
     stub.fail_next(corrupt=corrupt)
 
     with pytest.raises(RerankError, match=reason) as caught:
-        make_reranker().rerank(question=QUESTION, passages=PASSAGES)
+        make_reranker().rerank_passages(question=QUESTION, passages=PASSAGES)
 
     assert "\n" not in str(caught.value)
     assert len(stub.requests) == 1
@@ -227,7 +227,7 @@ def test_a_rejected_request_is_not_retried(
     stub.fail_next(status=status)
 
     with pytest.raises(RerankError, match=f"HTTP {status}"):
-        make_reranker().rerank(question=QUESTION, passages=PASSAGES)
+        make_reranker().rerank_passages(question=QUESTION, passages=PASSAGES)
 
     assert len(stub.requests) == 1
 
@@ -238,7 +238,7 @@ def test_a_wrong_key_fails_at_once_and_never_shows_the_key(
     wrong_key = "pa-wrong-key-0d1e2f"
 
     with pytest.raises(RerankError, match="rejected the API key") as caught:
-        make_reranker(api_key=wrong_key).rerank(question=QUESTION, passages=PASSAGES)
+        make_reranker(api_key=wrong_key).rerank_passages(question=QUESTION, passages=PASSAGES)
 
     assert len(stub.requests) == 1
     assert wrong_key not in str(caught.value) and "\n" not in str(caught.value)
@@ -254,7 +254,7 @@ def test_an_unreachable_server_is_retried_then_an_error(make_reranker: MakeReran
         RerankError,
         match=r"could not reach Voyage rerank at http://127.0.0.1.*gave up after 2 attempts",
     ):
-        make_reranker(base_url=f"http://127.0.0.1:{closed_port}/v1", max_retries=1).rerank(
+        make_reranker(base_url=f"http://127.0.0.1:{closed_port}/v1", max_retries=1).rerank_passages(
             question=QUESTION, passages=PASSAGES
         )
 
@@ -280,7 +280,7 @@ def test_the_factory_builds_the_configured_voyage_reranker(settings, stub: Voyag
 
         # then it talks to the configured server with the configured model and key
         assert isinstance(reranker, VoyageReranker) and reranker.name == "voyage/rerank-2.5-lite"
-        assert reranker.rerank(question=QUESTION, passages=PASSAGES) == EXPECTED_SCORES
+        assert reranker.rerank_passages(question=QUESTION, passages=PASSAGES) == EXPECTED_SCORES
         (request,) = stub.requests
         assert request.body["model"] == "rerank-2.5-lite"
         assert request.headers["authorization"] == f"Bearer {API_KEY}"

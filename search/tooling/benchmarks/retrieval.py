@@ -149,6 +149,9 @@ class RetrievalTimings:
     percentiles: Percentiles
     stages: dict[str, float]  # median ms per stage
     reranker: str
+    # The local ranking stage alone over STAGE_CANDIDATES fused candidates of each question, in
+    # this process (one core), whichever reranker is configured.
+    stage_percentiles: Percentiles | None = None
 
 
 @dataclass(frozen=True)
@@ -557,4 +560,34 @@ def _retrieval_time(asked: list[str], *, steps: _Steps) -> RetrievalTimings:
         percentiles=percentiles(totals),
         stages={stage: statistics.median(ms) for stage, ms in stages.items()},
         reranker=reranker,
+        stage_percentiles=_stage_time(sorted(set(asked)), steps=steps),
     )
+
+
+STAGE_CANDIDATES = 100
+
+
+def _stage_time(questions: list[str], *, steps: _Steps) -> Percentiles:
+    """The local ranking stage on ``STAGE_CANDIDATES`` candidates per question (five times
+    each): what it costs beside the statement, features and model together."""
+    from search.rerankers.features import RankingQuestion
+    from search.rerankers.local import LocalRanker
+
+    ranker = LocalRanker()
+    steps.step(f"the local ranking stage on {STAGE_CANDIDATES} candidates per question")
+    timings = []
+    for question in questions:
+        result = retrieve(
+            question=question, rerank=False, limit=STAGE_CANDIDATES, candidates=STAGE_CANDIDATES
+        )
+        asked = RankingQuestion(
+            text=question,
+            keyword_coverage=result.keyword_coverage or 0.0,
+            identifier=bool(result.identifier_phrases),
+            term_idfs=result.term_idfs,
+        )
+        for _ in range(5):
+            started = time.perf_counter()
+            ranker.rerank(question=asked, hits=result.hits)
+            timings.append((time.perf_counter() - started) * 1000)
+    return percentiles(timings)

@@ -1,0 +1,228 @@
+"""The local ranking stage: one feature function for serving and training, a lab that can tell
+a useful model from a useless one, and the shipped model file that matches the code."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from search.rerankers.base import RerankError
+from search.rerankers.features import FEATURE_NAMES, RankingQuestion, candidate_features
+from search.rerankers.local import MODEL_FILE, LocalRanker, model_metadata
+from search.results import Hit
+from search.tooling.tuning.fusion import DumpedCandidate, DumpedCase, dump_write
+from search.tooling.tuning.ranking import (
+    dumps_checksum,
+    fused,
+    leave_one_set_out,
+    model_order,
+    scores,
+    train,
+    training_data,
+)
+
+
+def hit(**fields: object) -> Hit:
+    base: dict[str, object] = {
+        "chunk_id": 1,
+        "document_id": 1,
+        "path": "a.md",
+        "title": "Volumes",
+        "heading_path": "Volumes > Extend a volume",
+        "text": "Run fly volume extend.",
+        "char_start": 0,
+        "char_end": 10,
+        "updated_on": None,
+        "vector_rank": 1,
+        "keyword_rank": None,
+        "fused_score": 1.0,
+        "similarity": 0.5,
+        "keyword_score": 0.0,
+        "page_topic": 0.4,
+        "token_count": 80,
+        "page_chunks": 12,
+    }
+    return Hit(**{**base, **fields})  # type: ignore[arg-type]
+
+
+def dumped(h: Hit) -> DumpedCandidate:
+    return DumpedCandidate(
+        path=h.path,
+        heading_path=h.heading_path,
+        similarity=h.similarity or 0.0,
+        keyword_score=h.keyword_score or 0.0,
+        vector_ranked=h.vector_rank is not None,
+        keyword_ranked=h.keyword_rank is not None,
+        page_topic=h.page_topic,
+        title=h.title,
+        vector_rank=h.vector_rank,
+        keyword_rank=h.keyword_rank,
+        fused_score=h.fused_score,
+        token_count=h.token_count,
+        page_chunks=h.page_chunks,
+    )
+
+
+QUESTION = RankingQuestion(
+    text="How do I make my volume bigger?",
+    keyword_coverage=0.4,
+    identifier=False,
+    term_idfs={"volum": 2.0, "bigger": 3.0},
+)
+
+
+def test_serving_hits_and_dumped_candidates_give_the_same_features() -> None:
+    hits = [
+        hit(),
+        hit(chunk_id=2, path="b.md", title="Pricing", heading_path="", similarity=0.3,
+            vector_rank=None, keyword_rank=2, keyword_score=4.0, fused_score=0.2,
+            page_chunks=None, page_topic=None),
+        hit(chunk_id=3, heading_path="Volumes > Snapshots", similarity=0.45, fused_score=0.5),
+    ]  # fmt: skip
+
+    served = candidate_features(QUESTION, hits)
+    trained = candidate_features(QUESTION, [dumped(h) for h in hits])
+
+    np.testing.assert_array_equal(served, trained)
+    assert served.shape == (3, len(FEATURE_NAMES))
+
+
+def test_features_read_the_headings_page_length_and_places() -> None:
+    hits = [hit(), hit(chunk_id=2, path="b.md", title="Other", heading_path="Other > Deep > Er")]
+
+    rows = candidate_features(QUESTION, hits)
+    column = {name: rows[:, i] for i, name in enumerate(FEATURE_NAMES)}
+
+    assert column["heading_idf_share"][0] == pytest.approx(2.0 / 5.0)  # "Volumes" holds volum
+    assert column["title_idf_share"][1] == 0.0
+    assert column["section_depth"].tolist() == [2.0, 3.0]
+    assert column["page_chunks"][0] == pytest.approx(np.log(12))
+    assert column["page_position"].tolist() == [0.0, 1.0]
+    assert column["keyword_rank"][0] == pytest.approx(np.log(200))  # the leg missed it
+
+
+def synthetic_set(name: str, *, questions: int, seed: int) -> list[DumpedCase]:
+    """Questions whose right candidate is the one whose heading holds the question's rare word,
+    placed anywhere in a fused order that does not know it: a heading signal a model can learn
+    and the fused order cannot see."""
+    rng = random.Random(seed)
+    cases = []
+    for number in range(questions):
+        candidates = []
+        right = rng.randrange(12)
+        for position in range(12):
+            is_right = position == right
+            candidates.append(
+                DumpedCandidate(
+                    path=f"p{position}.md",
+                    heading_path=f"Page {position} > {'rareword' if is_right else 'other'}",
+                    similarity=0.5 - 0.01 * position,
+                    keyword_score=rng.random(),
+                    vector_ranked=True,
+                    keyword_ranked=True,
+                    page_topic=0.3,
+                    title=f"Page {position}",
+                    vector_rank=position + 1,
+                    keyword_rank=position + 1,
+                    fused_score=1.0 - 0.05 * position,
+                    token_count=100,
+                    page_chunks=5,
+                )
+            )
+        cases.append(
+            DumpedCase(
+                id=f"{name}-{number}",
+                question="where is the rareword setting",
+                kind="paraphrase",
+                relevant=(f"p{right}.md",),
+                identifier=False,
+                coverage=0.5,
+                candidates=tuple(candidates),
+                relevant_sections=(f"Page {right} > rareword",),
+                term_idfs={"rareword": 5.0, "set": 1.0},
+            )
+        )
+    return cases
+
+
+def test_the_held_out_stage_learns_a_signal_the_fused_order_misses() -> None:
+    sets = {
+        "one/derived": synthetic_set("one", questions=60, seed=1),
+        "two/derived": synthetic_set("two", questions=60, seed=2),
+        "three/derived": synthetic_set("three", questions=60, seed=3),
+    }
+
+    folds = leave_one_set_out(sets, rounds=30)
+
+    for fold in folds:
+        assert fold.rows["stage"]["page recall@1"] > 0.9
+        assert fold.rows["fused"]["page recall@1"] < 0.2
+
+
+def test_a_set_is_held_out_with_every_set_over_the_same_documentation() -> None:
+    # Two sets over the same pages: holding one out holds out the other, so nothing is left
+    # to train its fold on (a model must not learn the held-out corpus from its sibling set).
+    sets = {
+        "hugo/derived": synthetic_set("hugo", questions=20, seed=4),
+        "hugo/paraphrases": synthetic_set("hugo", questions=20, seed=5),
+    }
+
+    with pytest.raises(ValueError, match="no question"):
+        leave_one_set_out(sets, rounds=5)
+
+
+def test_training_data_counts_each_set_once() -> None:
+    big = synthetic_set("big", questions=90, seed=5)
+    small = synthetic_set("small", questions=10, seed=6)
+
+    data = training_data({"big/derived": big, "small/derived": small})
+
+    per_question = data.weights
+    assert per_question[:90].sum() == pytest.approx(per_question[90:].sum())
+    assert len(data.groups) == 100
+
+
+def test_fused_order_scores_as_the_dump_ranks() -> None:
+    cases = synthetic_set("x", questions=20, seed=8)
+    booster = train(training_data({"x/derived": cases}), rounds=10)
+
+    assert scores(cases, fused)["page recall@1"] == pytest.approx(
+        sum(case.relevant == ("p0.md",) for case in cases) / 20
+    )
+    assert model_order(booster)(cases[0])[0] != 0 or cases[0].relevant == ("p0.md",)
+
+
+def test_the_shipped_model_matches_the_features_and_names_its_training_data() -> None:
+    ranker = LocalRanker()
+    metadata = model_metadata()
+
+    assert tuple(ranker.booster.feature_name()) == FEATURE_NAMES
+    assert metadata["features"] == list(FEATURE_NAMES)
+    assert len(str(metadata["dumps_sha256"])) == 64
+    assert str(metadata["command"]).startswith("manage.py search_ranker train")
+    scores_ = ranker.rerank(question=QUESTION, hits=[hit(), hit(chunk_id=2, similarity=0.1)])
+    assert len(scores_) == 2 and all(np.isfinite(scores_))
+
+
+def test_a_model_trained_on_other_features_is_refused(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    text = MODEL_FILE.read_text(encoding="utf-8").replace(
+        "feature_names=keyword_weight", "feature_names=something_else", 1
+    )
+    other = tmp_path / "other.txt"
+    other.write_text(text, encoding="utf-8")
+
+    with pytest.raises(RerankError, match="other features"):
+        LocalRanker(model_file=other)
+
+
+def test_dumps_checksum_follows_the_bytes_not_the_argument_order(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    dump_write(first, "a/derived", synthetic_set("a", questions=2, seed=9))
+    dump_write(second, "b/derived", synthetic_set("b", questions=2, seed=10))
+    before = dumps_checksum([second, first])
+
+    assert dumps_checksum([first, second]) == before
+    second.write_text(second.read_text() + "\n", encoding="utf-8")
+    assert dumps_checksum([first, second]) != before
