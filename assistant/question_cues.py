@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 # Where a yes/no question starts: the question's start or a clause's ("My card failed. Will…"),
 # after Spanish's opening mark if any.
-_CLAUSE = r"(?:^|[.?!,;:]\s+)[¿¡]?\s*"
+_CLAUSE = r"(?:^|[.?!,]\s+)(?:[¿¡]\s*)?"
 
 
 @dataclass(frozen=True)
