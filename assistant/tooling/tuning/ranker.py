@@ -219,6 +219,14 @@ def ranker_report(
                     f"{name} (report)", label, replay_score(report[name], SHIPPED, orderer=orderer)
                 )
             )
+        reachable = sum(
+            bool(labels(row, group(row)[0]).max(initial=0))
+            for row in report[name]
+            if row["answerable"] and not row["refused"]
+        )
+        lines.append(
+            f"  {name} (report): a shortlisted unit could lead with a fact for {reachable}"
+        )
     for name, rows in held_out.items():
         for label, orderer in (("weights", None), ("ranker", orderer_of(final))):
             lines.append(
