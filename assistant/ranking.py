@@ -7,15 +7,14 @@ features it was trained on: the unit's cosine and the hand signals of ``unit_fea
 stands among the question's units (its cosine against the best one's, against its passage's
 best), what it is (its kind, its length in words, whether it holds a number or a price), where
 it stands in its passage (its position, whether it opens the passage or its paragraph), the
-passage's rank, and the question's shape. ``answer_tuning ranker`` trains the model
+passage's rank, and the question's shape. ``answer_tuning ranker`` trains the model and
+replays it over the dumps; no model is shipped: none beat the hand weights by leave-one-set-out
 (docs/answers.md, "Round four").
 """
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,10 +23,6 @@ from typing import Any
 import numpy as np
 
 from assistant.units import FEATURES, MONEY, NUMBER, WORDY, QuestionShape, UnitWeights, weighted
-
-MODEL_DIR = Path(__file__).resolve().parent / "ranker_models"
-MODEL_PATH = MODEL_DIR / "unit_ranker.txt"
-METADATA_PATH = MODEL_DIR / "unit_ranker.json"
 
 KINDS = ("sentence", "item", "row", "procedure", "code")
 RANKER_FEATURES = (
@@ -169,14 +164,3 @@ class UnitRanker:
         if len(rows) == 0:
             return np.zeros(0, dtype=np.float32)
         return np.asarray(self.booster.predict(rows, num_threads=1), dtype=np.float32)
-
-
-@functools.cache
-def unit_ranker() -> UnitRanker | None:
-    """The shipped model, loaded once per process; None when none is shipped."""
-    if not MODEL_PATH.exists():
-        return None
-    metadata = json.loads(METADATA_PATH.read_text(encoding="utf-8"))
-    if file_sha256(MODEL_PATH) != metadata["model_sha256"]:
-        raise ValueError(f"{MODEL_PATH} is not the model {METADATA_PATH} describes")
-    return UnitRanker(MODEL_PATH.read_text(encoding="utf-8"), features=metadata["features"])

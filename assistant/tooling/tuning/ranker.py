@@ -219,6 +219,11 @@ def ranker_report(
                     f"{name} (report)", label, replay_score(report[name], SHIPPED, orderer=orderer)
                 )
             )
+        # the model trained without this set never saw any of its cases: both halves count
+        for label, orderer in (("weights", None), ("LOSO", orderer_of(loso))):
+            lines.append(
+                _row(f"{name} (all)", label, replay_score(dumps[name], SHIPPED, orderer=orderer))
+            )
         reachable = sum(
             bool(labels(row, group(row)[0]).max(initial=0))
             for row in report[name]
