@@ -34,6 +34,7 @@ import Stemmer
 
 from assistant.generators.base import Source
 from assistant.injection import is_flagged
+from assistant.question_cues import cues_for
 from kb.chunking.lines import FenceRole
 from kb.chunking.sentences import split_sentences
 from kb.selectors.passages import PassageLine, passage_lines
@@ -75,30 +76,12 @@ PROSE_LANGUAGES = frozenset(
     {"markdown", "md", "mdx", "text", "txt", "plain", "plaintext", "email", "none", "output"}
 )
 
-# A question asking for an amount, a duration or a limit is answered by a unit holding a number
-# ("How long is the free trial?" -> "...starts with a 14-day free trial.").
-QUANTITY_QUESTION = re.compile(
-    r"\bhow (?:long|many|much|often|fast|soon|far|old|big|large)\b|\bwhen\b|\bwhat time\b"
-    r"|\b(?:limit|maximum|minimum|max|min|cost|costs|price|fee|fees|charge)\b",
-    re.IGNORECASE,
-)
-MONEY_QUESTION = re.compile(
-    r"\bhow much\b|\b(?:cost|costs|price|prices|pricing|fee|fees|charge|charged|pay)\b",
-    re.IGNORECASE,
-)
+# What kind of answer a question wants is read from its wording, in its own language
+# (`assistant.question_cues`): an amount is answered by a unit holding a number ("How long is
+# the free trial?" -> "...starts with a 14-day free trial."), a price by a unit holding a price,
+# a how-to question by the steps, and a yes/no question ("...will you retry the card
+# automatically?") by a sentence that says yes or no to it, plainly or with a limit.
 MONEY = re.compile(r"[$€£¥]\s?\d|\d\s?(?:[$€£¥]|USD|EUR|GBP)\b|\b(?:USD|EUR|GBP)\s?\d")
-HOW_TO_QUESTION = re.compile(
-    r"\bhow (?:do|can|should|would) (?:i|we|you|one)\b|\bhow to\b|\bsteps? (?:to|for)\b"
-    r"|\bwhere (?:do|can) (?:i|we)\b|\bwhat do i (?:need to )?do\b",
-    re.IGNORECASE,
-)
-# A question asking whether something is so ("...will you retry the card automatically?") is
-# decided by a sentence that says yes or no to it, plainly or with a limit.
-YES_NO_QUESTION = re.compile(
-    r"(?:^|[.?!,]\s+)(?:is|are|can|could|does|do|did|will|would|should|may|has|have|was|were)"
-    r"\s+(?:i|we|you|it|they|there|my|our|the|a|an|this|that)\b",
-    re.IGNORECASE,
-)
 POLARITY = re.compile(
     r"\b(?:yes|no|not|never|always|only|cannot|can't|won't|isn't|aren't|doesn't|don't|"
     r"automatically|must|required|unless|except)\b",
@@ -187,12 +170,19 @@ class QuestionShape:
         return self.quantity and bool(NUMBER.search(text))
 
     @classmethod
-    def of(cls, question: str) -> QuestionShape:
+    def of(cls, question: str, *, language: str | None = None) -> QuestionShape:
+        """The shape of ``question``, read with the cues of ``language`` (an ISO 639-1 code;
+        by default the language it is detected in, `assistant.languages.question_language`)."""
+        if language is None:
+            from assistant.languages import question_language
+
+            language = question_language(question)
+        cues = cues_for(language)
         return cls(
-            money=bool(MONEY_QUESTION.search(question)),
-            quantity=bool(QUANTITY_QUESTION.search(question)),
-            how_to=bool(HOW_TO_QUESTION.search(question)),
-            yes_no=bool(YES_NO_QUESTION.search(question)),
+            money=bool(cues.money.search(question)),
+            quantity=bool(cues.quantity.search(question)),
+            how_to=bool(cues.how_to.search(question)),
+            yes_no=bool(cues.yes_no.search(question)),
         )
 
 

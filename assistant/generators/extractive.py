@@ -27,6 +27,7 @@ from assistant.generators.base import (
     Source,
     TextDelta,
 )
+from assistant.languages import ENGLISH, question_language
 from assistant.prompting import NOT_COVERED_SENTENCE
 from assistant.units import (
     STEP_KINDS,
@@ -139,7 +140,9 @@ class ExtractiveGenerator:
         if not units:
             return [], []
         similarity, vectors = self._similarities(
-            [read] if context is None else [read, f"{context} {read}"], units
+            [read] if context is None else [read, f"{context} {read}"],
+            units,
+            english=question_language(question) == ENGLISH,
         )
         scores = similarity + weighted(features, self._weights)
         # Without vectors only shared words count: ask for half their weight.
@@ -187,18 +190,26 @@ class ExtractiveGenerator:
         return chosen, older
 
     def _similarities(
-        self, queries: Sequence[str], units: Sequence[Unit]
+        self, queries: Sequence[str], units: Sequence[Unit], *, english: bool = True
     ) -> tuple[np.ndarray, np.ndarray | None]:
         """Cosine similarity of each unit (labelled with its section) to the queries, averaged:
         a follow-up is read alone and with what it follows, so neither drowns the other.
 
         One batched call with the queries first: the local model encodes queries and passages
-        the same way. Without an embedder the shared words alone decide, which still quotes the
-        unit that names what was asked; the answer must not fail over a ranking aid.
+        the same way. Without an embedder, or with one that does not read the question's
+        language (not ``english`` and not ``multilingual``), the shared words and the question's
+        kind alone decide, which still quotes the unit that names what was asked; the answer
+        must not fail over a ranking aid.
         """
         texts = [*queries, *(f"{unit.source.section}: {unit.words_text}" for unit in units)]
         try:
             embedder = self._embedder or get_embedder()
+            if not english and not getattr(embedder, "multilingual", False):
+                # An English-only model places a Spanish question nowhere near the English unit
+                # that answers it (the Growth price row 0.21, "Growth is our most popular plan."
+                # 0.49 to "¿Cuánto cuesta el plan Growth al mes?"): its cosine is no evidence,
+                # and the question's words and kind decide, as without an embedder.
+                return np.zeros(len(units), dtype=np.float32), None
             vectors = np.asarray(embedder.embed_documents(texts), dtype=np.float32)
         except Exception as exc:  # the embedder is an aid here, not a dependency
             log.warning("extractive_embedder_failed", error=one_line(exc))

@@ -204,6 +204,34 @@ def test_the_kind_of_question_is_read_from_its_wording(
     assert (found.quantity, found.how_to, found.yes_no) == shape
 
 
+@pytest.mark.parametrize(
+    ("question", "shape"),
+    [
+        ("¿Cuánto cuesta el plan Growth al mes?", (True, True, False, False)),
+        ("¿Puedo cambiar la región de mis datos después?", (False, False, False, True)),
+        ("Wie kündige ich mein Abonnement?", (False, False, True, False)),
+        ("Wie lange dauert eine Rückerstattung?", (True, False, False, False)),
+        ("Combien coûte le forfait Growth par mois ?", (True, True, False, False)),
+        ("Hoe zeg ik mijn abonnement op?", (False, False, True, False)),
+        ("Quanto custa o plano Growth por mês?", (True, True, False, False)),
+        ("Come posso annullare l'abbonamento?", (False, False, True, False)),
+    ],
+)
+def test_the_kind_of_question_is_read_in_the_language_it_is_asked_in(
+    question: str, shape: tuple[bool, bool, bool, bool]
+) -> None:
+    # the help center is English, but "¿cuánto cuesta?" asks for a price as "how much" does
+    found = QuestionShape.of(question)
+
+    assert (found.quantity, found.money, found.how_to, found.yes_no) == shape
+
+
+def test_a_question_is_read_with_its_own_language_s_cues_only() -> None:
+    # "come" is Italian for "how" and English for arriving: English cues read English questions
+    assert not QuestionShape.of("Will customers come back after a failed payment?").how_to
+    assert QuestionShape.of("Come posso annullare?", language="it").how_to
+
+
 def test_a_leading_sentence_brings_the_next_one_of_its_paragraph_and_no_further() -> None:
     # given
     units = units_of(

@@ -539,3 +539,19 @@ def test_the_steps_added_to_a_how_to_answer_never_repeat_the_step_that_leads() -
 
     # then: the procedure would quote the lead's step again
     assert added is None
+
+
+def test_a_spanish_price_question_quotes_the_price_row(generator: ExtractiveGenerator) -> None:
+    # given: the plans page's price table and its Growth section, as retrieval finds them for
+    # the Spanish question with the local English model (issue #24)
+    hits = [
+        _passage(generator._embedder, "plans/plans-and-limits.md", "Growth is our most popular"),
+        _passage(generator._embedder, "plans/plans-and-limits.md", "| Growth | $99 / month"),
+    ]
+
+    # when
+    deltas, _, _ = _answer(generator, "¿Cuánto cuesta el plan Growth al mes?", hits)
+
+    # then: the price leads, not the sentence that only names the plan
+    lead, _ = _quotes(deltas)[0]
+    assert "$99 / month" in lead

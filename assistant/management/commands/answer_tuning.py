@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -12,6 +13,7 @@ from tqdm import tqdm
 
 from assistant.tooling.evaluation import AnswerEvalError, answer_cases_load
 from assistant.tooling.tuning.quotes import dump_load, quotes_dump, quotes_fit_report
+from assistant.tooling.tuning.ranker import ranker_report, ranker_save
 from assistant.tooling.tuning.refusal import Refusal, refusal_fit_report
 from kb.models import EmbeddingModel
 
@@ -26,6 +28,19 @@ class Command(BaseCommand):
         dump.add_argument("--output", type=Path, required=True)
         fit = verbs.add_parser("fit", help="choose the weights by leave-one-set-out")
         fit.add_argument("dumps", type=Path, nargs="+")
+        ranker = verbs.add_parser(
+            "ranker",
+            help="train the unit ranker on the dumps' calibration halves (leave-one-set-out)",
+        )
+        ranker.add_argument("dumps", type=Path, nargs="+")
+        ranker.add_argument(
+            "--held-out",
+            type=Path,
+            action="append",
+            default=[],
+            help="a dump used for no choice, scored whole",
+        )
+        ranker.add_argument("--output", type=Path, help="write the model (LightGBM text) here")
 
     def handle(self, *args: object, verb: str, **options: object) -> None:
         if verb == "dump":
@@ -41,12 +56,35 @@ class Command(BaseCommand):
                 progress=lambda items: tqdm(items, desc="dumping", unit="q", file=sys.stderr),
             )
             return
+        dumps = self._load(options["dumps"])  # type: ignore[arg-type]
+        if verb == "ranker":
+            self._ranker(dumps, options)
+            return
+        today = Refusal(settings.NO_ANSWER_THRESHOLD, settings.NO_ANSWER_UNSUPPORTED_THRESHOLD)
+        for line in [*refusal_fit_report(dumps, today=today), *quotes_fit_report(dumps)]:
+            self.stdout.write(line)
+
+    def _load(self, paths: list[Path]) -> dict[str, list[dict[str, Any]]]:
         dumps = {}
-        for path in options["dumps"]:  # type: ignore[attr-defined]
+        for path in paths:
             try:
                 dumps[Path(path).stem] = dump_load(Path(path))
             except (OSError, ValueError) as exc:
                 raise CommandError(f"cannot read {path}: {exc}") from exc
-        today = Refusal(settings.NO_ANSWER_THRESHOLD, settings.NO_ANSWER_UNSUPPORTED_THRESHOLD)
-        for line in [*refusal_fit_report(dumps, today=today), *quotes_fit_report(dumps)]:
+        return dumps
+
+    def _ranker(self, dumps: dict[str, list[dict[str, Any]]], options: dict[str, Any]) -> None:
+        held_out = self._load(options["held_out"])
+        ranker, params, lines = ranker_report(dumps, held_out=held_out)
+        for line in lines:
             self.stdout.write(line)
+        if options["output"]:
+            paths = [Path(path) for path in options["dumps"]]
+            command = "manage.py answer_tuning ranker " + " ".join(
+                [
+                    *(path.name for path in paths),
+                    *(f"--held-out {p.name}" for p in options["held_out"]),
+                ]
+            )
+            ranker_save(ranker, params, output=Path(options["output"]), command=command, data=paths)
+            self.stdout.write(f"wrote {options['output']}")

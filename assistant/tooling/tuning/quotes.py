@@ -154,26 +154,47 @@ def states(text: str, row: dict[str, Any]) -> bool:
     return bool(found) and (all(found) if row["match"] == "all" else any(found))
 
 
-def replay(row: dict[str, Any], choice: QuoteChoice) -> list[dict[str, Any]]:
+# Orders a dumped case's shortlisted units: (row, units, their unit_features rows, their
+# cosines) -> one score per unit, higher first (a learned ranker, ``assistant.ranking``).
+Orderer = Callable[[dict[str, Any], list[dict[str, Any]], np.ndarray, np.ndarray], np.ndarray]
+
+
+def shortlisted(
+    row: dict[str, Any], sources: int = MAX_SOURCES
+) -> tuple[list[dict[str, Any]], np.ndarray]:
+    """The dumped units the answerer would score (its shortlist), with their features."""
+    every = [unit for unit in row["units"] if unit["source"] <= sources]
+    features = np.array([_features(row, unit) for unit in every], dtype=np.float32)
+    kept = shortlist(features, limit=MAX_CANDIDATES)
+    return [every[index] for index in kept], features[kept] if kept else features
+
+
+def replay(
+    row: dict[str, Any], choice: QuoteChoice, *, orderer: Orderer | None = None
+) -> list[dict[str, Any]]:
     """The units the answerer would quote for the dumped case under ``choice``: the same
     shortlist, scores and rules as ``ExtractiveGenerator._choose``, on the dumped units, except
     the steps a how-to question is given when another unit leads (``_steps_wanted``), which
-    this replay leaves out: no weight or margin it tunes decides them."""
-    every = [unit for unit in row["units"] if unit["source"] <= choice.sources]
-    features = np.array([_features(row, unit) for unit in every], dtype=np.float32)
-    kept = shortlist(features, limit=MAX_CANDIDATES)
-    units = [every[index] for index in kept]
+    this replay leaves out: no weight or margin it tunes decides them. With an ``orderer`` its
+    best unit leads; the weighted scores still decide whether any unit is about the question
+    and which may follow the lead."""
+    units, features = shortlisted(row, choice.sources)
     if not units:
         return []
     similarities = np.array([unit["similarity"] for unit in units], dtype=np.float32)
-    scores = similarities + weighted(features[kept], choice.weights)
+    scores = similarities + weighted(features, choice.weights)
     order = [int(index) for index in np.argsort(-scores, kind="stable")]
     best = scores[order[0]]
     if best < RELEVANCE_FLOOR:
         return []
-    picked = [order[0]]
-    following = _following(units[order[0]], units)
-    for index in order[1:]:
+    lead = order[0]
+    if orderer is not None:
+        lead = int(np.argmax(orderer(row, units, features, similarities)))
+    picked = [lead]
+    following = _following(units[lead], units)
+    for index in order:
+        if index == lead:
+            continue
         if len(picked) == choice.max_quotes or scores[index] < best - choice.margin:
             break
         unit = units[index]
@@ -266,7 +287,9 @@ class ReplayScore:
         return self.states_fact + self.lead_states_fact - WORD_COST * self.median_words
 
 
-def replay_score(rows: Sequence[dict[str, Any]], choice: QuoteChoice) -> ReplayScore:
+def replay_score(
+    rows: Sequence[dict[str, Any]], choice: QuoteChoice, *, orderer: Orderer | None = None
+) -> ReplayScore:
     score = ReplayScore(words=[])
     for row in rows:
         if not row["answerable"] or row["refused"]:
@@ -275,7 +298,7 @@ def replay_score(rows: Sequence[dict[str, Any]], choice: QuoteChoice) -> ReplayS
             continue
         score.answerable += 1
         score.seen += any(row["sections_seen"][: choice.sources])
-        quoted = replay(row, choice)
+        quoted = replay(row, choice, orderer=orderer)
         text = " ".join(unit["text"] for unit in quoted)
         score.stated += states(text, row)
         score.lead += bool(quoted) and states(quoted[0]["text"], row)
