@@ -23,14 +23,12 @@ word that no retrieved unit holds and that is one or two typing slips from a wor
 
 from __future__ import annotations
 
-import functools
 import itertools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import Stemmer
 
 from assistant.generators.base import Source
 from assistant.injection import is_flagged
@@ -39,6 +37,8 @@ from kb.chunking.lines import FenceRole
 from kb.chunking.sentences import split_sentences
 from kb.selectors.passages import PassageLine, passage_lines
 from search.keywords import ENGLISH_STOP_WORDS
+from search.lexemes import WORD, lexemes, words
+from search.lexemes import stem as _stem
 
 # Fences, headings, list items and table delimiters are recognised by kb (``passage_lines``),
 # as the chunker saw them; these only take the markup off a line that is quoted.
@@ -60,7 +60,6 @@ HTML_FORMATTING = (
 HTML_TAG = re.compile(rf"</?(?:{HTML_FORMATTING})(?:\s[^<>]*)?/?>", re.IGNORECASE)
 WORDY = re.compile(r"\b[^\W\d_]{2,}")  # a word with letters in it
 NUMBER = re.compile(r"\d")
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 STEP_KINDS = frozenset({"procedure", "code"})  # the units that answer "how do I ...?"
 MIN_SENTENCE_WORDS = 4  # words with letters in them
@@ -110,22 +109,6 @@ OPPOSITE_ACTIONS = (
 _PAIR_SKIP = frozenset({"a", "an", "the", "my", "our", "your", "i", "we", "you", "it"})
 # A question word this long or longer may be a typing slip away from a unit's word.
 _MIN_TYPO_LENGTH = 5
-
-_stemmer = Stemmer.Stemmer("english")
-
-
-@functools.lru_cache(maxsize=65536)
-def _stem(word: str) -> str:
-    return str(_stemmer.stemWord(word))
-
-
-def words(text: str) -> list[str]:
-    return _WORD.findall(text.casefold())
-
-
-def lexemes(text: str) -> set[str]:
-    """The index terms of ``text``: words less English stop words, Snowball-stemmed."""
-    return {_stem(word) for word in words(text) if word not in ENGLISH_STOP_WORDS}
 
 
 def pairs(text: str) -> set[tuple[str, str]]:
@@ -368,7 +351,7 @@ def question_as_read(question: str, units: Sequence[Unit]) -> str:
         typed = word.casefold()
         return min(stems[near], key=lambda held: (_slips(typed, held, limit=9), len(held)))
 
-    return _WORD.sub(read, question)
+    return WORD.sub(read, question)
 
 
 def _unit_stems(units: Sequence[Unit]) -> dict[str, list[str]]:

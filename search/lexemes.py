@@ -1,8 +1,8 @@
 """A text's index terms computed in Python, as PostgreSQL's ``english`` configuration makes them:
-words less the Snowball stop words, stemmed with Snowball English. Retrieval's learned ranking
-stage reads which of the question's terms a candidate's headings hold with it; the question's
-terms and their IDF come from the index (``search.results.RetrievalResult.term_idfs``), so both
-sides must stem alike."""
+words less the Snowball stop words, stemmed with Snowball English. The question's terms and
+their IDF come from the index (``search.results.RetrievalResult.term_idfs``), and what holds
+them is read here: a candidate's headings (the local ranking stage), an answer unit's words
+(``assistant.units``), so both sides must stem alike."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import Stemmer
 
 from search.keywords import ENGLISH_STOP_WORDS
 
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _stemmer = Stemmer.Stemmer("english")
 
 
@@ -23,7 +23,7 @@ def stem(word: str) -> str:
 
 
 def words(text: str) -> list[str]:
-    return _WORD.findall(text.casefold())
+    return WORD.findall(text.casefold())
 
 
 def lexemes(text: str) -> set[str]:

@@ -1,12 +1,18 @@
 """The learned unit ranker's lab (`assistant.tooling.tuning.ranker`) and its features
-(`assistant.ranking`): what it is trained on must be what the answer step would compute."""
+(`assistant.tooling.tuning.unit_ranking`): what it is trained on must be what the answer step
+would compute."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from assistant.ranking import RANKER_FEATURES, RankerUnit, dumped_ranker_units, ranker_features
 from assistant.tooling.tuning.ranker import RankerParams, labels, ranker_train
+from assistant.tooling.tuning.unit_ranking import (
+    RANKER_FEATURES,
+    RankerUnit,
+    dumped_ranker_units,
+    ranker_features,
+)
 from assistant.units import unit_features, units_of
 from tests.unit.test_answer_units import _source
 

@@ -155,7 +155,8 @@ def states(text: str, row: dict[str, Any]) -> bool:
 
 
 # Orders a dumped case's shortlisted units: (row, units, their unit_features rows, their
-# cosines) -> one score per unit, higher first (a learned ranker, ``assistant.ranking``).
+# cosines) -> one score per unit, higher first (a learned ranker,
+# ``assistant.tooling.tuning.unit_ranking``).
 Orderer = Callable[[dict[str, Any], list[dict[str, Any]], np.ndarray, np.ndarray], np.ndarray]
 
 

@@ -21,13 +21,6 @@ from typing import Any
 import numpy as np
 
 from assistant.facts import states as fact_stated
-from assistant.ranking import (
-    RANKER_FEATURES,
-    UnitRanker,
-    dumped_ranker_units,
-    file_sha256,
-    ranker_features,
-)
 from assistant.tooling.tuning.quotes import (
     Orderer,
     QuoteChoice,
@@ -35,6 +28,13 @@ from assistant.tooling.tuning.quotes import (
     _following,
     replay_score,
     shortlisted,
+)
+from assistant.tooling.tuning.unit_ranking import (
+    RANKER_FEATURES,
+    UnitRanker,
+    dumped_ranker_units,
+    file_sha256,
+    ranker_features,
 )
 from assistant.units import UnitWeights
 

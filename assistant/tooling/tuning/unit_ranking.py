@@ -9,7 +9,8 @@ best), what it is (its kind, its length in words, whether it holds a number or a
 it stands in its passage (its position, whether it opens the passage or its paragraph), the
 passage's rank, and the question's shape. ``answer_tuning ranker`` trains the model and
 replays it over the dumps; no model is shipped: none beat the hand weights by leave-one-set-out
-(docs/answers.md, "Round four").
+(docs/answers.md, "Round four"), so this module lives with the lab: serving code imports no lab
+code, and the answer step computes none of these features today.
 """
 
 from __future__ import annotations
@@ -83,8 +84,8 @@ def ranker_features(
     best_score = float(scores.max())
     score_order = _order(scores)
     passage_best: dict[int, float] = {}
-    for unit, similarity in zip(units, similarities, strict=True):
-        passage_best[unit.source] = max(passage_best.get(unit.source, -1.0), float(similarity))
+    for unit, unit_similarity in zip(units, similarities, strict=True):
+        passage_best[unit.source] = max(passage_best.get(unit.source, -1.0), float(unit_similarity))
     first_in_paragraph: dict[tuple[int, int], int] = {}
     for unit in units:
         if unit.paragraph >= 0:
