@@ -12,7 +12,12 @@ from search.rerankers.base import RerankError
 from search.rerankers.features import FEATURE_NAMES, RankingQuestion, candidate_features
 from search.rerankers.local import MODEL_FILE, LocalRanker, model_metadata
 from search.results import Hit
-from search.tooling.tuning.fusion import DumpedCandidate, DumpedCase, dump_write
+from search.tooling.tuning.fusion import (
+    DumpedCandidate,
+    DumpedCase,
+    dump_write,
+    dumped_candidate,
+)
 from search.tooling.tuning.ranking import (
     dumps_checksum,
     fused,
@@ -47,24 +52,6 @@ def hit(**fields: object) -> Hit:
     return Hit(**{**base, **fields})  # type: ignore[arg-type]
 
 
-def dumped(h: Hit) -> DumpedCandidate:
-    return DumpedCandidate(
-        path=h.path,
-        heading_path=h.heading_path,
-        similarity=h.similarity or 0.0,
-        keyword_score=h.keyword_score or 0.0,
-        vector_ranked=h.vector_rank is not None,
-        keyword_ranked=h.keyword_rank is not None,
-        page_topic=h.page_topic,
-        title=h.title,
-        vector_rank=h.vector_rank,
-        keyword_rank=h.keyword_rank,
-        fused_score=h.fused_score,
-        token_count=h.token_count,
-        page_chunks=h.page_chunks,
-    )
-
-
 QUESTION = RankingQuestion(
     text="How do I make my volume bigger?",
     keyword_coverage=0.4,
@@ -83,7 +70,7 @@ def test_serving_hits_and_dumped_candidates_give_the_same_features() -> None:
     ]  # fmt: skip
 
     served = candidate_features(QUESTION, hits)
-    trained = candidate_features(QUESTION, [dumped(h) for h in hits])
+    trained = candidate_features(QUESTION, [dumped_candidate(h) for h in hits])
 
     np.testing.assert_array_equal(served, trained)
     assert served.shape == (3, len(FEATURE_NAMES))

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from search.fusion import FusionWeights, fuse
-from search.results import RetrievalResult
+from search.results import Hit, RetrievalResult
 from search.tooling.evaluation import (
     EvalCase,
     ndcg_at,
@@ -70,24 +70,25 @@ def dumped_case(case: EvalCase, result: RetrievalResult, *, identifier: bool) ->
         coverage=result.keyword_coverage or 0.0,
         relevant_sections=case.relevant_sections,
         term_idfs=dict(result.term_idfs),
-        candidates=tuple(
-            DumpedCandidate(
-                path=hit.path,
-                heading_path=hit.heading_path,
-                similarity=hit.similarity or 0.0,
-                keyword_score=hit.keyword_score or 0.0,
-                vector_ranked=hit.vector_rank is not None,
-                keyword_ranked=hit.keyword_rank is not None,
-                page_topic=hit.page_topic,
-                title=hit.title,
-                vector_rank=hit.vector_rank,
-                keyword_rank=hit.keyword_rank,
-                fused_score=hit.fused_score,
-                token_count=hit.token_count,
-                page_chunks=hit.page_chunks,
-            )
-            for hit in result.hits
-        ),
+        candidates=tuple(dumped_candidate(hit) for hit in result.hits),
+    )
+
+
+def dumped_candidate(hit: Hit) -> DumpedCandidate:
+    return DumpedCandidate(
+        path=hit.path,
+        heading_path=hit.heading_path,
+        similarity=hit.similarity or 0.0,
+        keyword_score=hit.keyword_score or 0.0,
+        vector_ranked=hit.vector_rank is not None,
+        keyword_ranked=hit.keyword_rank is not None,
+        page_topic=hit.page_topic,
+        title=hit.title,
+        vector_rank=hit.vector_rank,
+        keyword_rank=hit.keyword_rank,
+        fused_score=hit.fused_score,
+        token_count=hit.token_count,
+        page_chunks=hit.page_chunks,
     )
 
 
