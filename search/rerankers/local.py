@@ -22,7 +22,12 @@ import lightgbm
 import numpy as np
 
 from search.rerankers.base import RerankError
-from search.rerankers.features import FEATURE_NAMES, RankingQuestion, candidate_features
+from search.rerankers.features import (
+    FEATURE_NAMES,
+    RankedCandidate,
+    RankingQuestion,
+    candidate_features,
+)
 from search.results import Hit
 
 MODEL_FILE = Path(__file__).resolve().parent / "models" / "ranker.txt"
@@ -42,18 +47,41 @@ class LocalRanker:
         if not hits:
             return []
         try:
-            features = candidate_features(question, hits)
-            corrections = self.booster.predict(features, num_threads=1)
-            return [float(s) for s in base_scores(features) + corrections]
+            return [float(s) for s in stage_scores(self.booster, question, hits)]
         except Exception as exc:  # a model that cannot score keeps the fused order
             raise RerankError(f"the local ranking model failed: {exc}") from exc
+
+
+def stage_scores(
+    booster: lightgbm.Booster,
+    question: RankingQuestion,
+    candidates: Sequence[RankedCandidate],
+    *,
+    keep_page_order: bool = True,
+) -> np.ndarray:
+    """The stage's score of each candidate (given in fused order): the fused score plus the
+    model's correction. With ``keep_page_order`` the model places pages, not sections: each
+    page's scores are handed to its candidates in their fused order, so a page's sections keep
+    the fusion's order among themselves (reordering them inside the right page cost the
+    sample's answers their annual-refund section; docs/retrieval.md)."""
+    features = candidate_features(question, candidates)
+    scores = base_scores(features) + booster.predict(features, num_threads=1)
+    if not keep_page_order:
+        return scores
+    by_page: dict[str, list[int]] = {}
+    for i, candidate in enumerate(candidates):
+        by_page.setdefault(candidate.path, []).append(i)
+    slotted = np.empty_like(scores)
+    for members in by_page.values():
+        slotted[members] = sorted(scores[members], reverse=True)
+    return slotted
 
 
 def base_scores(features: np.ndarray) -> np.ndarray:
     """Where the model starts: the fused score. It is trained as corrections to it (LightGBM's
     initial scores), so a candidate's score moves only where the evidence the model learnt
     from several sets says the fusion got it wrong."""
-    return np.asarray(features[:, FEATURE_NAMES.index("fused_score")], dtype=np.float64)
+    return np.array(features[:, FEATURE_NAMES.index("fused_score")], dtype=np.float64)
 
 
 @functools.cache

@@ -213,3 +213,24 @@ def test_dumps_checksum_follows_the_bytes_not_the_argument_order(tmp_path) -> No
     assert dumps_checksum([first, second]) == before
     second.write_text(second.read_text() + "\n", encoding="utf-8")
     assert dumps_checksum([first, second]) != before
+
+
+def test_the_stage_places_pages_and_a_pages_sections_keep_their_fused_order() -> None:
+    from search.rerankers.local import stage_scores
+
+    hits = [
+        hit(chunk_id=1, path="a.md", fused_score=2.0, similarity=0.2, heading_path="A > One"),
+        hit(chunk_id=2, path="b.md", fused_score=1.5, similarity=0.6, heading_path="B"),
+        hit(chunk_id=3, path="a.md", fused_score=1.0, similarity=0.7, heading_path="A > Two"),
+        hit(chunk_id=4, path="a.md", fused_score=0.5, similarity=0.9, heading_path="A > Three"),
+    ]
+    booster = LocalRanker().booster
+
+    free = stage_scores(booster, QUESTION, hits, keep_page_order=False)
+    kept = stage_scores(booster, QUESTION, hits)
+
+    page_a = [0, 2, 3]
+    assert sorted(free[page_a], reverse=True) != list(free[page_a])  # the model reorders a.md
+    assert sorted(kept[page_a], reverse=True) == list(kept[page_a])  # fused order inside a.md
+    assert sorted(kept[page_a]) == sorted(free[page_a])  # the same scores, handed out in order
+    assert kept[1] == free[1]

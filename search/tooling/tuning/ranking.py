@@ -26,7 +26,7 @@ import lightgbm
 import numpy as np
 
 from search.rerankers.features import FEATURE_NAMES, RankingQuestion, candidate_features
-from search.rerankers.local import base_scores
+from search.rerankers.local import base_scores, stage_scores
 from search.tooling.evaluation import ranked_documents, ranking_metrics
 from search.tooling.tuning.fusion import DumpedCandidate, DumpedCase, dump_load
 
@@ -131,15 +131,18 @@ def train(
     return lightgbm.train(dict(params), dataset, num_boost_round=rounds)
 
 
-def model_order(booster: lightgbm.Booster, *, depth: int = DEPTH) -> Order:
+def model_order(
+    booster: lightgbm.Booster, *, depth: int = DEPTH, keep_page_order: bool = True
+) -> Order:
     """The stage's order: the first ``depth`` candidates by the model, the rest as fused."""
 
     def order(case: DumpedCase) -> list[int]:
         head = case.candidates[:depth]
         if not head:
             return []
-        features = candidate_features(ranking_question(case), head)
-        scores = base_scores(features) + booster.predict(features)
+        scores = stage_scores(
+            booster, ranking_question(case), head, keep_page_order=keep_page_order
+        )
         reordered = sorted(range(len(head)), key=lambda i: (-scores[i], i))
         return reordered + list(range(len(head), len(case.candidates)))
 
