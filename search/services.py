@@ -83,6 +83,7 @@ def retrieve(
                 keyword_coverage=rows.keyword_coverage or 0.0,
                 identifier=bool(rows.identifier_phrases),
                 term_idfs=rows.term_idfs,
+                window=limit,
             ),
             hits,
             reranker=reranker,

@@ -94,6 +94,9 @@ class RankingQuestion:
     keyword_coverage: float = 0.0
     identifier: bool = False
     term_idfs: Mapping[str, float] = field(default_factory=dict)
+    # How many of the ranked hits the caller reads (retrieve's ``limit``; the chat's answer step
+    # reads ten): the stage keeps the fusion's choice of those and orders them. None: no edge.
+    window: int | None = None
 
     @property
     def keyword_weight(self) -> float:

@@ -215,22 +215,32 @@ def test_dumps_checksum_follows_the_bytes_not_the_argument_order(tmp_path) -> No
     assert dumps_checksum([first, second]) != before
 
 
-def test_the_stage_places_pages_and_a_pages_sections_keep_their_fused_order() -> None:
-    from search.rerankers.local import stage_scores
+def test_the_passages_the_caller_reads_stay_the_fusions_choice_in_the_stages_order() -> None:
+    import dataclasses
 
+    from search.rerankers.local import DEPTH, stage_scores
+
+    # given: 25 candidates in fused order, the last of the first ten far from the question and
+    # the eleventh close to it
     hits = [
-        hit(chunk_id=1, path="a.md", fused_score=2.0, similarity=0.2, heading_path="A > One"),
-        hit(chunk_id=2, path="b.md", fused_score=1.5, similarity=0.6, heading_path="B"),
-        hit(chunk_id=3, path="a.md", fused_score=1.0, similarity=0.7, heading_path="A > Two"),
-        hit(chunk_id=4, path="a.md", fused_score=0.5, similarity=0.9, heading_path="A > Three"),
+        hit(chunk_id=i, path=f"p{i}.md", fused_score=2.0 - 0.05 * i, similarity=0.5)
+        for i in range(25)
     ]
+    hits[9] = dataclasses.replace(hits[9], similarity=0.05, page_topic=0.05)
+    hits[10] = dataclasses.replace(hits[10], similarity=0.95, page_topic=0.9)
     booster = LocalRanker().booster
 
-    free = stage_scores(booster, QUESTION, hits, keep_page_order=False)
-    kept = stage_scores(booster, QUESTION, hits)
+    # when
+    free = stage_scores(booster, QUESTION, hits)
+    read_ten = stage_scores(booster, dataclasses.replace(QUESTION, window=10), hits)
 
-    page_a = [0, 2, 3]
-    assert sorted(free[page_a], reverse=True) != list(free[page_a])  # the model reorders a.md
-    assert sorted(kept[page_a], reverse=True) == list(kept[page_a])  # fused order inside a.md
-    assert sorted(kept[page_a]) == sorted(free[page_a])  # the same scores, handed out in order
-    assert kept[1] == free[1]
+    # then: unbounded, the stage moves the eleventh into the first ten; reading ten, the ten
+    # are the fusion's, in the stage's order
+    top = lambda scores: set(sorted(range(25), key=lambda i: -scores[i])[:10])  # noqa: E731
+    assert 10 in top(free)
+    assert top(read_ten) == set(range(10))
+    order = sorted(range(10), key=lambda i: -read_ten[i])
+    assert order == sorted(range(10), key=lambda i: -free[i])
+    # and past the model's depth the fused order is kept, after every scored candidate
+    assert list(free[DEPTH:]) == sorted(free[DEPTH:], reverse=True)
+    assert max(free[DEPTH:]) < min(free[:DEPTH])

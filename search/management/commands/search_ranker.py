@@ -24,7 +24,7 @@ from search.tooling.tuning.ranking import (
     training_data,
 )
 
-ROWS = ("fused", "vector leg", "keyword leg", "stage")
+ROWS = ("fused", "vector leg", "keyword leg", "stage", "stage, 10 read")
 COLUMNS = (
     "page recall@1",
     "page mrr@10",
@@ -82,15 +82,15 @@ class Command(BaseCommand):
     def _report(self, folds: list[Fold]) -> None:
         write = self.stdout.write
         write("held-out figures: each set scored by a model trained on the others")
-        write(f"{'set':<26}{'row':<13}" + "".join(f"{c:>18}" for c in COLUMNS))
+        write(f"{'set':<26}{'row':<16}" + "".join(f"{c:>18}" for c in COLUMNS))
         for fold in folds:
             for row in ROWS:
                 values = fold.rows[row]
                 write(
-                    f"{fold.held_out:<26}{row:<13}"
+                    f"{fold.held_out:<26}{row:<16}"
                     + "".join(f"{values[c]:>18.3f}" for c in COLUMNS)
                 )
         for row in ROWS:
             means = [sum(f.rows[row][c] for f in folds) / len(folds) for c in COLUMNS]
-            write(f"{'mean':<26}{row:<13}" + "".join(f"{m:>18.3f}" for m in means))
+            write(f"{'mean':<26}{row:<16}" + "".join(f"{m:>18.3f}" for m in means))
         sys.stdout.flush()

@@ -2,7 +2,7 @@
 candidate dumps (``search_fusion dump``).
 
 A dump holds, per question, the fused candidates with every leg's evidence: exactly what the
-stage sees in production, in the same order. The stage reorders the first ``depth`` of them
+stage sees in production, in the same order. The stage reorders the first ``DEPTH`` of them
 (``search.hybrid.CANDIDATES``, 20); the rest keep their fused order. A candidate's label is 2
 when it is a labelled section of a relevant page, 1 when it is another chunk of a relevant
 page, 0 otherwise; LightGBM's lambdarank optimises nDCG over each question's candidates.
@@ -16,6 +16,7 @@ mechanical sets do not outvote the hand-written ones.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -26,11 +27,10 @@ import lightgbm
 import numpy as np
 
 from search.rerankers.features import FEATURE_NAMES, RankingQuestion, candidate_features
-from search.rerankers.local import base_scores, stage_scores
+from search.rerankers.local import DEPTH, base_scores, stage_scores
 from search.tooling.evaluation import ranked_documents, ranking_metrics
 from search.tooling.tuning.fusion import DumpedCandidate, DumpedCase, dump_load
 
-DEPTH = 20  # the candidates the stage reorders (search.hybrid.CANDIDATES)
 SEED = 7
 # Tiny trees, a slow rate: the model learns corrections to the fused score (its starting
 # score, ``search.rerankers.local.base_scores``), and only corrections that hold across sets.
@@ -131,20 +131,16 @@ def train(
     return lightgbm.train(dict(params), dataset, num_boost_round=rounds)
 
 
-def model_order(
-    booster: lightgbm.Booster, *, depth: int = DEPTH, keep_page_order: bool = True
-) -> Order:
-    """The stage's order: the first ``depth`` candidates by the model, the rest as fused."""
+def model_order(booster: lightgbm.Booster, *, window: int | None = None) -> Order:
+    """The stage's order of a case's candidates (``stage_scores``: the first ``DEPTH`` by the
+    model, the rest as fused), for a caller reading ``window`` hits (None: the eval's view)."""
 
     def order(case: DumpedCase) -> list[int]:
-        head = case.candidates[:depth]
-        if not head:
+        if not case.candidates:
             return []
-        scores = stage_scores(
-            booster, ranking_question(case), head, keep_page_order=keep_page_order
-        )
-        reordered = sorted(range(len(head)), key=lambda i: (-scores[i], i))
-        return reordered + list(range(len(head), len(case.candidates)))
+        asked = dataclasses.replace(ranking_question(case), window=window)
+        scores = stage_scores(booster, asked, case.candidates)
+        return sorted(range(len(scores)), key=lambda i: (-scores[i], i))
 
     return order
 
@@ -192,17 +188,19 @@ class Fold:
     rows: dict[str, dict[str, float]]  # "fused", "vector leg", "keyword leg", "stage"
 
 
+ANSWER_WINDOW = 10  # the passages the chat's answer step reads (assistant ANSWER_PASSAGES)
+
+
 def leave_one_set_out(
     sets: Mapping[str, Sequence[DumpedCase]],
     *,
     params: Mapping[str, object] = PARAMS,
     rounds: int = ROUNDS,
-    depth: int = DEPTH,
 ) -> list[Fold]:
     folds = []
     for held_out, cases in sets.items():
         others = {name: c for name, c in sets.items() if corpus(name) != corpus(held_out)}
-        booster = train(training_data(others, depth=depth), params=params, rounds=rounds)
+        booster = train(training_data(others), params=params, rounds=rounds)
         folds.append(
             Fold(
                 held_out=held_out,
@@ -210,7 +208,8 @@ def leave_one_set_out(
                     "fused": scores(cases, fused),
                     "vector leg": scores(cases, leg("vector")),
                     "keyword leg": scores(cases, leg("keyword")),
-                    "stage": scores(cases, model_order(booster, depth=depth)),
+                    "stage": scores(cases, model_order(booster)),
+                    "stage, 10 read": scores(cases, model_order(booster, window=ANSWER_WINDOW)),
                 },
             )
         )
