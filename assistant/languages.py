@@ -22,6 +22,7 @@ process (``detector_warm_up`` starts it in the background as a worker starts).
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from dataclasses import dataclass
@@ -128,9 +129,12 @@ def detector_warm_up() -> threading.Thread:
     return loading
 
 
+@functools.lru_cache(maxsize=4096)
 def question_language(question: str) -> str:
     """The ISO 639-1 code of the language ``question`` is written in; English when the detector
-    cannot tell (a bare identifier such as "E4012")."""
+    cannot tell (a bare identifier such as "E4012"). Remembered per question: one answer asks
+    it several times (the language notice, whether the embedder's cosine counts, the kind of
+    answer each unit is scored for)."""
     if not _WORD.search(question):
         return ENGLISH
     if {word.lower() for word in _WORDS.findall(question)} & ENGLISH_ONLY_WORDS:
@@ -155,17 +159,19 @@ def language_support(*, question: str, embedding_model: str, writes: bool) -> La
     code = question_language(question)
     if code == ENGLISH:
         return LanguageSupport(code=code, searched=True, answered=True)
-    searched = _reads_many_languages(embedding_model)
-    return LanguageSupport(code=code, searched=searched, answered=writes)
-
-
-def _reads_many_languages(embedding_model: str) -> bool:
     try:
         embedder = embedder_for(embedding_model)
     except Exception as exc:  # an unknown model: assume English only, the honest side
         log.warning("language_embedder_unknown", model=embedding_model, error=one_line(exc))
-        return False
-    return bool(getattr(embedder, "multilingual", False))
+        return LanguageSupport(code=code, searched=False, answered=writes)
+    return LanguageSupport(code=code, searched=reads(embedder, code), answered=writes)
+
+
+def reads(embedder: object, code: str) -> bool:
+    """Whether ``embedder`` places a question in language ``code`` near the English page that
+    answers it: English always; another language only for an embedder that says it reads many
+    (``multilingual``); an embedder that does not say is taken to read English only."""
+    return code == ENGLISH or bool(getattr(embedder, "multilingual", False))
 
 
 def not_served_answer(support: LanguageSupport, *, not_in_docs: str) -> str:

@@ -27,7 +27,7 @@ from assistant.generators.base import (
     Source,
     TextDelta,
 )
-from assistant.languages import ENGLISH, question_language
+from assistant.languages import ENGLISH, question_language, reads
 from assistant.prompting import NOT_COVERED_SENTENCE
 from assistant.units import (
     STEP_KINDS,
@@ -142,7 +142,7 @@ class ExtractiveGenerator:
         similarity, vectors = self._similarities(
             [read] if context is None else [read, f"{context} {read}"],
             units,
-            english=question_language(question) == ENGLISH,
+            language=question_language(question),
         )
         scores = similarity + weighted(features, self._weights)
         # Without vectors only shared words count: ask for half their weight.
@@ -190,21 +190,21 @@ class ExtractiveGenerator:
         return chosen, older
 
     def _similarities(
-        self, queries: Sequence[str], units: Sequence[Unit], *, english: bool = True
+        self, queries: Sequence[str], units: Sequence[Unit], *, language: str = ENGLISH
     ) -> tuple[np.ndarray, np.ndarray | None]:
         """Cosine similarity of each unit (labelled with its section) to the queries, averaged:
         a follow-up is read alone and with what it follows, so neither drowns the other.
 
         One batched call with the queries first: the local model encodes queries and passages
         the same way. Without an embedder, or with one that does not read the question's
-        language (not ``english`` and not ``multilingual``), the shared words and the question's
-        kind alone decide, which still quotes the unit that names what was asked; the answer
+        ``language`` (``assistant.languages.reads``), the shared words and the question's kind
+        alone decide, which still quotes the unit that names what was asked; the answer
         must not fail over a ranking aid.
         """
         texts = [*queries, *(f"{unit.source.section}: {unit.words_text}" for unit in units)]
         try:
             embedder = self._embedder or get_embedder()
-            if not english and not getattr(embedder, "multilingual", False):
+            if not reads(embedder, language):
                 # An English-only model places a Spanish question nowhere near the English unit
                 # that answers it (the Growth price row 0.21, "Growth is our most popular plan."
                 # 0.49 to "¿Cuánto cuesta el plan Growth al mes?"): its cosine is no evidence,

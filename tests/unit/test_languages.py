@@ -126,3 +126,40 @@ def test_each_language_has_its_strings_translated_and_the_compiled_file_is_curre
     assert compiled == entries
     assert all(entries.values())
     assert entries[ENGLISH_ONLY_ANSWER] != ENGLISH_ONLY_ANSWER
+
+
+def test_an_english_only_embedder_reads_english_and_a_multilingual_one_reads_any() -> None:
+    from assistant.languages import reads
+
+    class EnglishOnly:
+        multilingual = False
+
+    class Silent:  # says nothing: taken to read English only
+        pass
+
+    class Multilingual:
+        multilingual = True
+
+    assert reads(EnglishOnly(), "en") and reads(Silent(), "en")
+    assert not reads(EnglishOnly(), "de") and not reads(Silent(), "es")
+    assert reads(Multilingual(), "de")
+
+
+def test_a_question_is_detected_once_however_often_an_answer_asks(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from assistant import languages
+
+    built = languages._detector
+    calls = []
+
+    def counting():  # type: ignore[no-untyped-def]
+        calls.append(1)
+        return built()
+
+    monkeypatch.setattr(languages, "_detector", counting)
+    languages.question_language.cache_clear()
+    question = "Wie viel kostet der Growth-Tarif im Monat?"
+
+    first = [languages.question_language(question) for _ in range(4)]
+
+    assert first == ["de"] * 4 and len(calls) == 1
+    languages.question_language.cache_clear()
