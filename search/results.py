@@ -63,6 +63,7 @@ class Hit:
             "keyword_score": self.keyword_score,
             "rerank_score": self.rerank_score,
             "page_topic": self.page_topic,
+            "token_count": self.token_count,
             "page_chunks": self.page_chunks,
         }
 

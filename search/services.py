@@ -78,13 +78,7 @@ def retrieve(
     reranker_name, scores_relevance = "none", False
     if rerank and hits:
         hits, reranker_name, scores_relevance = _reranked(
-            RankingQuestion(
-                text=question,
-                keyword_coverage=rows.keyword_coverage or 0.0,
-                identifier=bool(rows.identifier_phrases),
-                term_idfs=rows.term_idfs,
-                window=limit,
-            ),
+            RankingQuestion.of(question, rows, window=limit),
             hits,
             reranker=reranker,
             errors=errors,

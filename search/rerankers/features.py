@@ -86,6 +86,17 @@ class RankedCandidate(Protocol):
     def page_chunks(self) -> int | None: ...
 
 
+class QuestionEvidence(Protocol):
+    """What retrieval learnt of a question's words (``HybridRows``, ``RetrievalResult``)."""
+
+    @property
+    def keyword_coverage(self) -> float | None: ...
+    @property
+    def identifier_phrases(self) -> tuple[str, ...]: ...
+    @property
+    def term_idfs(self) -> dict[str, float]: ...
+
+
 @dataclass(frozen=True)
 class RankingQuestion:
     """The question as the stage sees it: its text and what retrieval learnt of its words."""
@@ -97,6 +108,21 @@ class RankingQuestion:
     # How many of the ranked hits the caller reads (retrieve's ``limit``; the chat's answer step
     # reads ten): the stage keeps the fusion's choice of those and orders them. None: no edge.
     window: int | None = None
+
+    @classmethod
+    def of(
+        cls, text: str, found: QuestionEvidence, *, window: int | None = None
+    ) -> RankingQuestion:
+        """``text`` with what retrieval found of its words (``search.results.HybridRows`` or
+        ``RetrievalResult``: both carry the keyword coverage, the identifier phrases and the
+        terms' IDFs)."""
+        return cls(
+            text=text,
+            keyword_coverage=found.keyword_coverage or 0.0,
+            identifier=bool(found.identifier_phrases),
+            term_idfs=found.term_idfs,
+            window=window,
+        )
 
     @property
     def keyword_weight(self) -> float:

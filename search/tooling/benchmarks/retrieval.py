@@ -568,26 +568,22 @@ STAGE_CANDIDATES = 100
 
 
 def _stage_time(questions: list[str], *, steps: _Steps) -> Percentiles:
-    """The local ranking stage on ``STAGE_CANDIDATES`` candidates per question (five times
-    each): what it costs beside the statement, features and model together."""
+    """The local ranking stage's features and model over ``STAGE_CANDIDATES`` fused candidates
+    per question (five times each; the stage scores the first ``DEPTH`` when it serves): what
+    it costs beside the statement."""
     from search.rerankers.features import RankingQuestion
-    from search.rerankers.local import LocalRanker
+    from search.rerankers.local import LocalRanker, stage_scores
 
-    ranker = LocalRanker()
+    booster = LocalRanker().booster
     steps.step(f"the local ranking stage on {STAGE_CANDIDATES} candidates per question")
     timings = []
     for question in questions:
         result = retrieve(
             question=question, rerank=False, limit=STAGE_CANDIDATES, candidates=STAGE_CANDIDATES
         )
-        asked = RankingQuestion(
-            text=question,
-            keyword_coverage=result.keyword_coverage or 0.0,
-            identifier=bool(result.identifier_phrases),
-            term_idfs=result.term_idfs,
-        )
+        asked = RankingQuestion.of(question, result)
         for _ in range(5):
             started = time.perf_counter()
-            ranker.rerank(question=asked, hits=result.hits)
+            stage_scores(booster, asked, result.hits, depth=STAGE_CANDIDATES)
             timings.append((time.perf_counter() - started) * 1000)
     return percentiles(timings)
