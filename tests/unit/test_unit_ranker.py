@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from assistant.tooling.tuning.quotes import dumped_unit
 from assistant.tooling.tuning.ranker import RankerParams, labels, ranker_train
 from assistant.tooling.tuning.unit_ranking import (
     RANKER_FEATURES,
@@ -25,18 +26,7 @@ def _dumped(question: str, sources, similarities) -> dict:
         "answerable": True,
         "refused": False,
         "units": [
-            {
-                "source": unit.source.number,
-                "position": unit.position,
-                "kind": unit.kind,
-                "holds": list(unit.holds),
-                "paragraph": unit.paragraph,
-                "section": unit.source.section,
-                "text": unit.words_text,
-                "similarity": float(similarity),
-                "features": [float(value) for value in row],
-                "vector": [0.0],
-            }
+            dumped_unit(unit, similarity=float(similarity), features=list(row), vector=[0.0])
             for unit, similarity, row in zip(units, similarities, features, strict=True)
         ],
     }

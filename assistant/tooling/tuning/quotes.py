@@ -35,6 +35,7 @@ from assistant.tooling.evaluation import AnswerCase
 from assistant.units import (
     FEATURES,
     QuestionShape,
+    Unit,
     UnitWeights,
     opposite_action,
     question_as_read,
@@ -127,20 +128,33 @@ def dumped_units(
     vectors = np.asarray(embedder.embed_documents(texts), dtype=np.float32)
     features = unit_features(question=question, units=units, idfs=idfs)
     return [
-        {
-            "source": unit.source.number,
-            "position": unit.position,
-            "kind": unit.kind,
-            "holds": list(unit.holds),
-            "paragraph": unit.paragraph,
-            "section": unit.source.section,
-            "text": unit.words_text,
-            "similarity": float(vectors[index + 1] @ vectors[0]),
-            "features": [round(float(value), 4) for value in features[index]],
-            "vector": [round(float(value), 4) for value in vectors[index + 1]],
-        }
+        dumped_unit(
+            unit,
+            similarity=float(vectors[index + 1] @ vectors[0]),
+            # four decimals keep a dump small and change no choice the replay makes
+            features=[round(float(value), 4) for value in features[index]],
+            vector=[round(float(value), 4) for value in vectors[index + 1]],
+        )
         for index, unit in enumerate(units)
     ]
+
+
+def dumped_unit(
+    unit: Unit, *, similarity: float, features: Sequence[float], vector: Sequence[float]
+) -> dict[str, Any]:
+    """One unit as a dump keeps it: what it is, where it stands, and what it is scored by."""
+    return {
+        "source": unit.source.number,
+        "position": unit.position,
+        "kind": unit.kind,
+        "holds": list(unit.holds),
+        "paragraph": unit.paragraph,
+        "section": unit.source.section,
+        "text": unit.words_text,
+        "similarity": similarity,
+        "features": [float(value) for value in features],
+        "vector": [float(value) for value in vector],
+    }
 
 
 def dump_load(path: Path) -> list[dict[str, Any]]:

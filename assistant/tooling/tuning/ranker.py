@@ -77,13 +77,15 @@ GRID = tuple(
 )
 SCORE_COLUMNS = [RANKER_FEATURES.index(name) for name in ("score", "score_gap", "score_order")]
 
-_GROUPS: dict[int, tuple[list[dict[str, Any]], np.ndarray]] = {}
+# Per dumped row: the row itself (so an id reused by a later dict is never read as it), its
+# shortlisted units and their ranker features; every fold of leave-one-set-out reads them.
+_GROUPS: dict[int, tuple[dict[str, Any], list[dict[str, Any]], np.ndarray]] = {}
 
 
 def group(row: dict[str, Any]) -> tuple[list[dict[str, Any]], np.ndarray]:
-    """A dumped case's shortlisted units and their ranker features (cached per row)."""
-    key = id(row)
-    if key not in _GROUPS:
+    """A dumped case's shortlisted units and their ranker features (computed once per row)."""
+    cached = _GROUPS.get(id(row))
+    if cached is None or cached[0] is not row:
         units, features = shortlisted(row)
         similarities = np.array([unit["similarity"] for unit in units], dtype=np.float32)
         rows = ranker_features(
@@ -92,8 +94,8 @@ def group(row: dict[str, Any]) -> tuple[list[dict[str, Any]], np.ndarray]:
             similarities=similarities,
             features=features,
         )
-        _GROUPS[key] = (units, rows)
-    return _GROUPS[key]
+        cached = _GROUPS[id(row)] = (row, units, rows)
+    return cached[1], cached[2]
 
 
 def labels(row: dict[str, Any], units: Sequence[dict[str, Any]]) -> np.ndarray:
