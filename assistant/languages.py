@@ -129,7 +129,7 @@ def detector_warm_up() -> threading.Thread:
     return loading
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=256)  # the questions being answered now, not a history
 def question_language(question: str) -> str:
     """The ISO 639-1 code of the language ``question`` is written in; English when the detector
     cannot tell (a bare identifier such as "E4012"). Remembered per question: one answer asks
