@@ -136,3 +136,30 @@ def test_claude_reads_the_likeliest_lines_first_and_its_first_sentence_is_the_le
     by_id = {outcome["id"]: outcome for outcome in outcomes}
     assert by_id["refund-annual"]["lead_states_fact"]
     assert by_id["refund-annual"]["cited"] == ["policies/refunds.md > Refund Policy > Annual plans"]
+
+
+def test_outputs_into_a_folder_not_made_yet_are_written_there(pages: Path) -> None:
+    # given: both outputs name folders that do not exist yet (the scoring takes minutes on a
+    # real set, and a folder missing at the end used to lose all of it)
+    output = pages.parent / "runs" / "today" / "outcomes.jsonl"
+    summary = pages.parent / "reports" / "summary.json"
+
+    # when
+    options = ("--output", str(output), "--json", str(summary))
+    call_command("answer_eval", str(pages), *options, stdout=StringIO())
+
+    # then
+    assert len(output.read_text().splitlines()) == len(CASES)
+    assert json.loads(summary.read_text())["halves"]
+
+
+def test_an_output_that_cannot_be_written_is_refused_before_any_question(pages: Path) -> None:
+    # given: the output's folder would have to be made where a file stands
+    blocked = pages.parent / "blocked"
+    blocked.write_text("a file, not a folder")
+
+    # when / then: a clear error before the first question is answered
+    stdout = StringIO()
+    with pytest.raises(CommandError, match="cannot write"):
+        call_command("answer_eval", str(pages), "--output", str(blocked / "x.jsonl"), stdout=stdout)
+    assert stdout.getvalue() == ""

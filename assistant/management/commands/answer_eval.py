@@ -26,6 +26,7 @@ from assistant.tooling.evaluation import (
     answer_eval_summarise,
 )
 from kb.models import EmbeddingModel
+from kb.tooling.outputs import output_prepared
 
 
 class Command(BaseCommand):
@@ -49,6 +50,8 @@ class Command(BaseCommand):
             loaded = answer_cases_load(cases)
         except (OSError, AnswerEvalError) as exc:
             raise CommandError(str(exc)) from exc
+        output = output_prepared(str(options["output"])) if options["output"] else None
+        report_path = output_prepared(str(options["json"])) if options["json"] else None
         if not EmbeddingModel.objects.active().exists():
             raise CommandError("nothing is indexed: run `manage.py kb_sync corpus` first")
         api_key = options["anthropic_api_key"] or settings.ANTHROPIC_API_KEY
@@ -71,14 +74,14 @@ class Command(BaseCommand):
         )
         summaries = answer_eval_summarise(outcomes)
         self._print(summaries, generator=answerer.name, cases=cases)
-        if options["output"]:
-            with Path(str(options["output"])).open("w", encoding="utf-8") as handle:
+        if output is not None:
+            with output.open("w", encoding="utf-8") as handle:
                 for outcome in outcomes:
                     handle.write(json.dumps(outcome.as_json(), ensure_ascii=False) + "\n")
-        if options["json"]:
+        if report_path is not None:
             report = {"cases": str(cases), "generator": answerer.name}
             report["halves"] = [summary.as_json() for summary in summaries]  # type: ignore[assignment]
-            Path(str(options["json"])).write_text(json.dumps(report, indent=2) + "\n")
+            report_path.write_text(json.dumps(report, indent=2) + "\n")
 
     def _print(self, summaries: list[HalfSummary], *, generator: str, cases: Path) -> None:
         self.stdout.write(f"answer_eval on {cases} with {generator}")

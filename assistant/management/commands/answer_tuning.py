@@ -16,6 +16,7 @@ from assistant.tooling.tuning.quotes import dump_load, quotes_dump, quotes_fit_r
 from assistant.tooling.tuning.ranker import ranker_report, ranker_save
 from assistant.tooling.tuning.refusal import Refusal, refusal_fit_report
 from kb.models import EmbeddingModel
+from kb.tooling.outputs import output_prepared
 
 
 class Command(BaseCommand):
@@ -52,7 +53,7 @@ class Command(BaseCommand):
                 raise CommandError("nothing is indexed: run `manage.py kb_sync FOLDER` first")
             quotes_dump(
                 cases,
-                output=Path(str(options["output"])),
+                output=output_prepared(str(options["output"])),
                 progress=lambda items: tqdm(items, desc="dumping", unit="q", file=sys.stderr),
             )
             return

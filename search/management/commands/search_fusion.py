@@ -10,6 +10,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
+from kb.tooling.outputs import output_prepared
 from search.fusion import FusionWeights
 from search.results import RetrievalUnavailable
 from search.services import retrieve
@@ -46,13 +47,14 @@ class Command(BaseCommand):
 
     def handle(self, *args: object, action: str, **options: object) -> None:
         if action == "dump":
-            self._dump(Path(str(options["cases"])), str(options["name"]), options["output"])
+            output = output_prepared(str(options["output"]))
+            self._dump(Path(str(options["cases"])), str(options["name"]), output)
         else:
             dumps = options["dumps"]
             assert isinstance(dumps, list)  # nargs="+"
             self._fit([Path(str(path)) for path in dumps])
 
-    def _dump(self, cases_path: Path, name: str, output: object) -> None:
+    def _dump(self, cases_path: Path, name: str, output: Path) -> None:
         try:
             cases = cases_load(cases_path)
         except (OSError, EvalCaseError) as exc:
@@ -70,7 +72,7 @@ class Command(BaseCommand):
             except RetrievalUnavailable as exc:
                 raise CommandError(str(exc)) from exc
             dumped.append(dumped_case(case, result, identifier=bool(result.identifier_phrases)))
-        dump_write(Path(str(output)), name, dumped)
+        dump_write(output, name, dumped)
         self.stdout.write(f"{len(dumped)} cases of {name} written to {output}")
 
     def _fit(self, paths: list[Path]) -> None:
