@@ -30,6 +30,7 @@ from assistant.generators.base import (
 from assistant.languages import ENGLISH, question_language, reads
 from assistant.prompting import NOT_COVERED_SENTENCE
 from assistant.units import (
+    FEATURES,
     STEP_KINDS,
     QuestionShape,
     Unit,
@@ -154,10 +155,12 @@ class ExtractiveGenerator:
         if not current or scores[current[0]] < floor:
             return [], []
         best = scores[current[0]]
-        picked = [current[0]]
-        lead = units[current[0]]
+        picked = [current[0] if vectors is not None else _kind_lead(current, scores, features)]
+        lead = units[picked[0]]
         following = following_sentence(lead, units)
-        for index in current[1:]:
+        for index in current:
+            if index == picked[0]:
+                continue
             if len(picked) == MAX_QUOTES or scores[index] < best - EXTRA_QUOTE_MARGIN:
                 break
             if units[index] is following or any(
@@ -216,6 +219,23 @@ class ExtractiveGenerator:
             return np.zeros(len(units), dtype=np.float32), None
         found = vectors[len(queries) :]
         return (found @ vectors[: len(queries)].T).mean(axis=1), found
+
+
+def _kind_lead(order: Sequence[int], scores: np.ndarray, features: np.ndarray) -> int:
+    """The unit to lead with when no embedder gave the units' meaning (``order``: best first):
+    the best one holding the kind of amount the question asks for ("how much", "how long"),
+    among those close to the best, else the best. Shared words and the passage's rank alone
+    cannot tell "Growth is our most popular plan." from the Growth price row for "¿Cuánto cuesta
+    el plan Growth?"; the cosine usually does, and without it the question's kind is the
+    surest sign of which unit answers."""
+    kind = FEATURES.index("quantity")
+    best = scores[order[0]]
+    for index in order:
+        if scores[index] < best - EXTRA_QUOTE_MARGIN:
+            break
+        if features[index, kind] > 0:
+            return index
+    return order[0]
 
 
 def _steps_wanted(

@@ -555,3 +555,29 @@ def test_a_spanish_price_question_quotes_the_price_row(generator: ExtractiveGene
     # then: the price leads, not the sentence that only names the plan
     lead, _ = _quotes(deltas)[0]
     assert "$99 / month" in lead
+
+
+def test_a_spanish_price_question_without_a_period_quotes_the_price_row(
+    generator: ExtractiveGenerator,
+) -> None:
+    # given: the passages retrieval finds on the sample for "¿Cuánto cuesta el plan Growth?" with
+    # the local English model, in its order: the price table comes seventh. The question names
+    # no period, so no unit shares a word with it but "plan" and "Growth", and the first
+    # passage's "Growth is our most popular plan." led on its rank alone (issue #24)
+    hits = [
+        _passage(generator._embedder, "plans/plans-and-limits.md", "Growth is our most popular"),
+        _passage(generator._embedder, "plans/changing-plans.md", "You can move between"),
+        _passage(generator._embedder, "plans/free-trial.md", "Growth plan features"),
+        _passage(generator._embedder, "plans/plans-and-limits.md", "No. Every account starts"),
+        _passage(generator._embedder, "plans/plans-and-limits.md", "Registered nonprofits get"),
+        _passage(generator._embedder, "plans/plans-and-limits.md", "| Feature | Starter"),
+        _passage(generator._embedder, "plans/plans-and-limits.md", "| Growth | $99 / month"),
+    ]
+
+    # when
+    deltas, _, _ = _answer(generator, "¿Cuánto cuesta el plan Growth?", hits)
+
+    # then: without the embedder's meaning, the kind of answer asked for decides: the price leads
+    lead, number = _quotes(deltas)[0]
+    assert "$99 / month" in lead
+    assert number == 7
