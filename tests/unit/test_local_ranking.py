@@ -3,6 +3,7 @@ a useful model from a useless one, and the shipped model file that matches the c
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import numpy as np
@@ -269,3 +270,76 @@ def test_a_ranking_question_reads_what_retrieval_found_of_its_words() -> None:
         window=10,
     )
     assert asked.keyword_weight == 0.8  # a quoting question trusts the keyword leg
+
+
+@pytest.mark.parametrize("sections", [3, 10, 20])
+def test_the_shipped_stage_keeps_one_pages_order_of_its_sections(sections: int) -> None:
+    # given: every candidate is a section of one page (a help center of a few pages), the fused
+    # order falling, every other piece of evidence the same
+    hits = [
+        hit(
+            chunk_id=i,
+            heading_path=f"Refund Policy > Part {i}",
+            fused_score=2.6 - 2.4 * i / sections,
+            vector_rank=i + 1,
+            keyword_rank=i + 1,
+        )
+        for i in range(sections)
+    ]
+
+    # when
+    scores = LocalRanker().rerank(question=QUESTION, hits=hits)
+
+    # then: the page's sections keep the fusion's order (the model lifts a page's lesser chunks,
+    # and alone it put "Annual plans" seventh of ten on a three-page help center)
+    assert sorted(range(sections), key=lambda i: -scores[i]) == list(range(sections))
+
+
+def test_the_stage_places_pages_and_each_page_keeps_its_passages_fused_order() -> None:
+    from search.rerankers.local import pages_placed
+
+    # given: the model's scores of five candidates in fused order, of pages a, b, a, c, b
+    scores = np.array([1.0, 3.0, 5.0, 2.0, 4.0])
+    paths = ["a.md", "b.md", "a.md", "c.md", "b.md"]
+
+    # when
+    placed = pages_placed(scores, paths)
+
+    # then: each page's best score goes to its first fused passage, its next to its next
+    assert list(placed) == [5.0, 4.0, 1.0, 2.0, 3.0]
+    order = sorted(range(5), key=lambda i: -placed[i])
+    assert [paths[i] for i in order] == ["a.md", "b.md", "b.md", "c.md", "a.md"]
+    assert order.index(0) < order.index(2) and order.index(1) < order.index(4)
+
+
+def test_one_page_view_keeps_a_cases_relevant_page_when_sections_are_labelled() -> None:
+    from search.tooling.tuning.ranking import one_page
+
+    # given
+    def candidate(path: str, section: str) -> DumpedCandidate:
+        return dumped_candidate(hit(path=path, heading_path=section))
+
+    candidates = (
+        candidate("b.md", "B"),
+        candidate("a.md", "A > One"),
+        candidate("c.md", "C"),
+        candidate("a.md", "A > Two"),
+    )
+    case = DumpedCase(
+        id="q1",
+        question="?",
+        kind="paraphrase",
+        relevant=("a.md",),
+        identifier=False,
+        coverage=0.0,
+        candidates=candidates,
+        relevant_sections=("A > Two",),
+    )
+
+    # when
+    view = one_page(case)
+
+    # then: the relevant page's candidates alone, in fused order; without sections, no view
+    assert view is not None
+    assert [c.heading_path for c in view.candidates] == ["A > One", "A > Two"]
+    assert one_page(dataclasses.replace(case, relevant_sections=())) is None

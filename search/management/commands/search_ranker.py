@@ -25,6 +25,8 @@ from search.tooling.tuning.ranking import (
 )
 
 ROWS = ("fused", "vector leg", "keyword leg", "stage", "stage, 10 read")
+# Each set's cases as a help center of one page poses them (``one_page``): sets with sections.
+ONE_PAGE_ROWS = ("fused, one page", "stage, one page")
 COLUMNS = (
     "page recall@1",
     "page mrr@10",
@@ -84,13 +86,15 @@ class Command(BaseCommand):
         write("held-out figures: each set scored by a model trained on the others")
         write(f"{'set':<26}{'row':<16}" + "".join(f"{c:>18}" for c in COLUMNS))
         for fold in folds:
-            for row in ROWS:
+            rows = ROWS + (ONE_PAGE_ROWS if fold.one_page_cases else ())
+            for row in rows:
                 values = fold.rows[row]
                 write(
                     f"{fold.held_out:<26}{row:<16}"
                     + "".join(f"{values[c]:>18.3f}" for c in COLUMNS)
                 )
-        for row in ROWS:
-            means = [sum(f.rows[row][c] for f in folds) / len(folds) for c in COLUMNS]
+        for row in ROWS + ONE_PAGE_ROWS:
+            scored = [f for f in folds if row in ROWS or f.one_page_cases]
+            means = [sum(f.rows[row][c] for f in scored) / max(len(scored), 1) for c in COLUMNS]
             write(f"{'mean':<26}{row:<16}" + "".join(f"{m:>18.3f}" for m in means))
         sys.stdout.flush()

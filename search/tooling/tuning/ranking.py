@@ -145,6 +145,20 @@ def model_order(booster: lightgbm.Booster, *, window: int | None = None) -> Orde
     return order
 
 
+def one_page(case: DumpedCase) -> DumpedCase | None:
+    """The case as a help center of one page would pose it: only its relevant page's
+    candidates, when sections are labelled and the page has two or more (else None). Every
+    eval corpus has hundreds of pages, so no set shows what the stage does where all the
+    candidates are of one page, as on a help center of a few pages; this view does: which of
+    the page's sections it puts first."""
+    if not case.relevant_sections:
+        return None
+    candidates = tuple(c for c in case.candidates[:DEPTH] if c.path in case.relevant)
+    if len(candidates) < 2:
+        return None
+    return dataclasses.replace(case, candidates=candidates)
+
+
 def fused(case: DumpedCase) -> list[int]:
     return list(range(len(case.candidates)))
 
@@ -185,7 +199,8 @@ def scores(cases: Iterable[DumpedCase], order: Order) -> dict[str, float]:
 @dataclass(frozen=True)
 class Fold:
     held_out: str
-    rows: dict[str, dict[str, float]]  # "fused", "vector leg", "keyword leg", "stage"
+    rows: dict[str, dict[str, float]]  # "fused", "vector leg", "keyword leg", "stage", ...
+    one_page_cases: int = 0  # the cases of the "one page" rows (``one_page``)
 
 
 ANSWER_WINDOW = 10  # the passages the chat's answer step reads (assistant ANSWER_PASSAGES)
@@ -201,6 +216,7 @@ def leave_one_set_out(
     for held_out, cases in sets.items():
         others = {name: c for name, c in sets.items() if corpus(name) != corpus(held_out)}
         booster = train(training_data(others), params=params, rounds=rounds)
+        single = [view for view in map(one_page, cases) if view is not None]
         folds.append(
             Fold(
                 held_out=held_out,
@@ -210,7 +226,10 @@ def leave_one_set_out(
                     "keyword leg": scores(cases, leg("keyword")),
                     "stage": scores(cases, model_order(booster)),
                     "stage, 10 read": scores(cases, model_order(booster, window=ANSWER_WINDOW)),
+                    "fused, one page": scores(single, fused),
+                    "stage, one page": scores(single, model_order(booster)),
                 },
+                one_page_cases=len(single),
             )
         )
     return folds
