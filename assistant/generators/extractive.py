@@ -35,7 +35,8 @@ from assistant.units import (
     QuestionShape,
     Unit,
     UnitWeights,
-    following_sentence,
+    continued,
+    following_unit,
     question_as_read,
     shortlist,
     unit_features,
@@ -136,7 +137,7 @@ class ExtractiveGenerator:
         over although they spoke to the question (``read``: the question as the embedder is
         given it, `question_as_read`).
 
-        The best unit leads, with the sentence after it in its paragraph when it is a sentence;
+        The best unit leads, with the unit after it when both are sentences or items;
         another follows only if it scores close to it and is not a repeat of one quoted."""
         if not units:
             return [], []
@@ -157,7 +158,7 @@ class ExtractiveGenerator:
         best = scores[current[0]]
         picked = [current[0] if vectors is not None else _kind_lead(current, scores, features)]
         lead = units[picked[0]]
-        following = following_sentence(lead, units)
+        following = following_unit(lead, units)
         for index in current:
             if index == picked[0]:
                 continue
@@ -181,7 +182,9 @@ class ExtractiveGenerator:
             picked[1:], key=lambda index: (units[index].source.number, units[index].position)
         )
         if following is not None:
-            lead = dataclasses.replace(lead, text=f"{lead.text} {following.text}")
+            lead = dataclasses.replace(
+                lead, text=f"{lead.text} {continued(lead.text, following.text)}"
+            )
         chosen = [lead, *(units[index] for index in rest)]
         older = _older_pages(
             chosen=chosen,

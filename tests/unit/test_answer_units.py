@@ -13,7 +13,8 @@ from assistant.units import (
     FEATURES,
     QuestionShape,
     UnitWeights,
-    following_sentence,
+    continued,
+    following_unit,
     lexemes,
     question_as_read,
     question_lexemes,
@@ -232,23 +233,53 @@ def test_a_question_is_read_with_its_own_language_s_cues_only() -> None:
     assert QuestionShape.of("Come posso annullare?", language="it").how_to
 
 
-def test_a_leading_sentence_brings_the_next_one_of_its_paragraph_and_no_further() -> None:
+def test_a_leading_sentence_or_item_brings_the_next_one_of_its_passage() -> None:
     # given
     units = units_of(
         [
             _source(
                 "Paddle does not allow editing the VAT number on a subscription. To update it, "
                 "cancel it and resubscribe with the new number.\n\n"
-                "Invoices show the VAT number you gave at checkout."
+                "Invoices show the VAT number you gave at checkout.\n\n"
+                "In Team Settings:\n\n"
+                "- You'll find the Force Two-Factor Authentication option.\n"
+                "- Click Enforce 2FA to make it mandatory for all team members.\n\n"
+                "| Plan | Seats |\n|---|---|\n| Starter | 3 |\n| Growth | 10 |"
             )
         ]
     )
-    rule, how, other = units
+    rule, how, other, option, enforce, starter, growth = units
+    assert [unit.kind for unit in units] == [
+        "sentence",
+        "sentence",
+        "sentence",
+        "item",
+        "item",
+        "row",
+        "row",
+    ]
+
+    # then: the next sentence or item of the passage, across a paragraph or an item's end
+    assert following_unit(rule, units) is how
+    assert following_unit(how, units) is other
+    assert following_unit(other, units) is option
+    assert following_unit(option, units) is enforce
+    # and never a row, nor after one: the next row is another plan's
+    assert following_unit(enforce, units) is None
+    assert following_unit(starter, units) is None
+    assert following_unit(growth, units) is None
+
+
+def test_a_following_item_is_quoted_without_the_lead_in_it_shares() -> None:
+    # given
+    first = "In Team Settings: You'll find the Force Two-Factor Authentication option."
+    second = "In Team Settings: Click Enforce 2FA to make it mandatory."
 
     # then
-    assert following_sentence(rule, units) is how
-    assert following_sentence(how, units) is None  # the next paragraph is another statement
-    assert following_sentence(other, units) is None
+    assert continued(first, second) == "Click Enforce 2FA to make it mandatory."
+    assert continued("Paddle does not allow it.", "To update it, resubscribe.") == (
+        "To update it, resubscribe."
+    )
 
 
 def test_html_a_page_writes_inline_is_quoted_as_its_text() -> None:

@@ -34,9 +34,11 @@ from assistant.no_answer import no_answer_decide
 from assistant.tooling.evaluation import AnswerCase
 from assistant.units import (
     FEATURES,
+    FOLLOWING_KINDS,
     QuestionShape,
     Unit,
     UnitWeights,
+    continued,
     opposite_action,
     question_as_read,
     shortlist,
@@ -222,7 +224,7 @@ def replay(
         picked.append(index)
     quoted = [units[index] for index in picked]
     if following is not None:
-        quoted[0] = {**quoted[0], "text": f"{quoted[0]['text']} {following['text']}"}
+        quoted[0] = {**quoted[0], "text": with_following(quoted[0], following)}
     return quoted
 
 
@@ -256,19 +258,21 @@ def _features(row: dict[str, Any], unit: dict[str, Any]) -> list[float]:
 
 
 def _following(lead: dict[str, Any], units: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
-    """As ``assistant.units.following_sentence``; dumps made before units knew their paragraph
-    take the next sentence of the source."""
-    if lead["kind"] != "sentence":
+    """As ``assistant.units.following_unit``, on dumped units."""
+    if lead["kind"] not in FOLLOWING_KINDS:
         return None
     for unit in units:
-        if (
-            unit["source"] == lead["source"]
-            and unit["position"] == lead["position"] + 1
-            and unit["kind"] == "sentence"
-            and unit.get("paragraph", -2) == lead.get("paragraph", -2)
-        ):
-            return unit
+        if unit["source"] == lead["source"] and unit["position"] == lead["position"] + 1:
+            return unit if unit["kind"] in FOLLOWING_KINDS else None
     return None
+
+
+def with_following(lead: dict[str, Any], following: dict[str, Any] | None) -> str:
+    """A dumped lead's text as quoted: with the unit that follows it (``assistant.units.
+    continued``)."""
+    if following is None:
+        return str(lead["text"])
+    return f"{lead['text']} {continued(lead['text'], following['text'])}"
 
 
 @dataclass

@@ -28,6 +28,7 @@ from assistant.tooling.tuning.quotes import (
     _following,
     replay_score,
     shortlisted,
+    with_following,
 )
 from assistant.tooling.tuning.unit_ranking import (
     RANKER_FEATURES,
@@ -102,8 +103,7 @@ def labels(row: dict[str, Any], units: Sequence[dict[str, Any]]) -> np.ndarray:
     """1 for a unit that, as a lead would be quoted, states one of the case's facts."""
     found = []
     for unit in units:
-        following = _following(unit, units)
-        text = f"{unit['text']} {following['text']}" if following is not None else unit["text"]
+        text = with_following(unit, _following(unit, units))
         found.append(any(fact_stated(text, fact) for fact in row["facts"]))
     return np.array(found, dtype=np.float32)
 
