@@ -23,6 +23,7 @@ word that no retrieved unit holds and that is one or two typing slips from a wor
 
 from __future__ import annotations
 
+import html
 import itertools
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -58,6 +59,15 @@ HTML_FORMATTING = (
     "td|tfoot|th|thead|tr|u|ul"
 )
 HTML_TAG = re.compile(rf"</?(?:{HTML_FORMATTING})(?:\s[^<>]*)?/?>", re.IGNORECASE)
+# Media a page embeds as HTML (``<img src=… alt=…>``) say nothing to quote, as a Markdown image
+# does not; a character reference closed by ";" (``&mdash;``, ``&#8212;``) is the character a
+# reader sees, outside code spans (Markdown leaves those as written). One not closed, as in a
+# query string's "&param=", is left as written.
+HTML_MEDIA = re.compile(
+    r"</?(?:img|picture|source|video|audio|iframe|svg)(?:\s[^<>]*)?/?>", re.IGNORECASE
+)
+CHARACTER_REFERENCE = re.compile(r"&(?:#\d+|#x[0-9a-f]+|[a-z][a-z0-9]*);", re.IGNORECASE)
+CODE_SPAN = re.compile(r"(`+[^`]*`+)")
 WORDY = re.compile(r"\b[^\W\d_]{2,}")  # a word with letters in it
 NUMBER = re.compile(r"\d")
 
@@ -663,5 +673,10 @@ def clean(text: str) -> str:
     text = LINK.sub(r"\1", text)
     text = HTML_BREAK.sub(" ", text)
     text = HTML_TAG.sub(" ", text)
+    text = HTML_MEDIA.sub(" ", text)
+    text = "".join(
+        piece if index % 2 else CHARACTER_REFERENCE.sub(lambda m: html.unescape(m[0]), piece)
+        for index, piece in enumerate(CODE_SPAN.split(text))
+    )
     text = EMPHASIS.sub("", text)
     return re.sub(r"\s+([.,;:!?])", r"\1", " ".join(text.split()))

@@ -296,6 +296,26 @@ def test_html_a_page_writes_inline_is_quoted_as_its_text() -> None:
     assert texts == ["For site settings, see website settings. Two-factor authentication"]
 
 
+def test_embedded_media_and_character_references_are_quoted_as_a_reader_sees_them() -> None:
+    # given: a page embeds an illustration as HTML and writes a dash and a space as character
+    # references, as Markdown allows (Fly.io's docs; the answers quoted both as written)
+    source = _source(
+        '<img src="/static/images/networks.png" alt="Illustration of two apps on clouds">\n\n'
+        "You can extend a volume&mdash;manually or automatically&nbsp;&#8212; but never shrink "
+        "it. Pass `&mdash;` to the template, or open /search?q=volumes&param=size to see it."
+    )
+
+    # when
+    texts = [unit.text for unit in units_of([source])]
+
+    # then: the image is no statement; the references read as their characters, except in code
+    # and where no ";" closes them (a query string's "&param=")
+    assert texts == [
+        "You can extend a volume\u2014manually or automatically \u2014 but never shrink it.",
+        "Pass `&mdash;` to the template, or open /search?q=volumes&param=size to see it.",
+    ]
+
+
 def test_a_procedure_without_a_lead_in_is_read_under_its_heading() -> None:
     # given: the steps under "Turning on 2FA", and another page's procedure naming "turn on"
     steps = _source(
