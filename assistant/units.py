@@ -469,9 +469,11 @@ def _source_units(source: Source) -> list[Unit]:
             if _mostly_link_labels(piece):
                 continue
             text = clean(piece)
-            # A lead-in ("…request a refund on 10 April:") promises what it does not say, and a
-            # formula or a bare link reads as nothing on its own.
-            if text.endswith(":") or len(WORDY.findall(text)) < minimum:
+            # A lead-in ("…request a refund on 10 April:") promises what it does not say, a
+            # sentence that asks ("Have you lost your recovery codes?") says nothing either,
+            # and a formula or a bare link reads as nothing on its own.
+            asks = text.endswith("?") and not is_row  # a row's last cell may ask; it is one
+            if text.endswith(":") or asks or len(WORDY.findall(text)) < minimum:
                 continue
             kind = block.kind if block.kind in {"row", "item"} else "sentence"
             found.append(

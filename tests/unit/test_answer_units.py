@@ -316,6 +316,24 @@ def test_embedded_media_and_character_references_are_quoted_as_a_reader_sees_the
     ]
 
 
+def test_a_sentence_that_asks_is_no_unit_the_answer_after_it_is() -> None:
+    # given: a help center asks the reader's question before it answers it (Plausible's answers
+    # quoted "Have you lost your recovery codes?" as if it said something)
+    source = _source(
+        "Have you lost your recovery codes? You can generate new codes at any time.\n\n"
+        "- Forgot your password?\n- Click Send reset link on the login page."
+    )
+
+    # when
+    texts = [unit.text for unit in units_of([source])]
+
+    # then
+    assert texts == [
+        "You can generate new codes at any time.",
+        "Click Send reset link on the login page.",
+    ]
+
+
 def test_a_procedure_without_a_lead_in_is_read_under_its_heading() -> None:
     # given: the steps under "Turning on 2FA", and another page's procedure naming "turn on"
     steps = _source(
