@@ -222,9 +222,18 @@ def replay(
         ):
             continue
         picked.append(index)
-    quoted = [units[index] for index in picked]
-    if following is not None:
-        quoted[0] = {**quoted[0], "text": with_following(quoted[0], following)}
+    # as ``_choose``: the lead, then the others in page order, each with the unit after it
+    # unless that one is quoted already
+    rest = sorted(picked[1:], key=lambda index: (units[index]["source"], units[index]["position"]))
+    taken = {id(units[index]) for index in picked}
+    quoted = []
+    for index in [picked[0], *rest]:
+        after = _following(units[index], units)
+        if after is not None and id(after) in taken:
+            after = None
+        if after is not None:
+            taken.add(id(after))
+        quoted.append({**units[index], "text": with_following(units[index], after)})
     return quoted
 
 
