@@ -15,6 +15,7 @@ from assistant.generators.base import GenerationDone, Prompt, Source, TextDelta,
 from assistant.generators.extractive import (
     QUOTED_LABEL,
     ExtractiveGenerator,
+    _joined,
     _steps_wanted,
     not_covered_answer,
 )
@@ -581,3 +582,30 @@ def test_a_spanish_price_question_without_a_period_quotes_the_price_row(
     lead, number = _quotes(deltas)[0]
     assert "$99 / month" in lead
     assert number == 7
+
+
+def test_each_quote_brings_the_unit_after_it_unless_that_one_is_quoted() -> None:
+    # given: a rule and its exception, then two steps of a list
+    units = units_of(
+        [
+            _passage_of(
+                "Refunds take 5 to 10 business days. Card refunds can take longer.\n\n"
+                "To update it:\n\n- Open Settings.\n- Click Update billing info."
+            )
+        ]
+    )
+    rule, exception, open_settings, update = units
+
+    # when: the rule and the first step are quoted, then the exception itself is quoted too
+    taken = {id(rule), id(open_settings)}
+    joined = [_joined(unit, units, taken) for unit in (rule, open_settings)]
+    quoted_already = _joined(rule, units, {id(rule), id(exception)})
+
+    # then: each brings its next unit, the item without the lead-in it shares
+    assert [unit.text for unit in joined] == [
+        "Refunds take 5 to 10 business days. Card refunds can take longer.",
+        "To update it: Open Settings. Click Update billing info.",
+    ]
+    assert taken == {id(rule), id(open_settings), id(exception), id(update)}
+    # and a unit quoted already is not quoted twice
+    assert quoted_already.text == rule.text
