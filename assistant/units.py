@@ -28,6 +28,7 @@ import itertools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
@@ -142,7 +143,9 @@ class Unit:
     holds: tuple[int, ...] = ()
     code: str = ""  # a code unit's block, as written
     language: str = ""  # its fence's info string
-    paragraph: int = -1  # a sentence's paragraph within its source (-1: not a sentence)
+    # a sentence's paragraph within its source (-1: not a sentence); the unit ranker's lab
+    # reads it from the dumps (whether a unit opens its paragraph)
+    paragraph: int = -1
 
     @property
     def words_text(self) -> str:
@@ -228,6 +231,25 @@ def continued(lead: str, following: str) -> str:
     )
     cut = following[:length].rfind(": ")
     return following[cut + 2 :] if cut > 0 else following
+
+
+_Quoted = TypeVar("_Quoted")  # a unit, or a dumped one
+
+
+def quoted_with(text: str, following: str | None) -> str:
+    """A quote's ``text`` with the unit quoted after it (``following_unit``), if any."""
+    return text if following is None else f"{text} {continued(text, following)}"
+
+
+def unquoted(after: _Quoted | None, taken: set[int]) -> _Quoted | None:
+    """``after``, the unit following a quote, if it is to be quoted with it: not when it is
+    quoted already (its id in ``taken``, the ids of the units picked or brought so far, to
+    which it is then added). The answerer and its lab's replay both ask this, of units and of
+    dumped units."""
+    if after is None or id(after) in taken:
+        return None
+    taken.add(id(after))
+    return after
 
 
 FEATURES = ("terms", "headings", "pairs", "quantity", "procedure", "decides", "rank", "opposite")

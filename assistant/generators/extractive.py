@@ -35,12 +35,13 @@ from assistant.units import (
     QuestionShape,
     Unit,
     UnitWeights,
-    continued,
     following_unit,
     question_as_read,
+    quoted_with,
     shortlist,
     unit_features,
     units_of,
+    unquoted,
     weighted,
 )
 from kb.embedders import Embedder, get_embedder
@@ -231,11 +232,10 @@ def _joined(unit: Unit, units: Sequence[Unit], taken: set[int]) -> Unit:
     ``answer_tuning fit``, replayed, 0.693 → 0.706); on their report halves the answers state
     more facts on three sets (Plausible 29 → 33 of 68, Hugo 5 → 6 of 21, Argo CD 3 → 4 of 29)
     and fewer on none, at 4 to 16 more words in the median answer (docs/answers.md)."""
-    after = following_unit(unit, units)
-    if after is None or id(after) in taken:
+    after = unquoted(following_unit(unit, units), taken)
+    if after is None:
         return unit
-    taken.add(id(after))
-    return dataclasses.replace(unit, text=f"{unit.text} {continued(unit.text, after.text)}")
+    return dataclasses.replace(unit, text=quoted_with(unit.text, after.text))
 
 
 def _kind_lead(order: Sequence[int], scores: np.ndarray, features: np.ndarray) -> int:

@@ -38,11 +38,12 @@ from assistant.units import (
     QuestionShape,
     Unit,
     UnitWeights,
-    continued,
     opposite_action,
     question_as_read,
+    quoted_with,
     shortlist,
     unit_features,
+    unquoted,
     weighted,
 )
 from assistant.units import units_of as units_from
@@ -228,11 +229,7 @@ def replay(
     taken = {id(units[index]) for index in picked}
     quoted = []
     for index in [picked[0], *rest]:
-        after = _following(units[index], units)
-        if after is not None and id(after) in taken:
-            after = None
-        if after is not None:
-            taken.add(id(after))
+        after = unquoted(_following(units[index], units), taken)
         quoted.append({**units[index], "text": with_following(units[index], after)})
     return quoted
 
@@ -277,11 +274,9 @@ def _following(lead: dict[str, Any], units: Sequence[dict[str, Any]]) -> dict[st
 
 
 def with_following(lead: dict[str, Any], following: dict[str, Any] | None) -> str:
-    """A dumped lead's text as quoted: with the unit that follows it (``assistant.units.
-    continued``)."""
-    if following is None:
-        return str(lead["text"])
-    return f"{lead['text']} {continued(lead['text'], following['text'])}"
+    """A dumped unit's text as quoted: with the unit quoted after it, if any
+    (``assistant.units.quoted_with``)."""
+    return quoted_with(str(lead["text"]), None if following is None else following["text"])
 
 
 @dataclass
