@@ -12,6 +12,9 @@ def output_prepared(path: Path | str) -> Path:
     """``path`` with its folder made if missing; a clear ``CommandError`` when it cannot be
     written there (its folder is a file, or not ours to write)."""
     path = Path(path)
+    blocking = next((folder for folder in path.parents if folder.is_file()), None)
+    if blocking is not None:
+        raise CommandError(f"cannot write {path}: {blocking} is a file, not a folder")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -47,18 +47,18 @@ class Command(BaseCommand):
 
     def handle(self, *args: object, action: str, **options: object) -> None:
         if action == "dump":
-            output = output_prepared(str(options["output"]))
-            self._dump(Path(str(options["cases"])), str(options["name"]), output)
+            self._dump(Path(str(options["cases"])), str(options["name"]), options["output"])
         else:
             dumps = options["dumps"]
             assert isinstance(dumps, list)  # nargs="+"
             self._fit([Path(str(path)) for path in dumps])
 
-    def _dump(self, cases_path: Path, name: str, output: Path) -> None:
+    def _dump(self, cases_path: Path, name: str, output_option: object) -> None:
         try:
             cases = cases_load(cases_path)
         except (OSError, EvalCaseError) as exc:
             raise CommandError(str(exc)) from exc
+        output = output_prepared(str(output_option))  # before the questions, not after
         dumped = []
         for case in tqdm(cases, desc=name, unit="q", file=sys.stderr):
             try:
