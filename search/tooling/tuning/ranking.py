@@ -150,7 +150,9 @@ def one_page(case: DumpedCase) -> DumpedCase | None:
     candidates, when sections are labelled and the page has two or more (else None). Every
     eval corpus has hundreds of pages, so no set shows what the stage does where all the
     candidates are of one page, as on a help center of a few pages; this view does: which of
-    the page's sections it puts first."""
+    the page's sections it puts first. The shipped stage keeps a page's own order
+    (``search.rerankers.local.pages_placed``), so its row equals the fused one but where a case
+    has two relevant pages; a stage that reorders inside a page shows here first."""
     if not case.relevant_sections:
         return None
     candidates = tuple(c for c in case.candidates[:DEPTH] if c.path in case.relevant)
