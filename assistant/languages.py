@@ -76,6 +76,14 @@ ENGLISH_ONLY_WORDS = frozenset(
     {"how", "what", "why", "which", "where", "who", "the", "my", "your", "you", "can", "does"}
     | {"with", "there", "should", "i'm", "it's", "don't"}  # not "i": Italian's plural article
 )
+# A capitalised word after a word of the sentence is a name ("le plan Growth", "con PayPal"):
+# product and company names are English words in any language's question, and lingua weighs
+# them as English ("Combien coûte le plan Growth ?" read as English 0.42, French 0.25). The
+# language is read without them where a word is left. Measured on 1,749 English eval questions
+# (the same 5 misread), the 105 of tests/data/question_languages.jsonl (the same 101 right) and
+# 16 questions in other languages that name products, written before the rule was chosen:
+# 12 -> 15 right (docs/answers.md).
+_NAME = re.compile(r"(?<=[^\W\d_] )[A-Z][a-z][\w-]*")
 # How much more confident than English lingua must be before a question counts as another
 # language (its confidences add up to 1 over the seven): the help center is English, and an
 # English question misread costs its asker a notice in a language they did not use.
@@ -139,8 +147,11 @@ def question_language(question: str) -> str:
         return ENGLISH
     if {word.lower() for word in _WORDS.findall(question)} & ENGLISH_ONLY_WORDS:
         return ENGLISH
+    unnamed = _NAME.sub(" ", question)
     try:
-        confidences = _detector().compute_language_confidence_values(question)
+        confidences = _detector().compute_language_confidence_values(
+            unnamed if _WORD.search(unnamed) else question
+        )
     except Exception as exc:  # a detection aid must never cost the answer
         log.warning("language_detection_failed", error=one_line(exc))
         return ENGLISH

@@ -584,6 +584,25 @@ def test_a_spanish_price_question_without_a_period_quotes_the_price_row(
     assert number == 7
 
 
+def test_a_french_price_question_naming_the_plan_quotes_the_price_row(
+    generator: ExtractiveGenerator,
+) -> None:
+    # given: the same passages; "Growth", an English word in a French question, made the whole
+    # question read as English, so the English-only model's cosine decided and "Growth is our
+    # most popular plan." led (issue #24)
+    hits = [
+        _passage(generator._embedder, "plans/plans-and-limits.md", "Growth is our most popular"),
+        _passage(generator._embedder, "plans/plans-and-limits.md", "| Growth | $99 / month"),
+    ]
+
+    # when
+    deltas, _, _ = _answer(generator, "Combien coûte le plan Growth ?", hits)
+
+    # then
+    lead, _ = _quotes(deltas)[0]
+    assert "$99 / month" in lead
+
+
 def test_each_quote_brings_the_unit_after_it_unless_that_one_is_quoted() -> None:
     # given: a rule and its exception, then two steps of a list
     units = units_of(

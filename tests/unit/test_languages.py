@@ -23,6 +23,7 @@ from kb.embedders.local import LocalMiniLMEmbedder
 from kb.embedders.voyage import VoyageEmbedder
 
 QUESTIONS = Path(__file__).resolve().parent.parent / "data" / "question_languages.jsonl"
+NAMED_QUESTIONS = QUESTIONS.with_name("question_languages_named.jsonl")
 LOCALE = Path(__file__).resolve().parent.parent.parent / "assistant" / "locale"
 CORPUS = Path(__file__).resolve().parent.parent.parent / "corpus"
 
@@ -58,6 +59,23 @@ def test_the_english_eval_questions_are_almost_never_read_as_another_language() 
     # then: 5 of 1,240 when measured (pasted identifiers and command descriptions)
     assert len(questions) >= 1200
     assert len(misread) <= 0.005 * len(questions), misread
+
+
+def test_a_question_naming_products_is_read_in_the_language_of_its_other_words() -> None:
+    # given: questions in six languages that name English products and plans ("le plan
+    # Growth", "con PayPal"), written before the rule that sets names aside was chosen, and
+    # English ones naming the same products
+    cases = [json.loads(line) for line in NAMED_QUESTIONS.read_text().splitlines()]
+
+    # when
+    wrong = [case for case in cases if question_language(case["question"]) != case["language"]]
+
+    # then: 4 of 20 were misread as English before the rule, 1 (French read as Spanish) after
+    assert len(cases) == 20
+    assert len(wrong) <= 1, wrong
+    read = {case["question"]: question_language(case["question"]) for case in wrong}
+    assert [case for case in wrong if "en" in (case["language"], read[case["question"]])] == []
+    assert question_language("Combien coûte le plan Growth ?") == "fr"  # issue #24
 
 
 def test_the_issues_german_question_is_german_and_an_identifier_is_english() -> None:
