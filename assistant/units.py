@@ -252,6 +252,11 @@ def unquoted(after: _Quoted | None, taken: set[int]) -> _Quoted | None:
     return after
 
 
+# The rank credit of a page section read beside the retrieved passages, as a share of its
+# page's first passage's: chosen on the answer sets' calibration halves (docs/answers.md, "The
+# passages the answer step sees").
+PAGE_SECTION_RANK_SHARE = 0.75
+
 FEATURES = ("terms", "headings", "pairs", "quantity", "procedure", "decides", "rank", "opposite")
 
 
@@ -304,7 +309,7 @@ def unit_features(
     wanted = set(question_lexemes(question, units))
     leaning = set(question_lexemes(context, units)) - wanted if context else set()
     question_pairs = pairs(question)
-    ranks = sorted({unit.source.number for unit in units})
+    rank = _rank_credits(units)
     features = np.zeros((len(units), len(FEATURES)), dtype=np.float32)
     for index, unit in enumerate(units):
         held = lexemes(_read_words(unit))
@@ -319,10 +324,29 @@ def unit_features(
             float(shape.answered_by(unit.text)),
             float(shape.how_to and unit.kind in STEP_KINDS),
             float(shape.yes_no and bool(POLARITY.search(unit.text))),
-            1 / (1 + ranks.index(unit.source.number)),
+            rank[unit.source.number],
             float(opposite_action(question, f"{_last_heading(unit)} {unit.text}")),
         )
     return features
+
+
+def _rank_credits(units: Sequence[Unit]) -> dict[int, float]:
+    """Source number -> the "rank" feature of its units: 1 / (1 + its place among the retrieved
+    passages), and for a page section read beside them (``Source.page_section``)
+    ``PAGE_SECTION_RANK_SHARE`` of the credit of its page's first retrieved passage (or of the
+    last place, when no passage of that page is among the units)."""
+    sources = {unit.source.number: unit.source for unit in units}
+    retrieved = sorted(number for number, source in sources.items() if not source.page_section)
+    credit = {number: 1 / (1 + place) for place, number in enumerate(retrieved)}
+    first_of_page: dict[int, int] = {}
+    for number in retrieved:
+        first_of_page.setdefault(sources[number].document_id, number)
+    last = 1 / (1 + len(retrieved))
+    for number, source in sources.items():
+        if source.page_section:
+            page = first_of_page.get(source.document_id)
+            credit[number] = PAGE_SECTION_RANK_SHARE * (credit[page] if page else last)
+    return credit
 
 
 def _read_words(unit: Unit) -> str:

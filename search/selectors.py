@@ -1,9 +1,11 @@
 """Reads about what an asker may see, beside the hybrid statement: which names and words of a
-question the visible pages mention, and which retrieved chunks the primary still shows."""
+question the visible pages mention, which retrieved chunks the primary still shows, and the
+other sections of the pages retrieved."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connections
 
@@ -95,3 +97,59 @@ def chunks_still_visible(
             {"audiences": list(audiences), "chunk_ids": list(chunk_ids)},
         )
         return {row[0] for row in cursor.fetchall()}
+
+
+def page_sections(
+    *,
+    documents: Sequence[int],
+    beside: Sequence[int],
+    term_idfs: Mapping[str, float],
+    per_page: int,
+    embedding_model: EmbeddingModel,
+    audiences: Sequence[str],
+) -> list[dict[str, Any]]:
+    """Up to ``per_page`` chunks of each of ``documents`` other than ``beside`` (the chunks
+    retrieved already), those holding the most of the question's IDF (``term_idfs``, index
+    lexeme -> IDF) in their heading path or text, ties to the earlier chunk; a chunk holding
+    none of the question's terms is never one. In the order of ``documents``, each page's best
+    first, as rows of the columns a ``search.results.Hit`` is made of. One statement; a page's
+    chunks are read through its (embedding model, document) index."""
+    if not documents or not term_idfs or per_page < 1:
+        return []
+    terms = sorted(term_idfs)
+    with reading_connection().cursor() as cursor:
+        cursor.execute(
+            f"""
+            WITH scored AS (
+                SELECT c.id, c.document_id, c.ordinal,
+                       (SELECT coalesce(sum(t.idf), 0)
+                        FROM unnest(%(terms)s::text[], %(idfs)s::float8[]) AS t (term, idf)
+                        WHERE t.term = ANY(tsvector_to_array(c.tsv))) AS held
+                FROM {CHUNKS} c JOIN {DOCUMENTS} d ON d.id = c.document_id
+                WHERE {visible_chunks_sql(embedding_model)}
+                  AND c.document_id = ANY(%(documents)s) AND NOT c.id = ANY(%(beside)s)
+            ),
+            placed AS (
+                SELECT id, document_id, row_number() OVER (
+                    PARTITION BY document_id ORDER BY held DESC, ordinal
+                ) AS place
+                FROM scored WHERE held > 0
+            )
+            SELECT c.id AS chunk_id, c.document_id, d.path, d.title, c.heading_path, c.text,
+                   c.char_start, c.char_end, d.updated_on, c.token_count
+            FROM placed p
+            JOIN {CHUNKS} c ON c.id = p.id JOIN {DOCUMENTS} d ON d.id = c.document_id
+            WHERE p.place <= %(per_page)s
+            ORDER BY array_position(%(documents)s, p.document_id), p.place
+            """,
+            {
+                "terms": terms,
+                "idfs": [float(term_idfs[term]) for term in terms],
+                "documents": list(documents),
+                "beside": list(beside),
+                "per_page": int(per_page),
+                "audiences": list(audiences),
+            },
+        )
+        columns = [column.name for column in cursor.description]
+        return [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]

@@ -30,6 +30,9 @@ class Source:
     text: str  # the passage as sent to the model (comments stripped, injections neutralised)
     char_start: int  # offsets of the chunk in the document body (for highlighting)
     char_end: int
+    # Another section of a retrieved page, read beside the hits (``Hit.page_section``): no
+    # retrieval leg ranked it, so it is trusted as a lesser part of its page's rank.
+    page_section: bool = False
 
     @classmethod
     def from_hit(
@@ -57,6 +60,7 @@ class Source:
             text=text,
             char_start=hit.char_start,
             char_end=hit.char_end,
+            page_section=hit.page_section,
         )
 
 

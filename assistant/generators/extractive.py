@@ -56,9 +56,10 @@ MAX_QUOTES = 3
 # shares few of their words: facts stated on the sample 84.6% at 20 units, 89.2% at 30, 90.8% at
 # 60; on Plausible 34.8% at 30, 40.4% at 60.
 MAX_CANDIDATES = 60
-# The passages read for units, and how close to the best a further quote must score: chosen
-# with the weights by leave-one-set-out over the answer eval sets (docs/answers.md).
-MAX_SOURCES = 10
+# The passages read for units (the ten retrieved and the page sections read beside them,
+# search.services.with_page_sections), and how close to the best a further quote must score:
+# chosen with the weights by leave-one-set-out over the answer eval sets (docs/answers.md).
+MAX_SOURCES = 16
 RELEVANCE_FLOOR = 0.3  # below this the best unit is not about the question
 EXTRA_QUOTE_MARGIN = 0.18
 OLDER_PAGE_MARGIN = 0.12  # cosine: an older version this close to the lead is noted

@@ -66,7 +66,7 @@ from kb.attention.contradictions import contradicting_chunks
 from kb.errors import REASON_CHARS, one_line
 from kb.selectors.index_version import index_version
 from search.results import RetrievalResult, RetrievalUnavailable
-from search.services import PUBLIC_AUDIENCES, retrieve
+from search.services import PUBLIC_AUDIENCES, retrieve, with_page_sections
 
 log = structlog.get_logger("groundwork.assistant")
 
@@ -317,9 +317,13 @@ class AnswerRun:
         """The prompt for this question, timed, with what it holds recorded in the snapshot."""
         message = self.message
         prompt_started = time.perf_counter()
+        # The hits, then more sections of the first pages they come from: the answer is often
+        # in another section of the page a question matched (search.services.SECTION_PAGES).
+        passages = with_page_sections(result, audiences=self.audiences)
+        self.snapshot.retrieval = retrieval_snapshot(result, hits=passages)
         prompt = build_prompt(
             question=message.question,
-            hits=result.hits,
+            hits=passages,
             history=self.history,
             search_query=message.retrieval_query,
             term_idfs=result.term_idfs,

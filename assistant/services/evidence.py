@@ -10,7 +10,7 @@ from typing import Any
 
 from assistant.citations import CitationCheck
 from assistant.generators import GenerationDone, Source
-from search.results import RetrievalResult
+from search.results import Hit, RetrievalResult
 
 
 def cited_sources(
@@ -62,11 +62,18 @@ def cited_sources(
     return entries
 
 
-def retrieval_snapshot(result: RetrievalResult) -> dict[str, Any]:
-    """What retrieval found and how, kept with the message: the answer's evidence."""
+def retrieval_snapshot(
+    result: RetrievalResult, *, hits: Sequence[Hit] | None = None
+) -> dict[str, Any]:
+    """What retrieval found and how, kept with the message: the answer's evidence. ``hits``:
+    the passages offered to the answer step when they are more than the result's hits (the
+    page sections read beside them, ``Hit.page_section``)."""
     return {
         **result.evidence(),
-        "hits": [{**hit.evidence(), "section": hit.section} for hit in result.hits],
+        "hits": [
+            {**hit.evidence(), "section": hit.section}
+            for hit in (result.hits if hits is None else hits)
+        ],
     }
 
 

@@ -3,6 +3,7 @@ each is scored by, on passages shaped like real help-center pages."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 
 import numpy as np
@@ -65,6 +66,25 @@ def test_a_numbered_procedure_is_one_unit_with_its_lead_in_beside_its_steps() ->
     steps = [unit for unit in units if unit.kind == "item"]
     assert len(steps) == 3 and set(procedure[0].holds) == {unit.position for unit in steps}
     assert "You can turn it off later." in [unit.text for unit in units]
+
+
+def test_a_page_section_read_beside_the_passages_gets_a_share_of_its_pages_rank_credit() -> None:
+    # given: passages 1-3 retrieved (1 and 3 of one page), then two sections read beside them,
+    # one of page 1 and one of a page with no retrieved passage among the units
+    sentence = "Volumes can be extended at any time."
+    retrieved = [_source(sentence, number=number) for number in (1, 2, 3)]
+    retrieved[2] = dataclasses.replace(retrieved[2], document_id=1)
+    beside = [
+        dataclasses.replace(_source(sentence, number=4), document_id=1, page_section=True),
+        dataclasses.replace(_source(sentence, number=5), document_id=9, page_section=True),
+    ]
+
+    # when
+    rows = unit_features(question="extend a volume", units=units_of([*retrieved, *beside]))
+
+    # then: 1 / (1 + place) for the retrieved, three quarters of page 1's first passage's for its
+    # section, and three quarters of the last place's for the other
+    assert [round(_feature("rank", row), 4) for row in rows] == [1.0, 0.5, 0.3333, 0.75, 0.1875]
 
 
 def test_a_bulleted_list_is_no_procedure() -> None:

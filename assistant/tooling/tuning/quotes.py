@@ -29,8 +29,8 @@ from assistant.generators.extractive import (
     MAX_SOURCES,
     RELEVANCE_FLOOR,
 )
-from assistant.injection import neutralise
 from assistant.no_answer import no_answer_decide
+from assistant.prompting import build_prompt
 from assistant.tooling.evaluation import AnswerCase
 from assistant.units import (
     FEATURES,
@@ -49,7 +49,7 @@ from assistant.units import (
 from assistant.units import units_of as units_from
 from kb.embedders import Embedder, get_embedder
 from kb.models import Chunk
-from search.services import retrieve
+from search.services import retrieve, with_page_sections
 
 WORD_COST = 0.001
 DUMP_SOURCES = 10  # passages dumped per case: the fit tries reading fewer
@@ -79,16 +79,15 @@ def quotes_dump(
         for case in progress(cases):
             result = retrieve(question=case.question, limit=DUMP_SOURCES)
             decision = no_answer_decide(query=case.question, result=result)
+            hits = with_page_sections(result)
             sections = dict(
                 (chunk_id, (path, heading))
                 for chunk_id, path, heading in Chunk.objects.filter(
-                    id__in=[hit.chunk_id for hit in result.hits]
+                    id__in=[hit.chunk_id for hit in hits]
                 ).values_list("id", "document__path", "heading_path")
             )
-            sources = [
-                Source.from_hit(hit, number=number, text=neutralise(hit.text).text)
-                for number, hit in enumerate(result.hits, start=1)
-            ]
+            # the passages as the answer step is given them: those that fit the prompt
+            sources = build_prompt(question=case.question, hits=hits).sources
             row = {
                 "id": case.id,
                 "question": case.question,
@@ -104,7 +103,12 @@ def quotes_dump(
                     sections.get(source.chunk_id) == (case.path, case.section) for source in sources
                 ],
                 "sources": [
-                    {"number": source.number, "path": source.path, "section": source.section}
+                    {
+                        "number": source.number,
+                        "path": source.path,
+                        "section": source.section,
+                        "page_section": source.page_section,
+                    }
                     for source in sources
                 ],
                 "units": dumped_units(
@@ -339,7 +343,7 @@ GRID: dict[str, Sequence[float]] = {
     "decides": (0.0, 0.05, 0.1, 0.2),
     "rank": (0.0, 0.05, 0.1, 0.2),
     "opposite": (0.0, -0.1, -0.2, -0.4),
-    "sources": (3, 5, 8, 10),
+    "sources": (3, 5, 8, 10, 16),
     "margin": (0.06, 0.09, 0.12, 0.18),
 }
 
