@@ -38,6 +38,7 @@ from django.db.models import Q
 from django.db.models.signals import post_migrate
 from django.test import Client
 
+from assistant.generators.extractive import UNIT_VECTORS
 from kb.actors import SYSTEM
 from kb.embedders import Embedder, embedder_for
 from kb.embedders.local import LocalMiniLMEmbedder
@@ -200,6 +201,14 @@ def _local_vectors_remembered() -> Iterator[None]:
     memory (``tests/support/remembered_vectors.py``); ``local_embedder`` always runs it."""
     with vectors_remembered(_shared_embedding_cache()):
         yield
+
+
+@pytest.fixture(autouse=True)
+def _answer_unit_vectors_forgotten() -> None:
+    """Each test starts with the offline answerer keeping no unit vectors from another
+    (``assistant.generators.extractive._UnitVectors``): a test that counts what is embedded
+    must not depend on which tests ran before it."""
+    UNIT_VECTORS.clear()
 
 
 @pytest.fixture(scope="session")

@@ -11,8 +11,10 @@ Lines that `assistant.injection` flagged as instruction-like are never quoted.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import re
+import threading
 import time
 from collections.abc import Iterator, Sequence
 
@@ -208,7 +210,7 @@ class ExtractiveGenerator:
         alone decide, which still quotes the unit that names what was asked; the answer
         must not fail over a ranking aid.
         """
-        texts = [*queries, *(f"{unit.source.section}: {unit.words_text}" for unit in units)]
+        texts = [f"{unit.source.section}: {unit.words_text}" for unit in units]
         try:
             embedder = self._embedder or get_embedder()
             if not reads(embedder, language):
@@ -217,12 +219,58 @@ class ExtractiveGenerator:
                 # 0.49 to "¿Cuánto cuesta el plan Growth al mes?"): its cosine is no evidence,
                 # and the question's words and kind decide, as without an embedder.
                 return np.zeros(len(units), dtype=np.float32), None
-            vectors = np.asarray(embedder.embed_documents(texts), dtype=np.float32)
+            asked, found = UNIT_VECTORS.embedded(embedder, queries=queries, texts=texts)
         except Exception as exc:  # the embedder is an aid here, not a dependency
             log.warning("extractive_embedder_failed", error=one_line(exc))
             return np.zeros(len(units), dtype=np.float32), None
-        found = vectors[len(queries) :]
-        return (found @ vectors[: len(queries)].T).mean(axis=1), found
+        return (found @ asked.T).mean(axis=1), found
+
+
+class _UnitVectors:
+    """The vectors of units embedded lately, by the embedder's key (which names its vector
+    space) and the text: a help center's popular
+    pages are quoted from again and again, and embedding their units is most of an offline
+    answer's time (about 4 ms a unit on an idle 2-core machine, up to ``MAX_CANDIDATES`` an
+    answer). Least recently used first out, past ``UNIT_VECTORS_KEPT`` (about 15 MB of
+    384-dimension vectors); safe across threads."""
+
+    def __init__(self, kept: int) -> None:
+        self._kept = kept
+        self._vectors: collections.OrderedDict[tuple[str, str], np.ndarray] = (
+            collections.OrderedDict()
+        )
+        self._lock = threading.Lock()
+
+    def clear(self) -> None:
+        with self._lock:
+            self._vectors.clear()
+
+    def embedded(
+        self, embedder: Embedder, *, queries: Sequence[str], texts: Sequence[str]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The queries' vectors and the texts', in one embedder call for the queries and the
+        texts not kept (the local model encodes queries and passages the same way)."""
+        key = getattr(embedder, "key", type(embedder).__name__)
+        with self._lock:
+            kept = {text: self._vectors.get((key, text)) for text in texts}
+        missing = list(dict.fromkeys(text for text, vector in kept.items() if vector is None))
+        vectors = np.asarray(embedder.embed_documents([*queries, *missing]), dtype=np.float32)
+        fresh = dict(zip(missing, vectors[len(queries) :], strict=True))
+        with self._lock:
+            for text, vector in fresh.items():
+                self._vectors[(key, text)] = vector
+            for text in kept:
+                if (key, text) in self._vectors:  # another answer may have pushed it out
+                    self._vectors.move_to_end((key, text))
+            while len(self._vectors) > self._kept:
+                self._vectors.popitem(last=False)
+        asked = vectors[: len(queries)]
+        found = [fresh[text] if kept[text] is None else kept[text] for text in texts]
+        return asked, np.asarray(found, dtype=np.float32).reshape(len(texts), asked.shape[1])
+
+
+UNIT_VECTORS_KEPT = 10_000
+UNIT_VECTORS = _UnitVectors(UNIT_VECTORS_KEPT)
 
 
 def _joined(unit: Unit, units: Sequence[Unit], taken: set[int]) -> Unit:

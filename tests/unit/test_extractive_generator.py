@@ -17,6 +17,7 @@ from assistant.generators.extractive import (
     ExtractiveGenerator,
     _joined,
     _steps_wanted,
+    _UnitVectors,
     not_covered_answer,
 )
 from assistant.prompting import build_prompt
@@ -302,6 +303,46 @@ class _CallCounter(CountingEmbedder):
     def embed_query(self, text):
         self.calls += 1
         return super().embed_query(text)
+
+
+def test_units_embedded_for_one_answer_are_not_embedded_again_for_the_next(
+    local_embedder: Embedder,
+) -> None:
+    # given: an answer's units embedded once
+    counter = CountingEmbedder(local_embedder)
+    hits = [
+        _passage(local_embedder, "policies/refunds.md", "full refund of your first monthly charge"),
+        _passage(local_embedder, "billing/currencies.md", "| GBP"),
+    ]
+    generator = ExtractiveGenerator(embedder=counter)
+    question = "What is the minimum charge in GBP, and is there a refund for a monthly plan?"
+    first, _, _ = _answer(generator, question, hits)
+    embedded = len(counter.embedded_texts)
+
+    # when: the same passages are read for the same question again
+    again, _, _ = _answer(generator, question, hits)
+
+    # then: only the question is embedded the second time, and the answer is the same
+    assert embedded > 1
+    assert counter.embedded_texts[embedded:] == [question]
+    assert again == first
+
+
+def test_the_unit_vectors_kept_are_bounded_least_recently_used_first_out(
+    local_embedder: Embedder,
+) -> None:
+    vectors = _UnitVectors(kept=2)
+    counter = CountingEmbedder(local_embedder)
+
+    vectors.embedded(counter, queries=["q"], texts=["a", "b"])
+    vectors.embedded(counter, queries=["q"], texts=["a"])  # "a" used last
+    vectors.embedded(counter, queries=["q"], texts=["c"])  # "b" goes
+    counter.embedded_texts.clear()
+    asked, found = vectors.embedded(counter, queries=["q"], texts=["a", "b", "c"])
+
+    assert counter.embedded_texts == ["q", "b"]
+    assert asked.shape == (1, 384) and found.shape == (3, 384)
+    assert np.allclose(found[1], local_embedder.embed_documents(["b"])[0], atol=1e-5)
 
 
 def test_one_batched_embedder_call_per_answer(local_embedder: Embedder) -> None:
