@@ -38,7 +38,13 @@ def _cues(*, quantity: str, money: str, how_to: str, yes_no: str) -> QuestionCue
 
 CUES: dict[str, QuestionCues] = {
     "en": _cues(
-        quantity=r"\bhow (?:long|many|much|often|fast|soon|far|old|big|large)\b|\bwhen\b"
+        # "when" asks a time only as a question word: at the start of a clause or before its
+        # verb ("When does my trial end?", "until when"), not as the conjunction of "I get an
+        # error when I deploy" or "sleep when nothing is calling it" (16 questions of the
+        # answer sets were read as asking for an amount)
+        quantity=r"\bhow (?:long|many|much|often|fast|soon|far|old|big|large)\b"
+        r"|(?:^|[.?!,;:]\s*|\b(?:and|but|or|so|then|until)\s+)when\b"
+        r"|\bwhen (?:do|does|did|will|would|is|are|was|were|can|could|should|must|am)\b"
         r"|\bwhat time\b|\b(?:limit|maximum|minimum|max|min|cost|costs|price|fee|fees|charge)\b",
         money=r"\bhow much\b|\b(?:cost|costs|price|prices|pricing|fee|fees|charge|charged|pay)\b",
         how_to=r"\bhow (?:do|can|should|would) (?:i|we|you|one)\b|\bhow to\b|\bsteps? (?:to|for)\b"

@@ -215,6 +215,11 @@ def test_a_question_asking_for_an_amount_prefers_a_unit_holding_a_number() -> No
         ("My card failed. Will you retry the card automatically?", (False, False, True)),
         ("Can I change my data region later?", (False, False, True)),
         ("What is a webhook?", (False, False, False)),
+        ("When does my trial end?", (True, False, False)),
+        ("Until when can I still get a refund?", (True, False, False)),
+        ("Is there a fee, and when is it charged?", (True, False, True)),
+        ("I get an invalid_grant error when I connect Search Console", (False, False, False)),
+        ("Can my servers sleep when nothing is calling them?", (False, False, True)),
     ],
 )
 def test_the_kind_of_question_is_read_from_its_wording(
