@@ -9,11 +9,14 @@ from pathlib import Path
 import pytest
 from django.db import DatabaseError
 
+from assistant.generators.anthropic import AnthropicGenerator
 from assistant.generators.extractive import ExtractiveGenerator
+from assistant.models import Message
 from assistant.services import answer_complete, conversation_start, message_ask
 from kb.actors import SYSTEM
 from kb.services.sync import corpus_sync
 from search.services import retrieve, with_page_sections
+from tests.support.anthropic_stub import AnthropicStub
 from tests.support.chat import RecordingGenerator
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("empty_cache")]
@@ -133,3 +136,31 @@ def test_the_answer_can_quote_a_section_retrieval_did_not_bring(
     offered = {source.section for source in prompt.sources}
     assert "Volumes > Extend a volume" in offered
     assert "never be made smaller" in message.answer
+
+
+def test_a_writing_model_is_sent_the_sections_and_may_cite_them(help_center, monkeypatch) -> None:
+    # given: Claude behind the local Messages API stub, handed one retrieved passage
+    monkeypatch.setattr("assistant.services.answering.ANSWER_PASSAGES", 1)
+    with AnthropicStub() as stub:
+        generator = AnthropicGenerator(
+            api_key=stub.api_key, model="claude-test", max_tokens=500, base_url=stub.base_url
+        )
+        conversation = conversation_start(client_hash="page-sections-claude")
+        message = message_ask(conversation=conversation, question=QUESTION)
+        extend = next(
+            number
+            for number, hit in enumerate(
+                with_page_sections(retrieve(question=QUESTION, limit=1)), start=1
+            )
+            if hit.heading_path == "Volumes > Extend a volume"
+        )
+        stub.reply(f"No: a volume's disk can never be made smaller again [{extend}].")
+
+        # when
+        message = answer_complete(message=message, generator=generator)
+
+    # then: the section was in what the model read, and its citation stands
+    (request,) = stub.requests
+    assert "never be made smaller again" in request.body["messages"][-1]["content"]
+    assert message.status == Message.Status.ANSWERED
+    assert [citation["section"] for citation in message.citations] == ["Volumes > Extend a volume"]
