@@ -70,6 +70,11 @@ HTML_MEDIA = re.compile(
 CHARACTER_REFERENCE = re.compile(r"&(?:#\d+|#x[0-9a-f]+|[a-z][a-z0-9]*);", re.IGNORECASE)
 CODE_SPAN = re.compile(r"(`+[^`]*`+)")
 WORDY = re.compile(r"\b[^\W\d_]{2,}")  # a word with letters in it
+# A line that is one bold span ("**Once the billing period ends**", "**Use this when:**"): a
+# label that heads what follows it, as a heading would, in pages that use no heading there. One
+# that ends a sentence ("**Headers cannot be changed after the response starts.**") states
+# something, and is read as the sentence it is.
+BOLD_LABEL = re.compile(r"^(?:\*\*|__)(?P<label>[^*_].*?)(?<![.!?])(?:\*\*|__)$")
 NUMBER = re.compile(r"\d")
 
 STEP_KINDS = frozenset({"procedure", "code"})  # the units that answer "how do I ...?"
@@ -522,6 +527,10 @@ def _source_units(source: Source) -> list[Unit]:
             if text.endswith(":") or asks or len(WORDY.findall(text)) < minimum:
                 continue
             kind = block.kind if block.kind in {"row", "item"} else "sentence"
+            if block.label and kind == "sentence":
+                # under its label, as an item under its lead-in: "Once the billing period
+                # ends: Your dashboard is locked."
+                text = f"{block.label}: {text}"
             found.append(
                 Unit(
                     source=source,
@@ -541,6 +550,7 @@ class _Block:
     items: list[str]  # a procedure's steps, as quoted
     code: str = ""
     language: str = ""
+    label: str = ""  # the bold label the block stands under, if any (``BOLD_LABEL``)
 
 
 def _blocks(text: str) -> list[_Block]:
@@ -568,6 +578,7 @@ class _BlockReader:
         self.steps: list[str] = []  # the current numbered list's items
         self.fence: list[str] | None = None  # the code lines of the fenced block being read
         self.language = ""
+        self.label = ""  # the bold label over what is read now (``BOLD_LABEL``)
 
     def read(self, passage_line: PassageLine) -> None:
         if passage_line.in_code:
@@ -586,6 +597,9 @@ class _BlockReader:
         elif passage_line.is_list_item:
             self.table_header = None
             self._list_item(passage_line)
+        elif BOLD_LABEL.match(line) and not passage_line.text[:1].isspace():
+            self._end_section()
+            self.label = clean(line).rstrip(":").strip()
         else:
             self.table_header = None
             self._paragraph_line(passage_line)
@@ -619,6 +633,7 @@ class _BlockReader:
         self._flush()
         self._end_procedure()
         self.table_header, self.in_list, self.lead_in = None, False, None
+        self.label = ""
 
     def _table_line(self, passage_line: PassageLine) -> None:
         self._flush()
@@ -656,7 +671,9 @@ class _BlockReader:
     def _flush(self) -> None:
         if self.paragraph:
             kind = "item" if self.in_list else "paragraph"
-            self.blocks.append(_Block(kind=kind, text=" ".join(self.paragraph), items=[]))
+            self.blocks.append(
+                _Block(kind=kind, text=" ".join(self.paragraph), items=[], label=self.label)
+            )
             self.paragraph.clear()
 
     def _end_procedure(self) -> None:
@@ -672,7 +689,7 @@ class _BlockReader:
             return self.lead_in
         blocks = self.blocks
         if not blocks or blocks[-1].kind != "paragraph" or not blocks[-1].text.endswith(":"):
-            return None
+            return f"{self.label}:" if self.label else None
         *before, last = split_sentences(blocks.pop().text, abbreviations=True)
         if before:
             blocks.append(_Block(kind="paragraph", text=" ".join(before), items=[]))

@@ -87,6 +87,38 @@ def test_a_page_section_read_beside_the_passages_gets_a_share_of_its_pages_rank_
     assert [round(_feature("rank", row), 4) for row in rows] == [1.0, 0.5, 0.3333, 0.75, 0.1875]
 
 
+def test_a_bold_label_heads_the_sentences_and_list_under_it_and_is_no_unit() -> None:
+    # given: a page that labels its parts with bold lines instead of headings (Plausible's
+    # "Cancel your subscription" does), one of them with a list under it
+    source = _source(
+        "**Until the billing period ends**\n\n"
+        "Your stats keep being counted.\n\n"
+        "**Once the billing period ends**\n\n"
+        "Your dashboard is locked. You can still export your data.\n\n"
+        "**Use this when:**\n\n"
+        "- You run one site for many teams\n"
+        "- You need separate billing\n\n"
+        "## Deleting your data\n\n"
+        "Data is deleted sixty days after cancellation.\n\n"
+        "**Deleted data cannot be restored.**"
+    )
+
+    # when
+    units = units_of([source])
+
+    # then: each sentence and item is read under its label, the labels are no units, and a
+    # heading ends the last label
+    assert [unit.text for unit in units] == [
+        "Until the billing period ends: Your stats keep being counted.",
+        "Once the billing period ends: Your dashboard is locked.",
+        "Once the billing period ends: You can still export your data.",
+        "Use this when: You run one site for many teams",
+        "Use this when: You need separate billing",
+        "Data is deleted sixty days after cancellation.",
+        "Deleted data cannot be restored.",  # a bold sentence states something: no label
+    ]
+
+
 def test_a_bulleted_list_is_no_procedure() -> None:
     units = units_of([_source("Included in every plan:\n\n- Invoices and receipts\n- Webhooks")])
 
