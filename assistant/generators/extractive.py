@@ -156,7 +156,17 @@ class ExtractiveGenerator:
         floor = RELEVANCE_FLOOR if vectors is not None else weights.terms / 2
         order = [int(index) for index in np.argsort(-scores, kind="stable")]
         # An older version of a page among the sources is never quoted: the newer page wins.
-        current = [index for index in order if units[index].source.number not in newer]
+        # Without the units' meaning only what retrieval brought is quoted: the page sections
+        # read beside it are there for a section the question's meaning points to, and the
+        # words alone favour any long one that names the question's terms and a number
+        # ("Example: a Growth account … pays $32.00 overage" for "¿Cuánto cuesta el plan
+        # Growth?", over the Growth price row).
+        current = [
+            index
+            for index in order
+            if units[index].source.number not in newer
+            and (vectors is not None or not units[index].source.page_section)
+        ]
         if not current or scores[current[0]] < floor:
             return [], []
         best = scores[current[0]]

@@ -1,0 +1,55 @@
+"""A price question in another language, over the sample help center and a real index: with the
+local English-only model the answerer has no meaning to go by, and the Growth price row must
+still lead (issue #24's "¿Cuánto cuesta el plan Growth?")."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from assistant.generators.extractive import ExtractiveGenerator
+from assistant.models import Message
+from assistant.services import answer_complete, conversation_start, message_ask
+from tests.conftest import CORPUS_DIR, CachedEmbedder, corpus_pages_indexed
+
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("empty_cache")]
+
+# The public pages of the sample help center: on a few plan pages alone "plan" and "Growth" are
+# words of most pages, which tell nothing, and the question is refused.
+PAGES = sorted(
+    str(path.relative_to(CORPUS_DIR))
+    for path in CORPUS_DIR.glob("*/*.md")
+    if path.parent.name != "internal"
+)
+_clients = itertools.count()
+
+
+@pytest.fixture
+def pages(tmp_path, cached_embedder: CachedEmbedder) -> None:
+    corpus_pages_indexed(tmp_path, PAGES, cached_embedder)
+
+
+@pytest.mark.parametrize(
+    "question", ["¿Cuánto cuesta el plan Growth?", "Combien coûte le plan Growth ?"]
+)
+def test_a_foreign_price_question_leads_with_the_price_row_not_a_worked_example(
+    pages, cached_embedder, question: str
+) -> None:
+    # given: the plans page's other sections are read beside the passages retrieved, among
+    # them the overage examples ("Example: a Growth account that finalizes 5,800 invoices in
+    # March pays … $32.00 overage"), which name Growth and a price as the price row does
+
+    # when
+    conversation = conversation_start(client_hash=f"price-client-{next(_clients)}")
+    message = answer_complete(
+        message=message_ask(conversation=conversation, question=question),
+        generator=ExtractiveGenerator(embedder=cached_embedder),
+    )
+
+    # then: without the units' meaning, only what retrieval brought is quoted, and the price
+    # row leads
+    assert message.status == Message.Status.ANSWERED
+    lead = message.answer.split("\u201c", 1)[1].split("\u201d", 1)[0]
+    assert lead.startswith("Plan: Growth; Monthly billing: $99 / month")
+    assert "5,800 invoices" not in message.answer
