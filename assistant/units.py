@@ -49,6 +49,10 @@ ORDERED_MARKER = re.compile(r"^\s*\d+[.)]\s")
 TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
 LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
+# A reference-style link ("[Staticman][]", "[Talkyard][talk]") reads as its text, and the line
+# that defines where one points ("[talk]: https://www.talkyard.io/") is no text at all.
+REFERENCE_LINK = re.compile(r"\[([^\]]+)\]\[[^\]]*\]")
+LINK_DEFINITION = re.compile(r"^\[[^\]]+\]:\s*\S+")
 EMPHASIS = re.compile(r"\*\*|__")
 HTML_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
 # The formatting HTML a page writes in its Markdown (``<a href=…>``, ``<ul><li>``, ``</p>``): the
@@ -589,7 +593,7 @@ class _BlockReader:
         line = passage_line.content
         if passage_line.is_heading:
             self._end_section()
-        elif not line or is_flagged(line):
+        elif not line or is_flagged(line) or LINK_DEFINITION.match(line):
             self._flush()
             self.table_header = None
         elif TABLE_ROW.match(line):
@@ -736,7 +740,7 @@ def table_row(header: Sequence[str], cells: Sequence[str]) -> str:
 
 def clean(text: str) -> str:
     text = IMAGE.sub("", text)
-    text = LINK.sub(r"\1", text)
+    text = REFERENCE_LINK.sub(r"\1", LINK.sub(r"\1", text))
     text = HTML_BREAK.sub(" ", text)
     text = HTML_TAG.sub(" ", text)
     text = HTML_MEDIA.sub(" ", text)

@@ -119,6 +119,27 @@ def test_a_bold_label_heads_the_sentences_and_list_under_it_and_is_no_unit() -> 
     ]
 
 
+def test_reference_style_links_are_quoted_as_their_text_and_their_definitions_never() -> None:
+    # given: a page written with reference-style links, as Hugo's documentation is (27 of its
+    # 68 answers quoted "[Staticman][]" as written, 4 quoted the definitions themselves)
+    source = _source(
+        "Open-source commenting systems include [Staticman][] and [Talkyard][talk].\n\n"
+        "Use the [`js.Build`][build] function to bundle your modules.\n\n"
+        "[Staticman]: https://staticman.net/\n"
+        "[talk]: https://www.talkyard.io/\n"
+        "[build]: /functions/js/build/"
+    )
+
+    # when
+    units = units_of([source])
+
+    # then
+    assert [unit.text for unit in units] == [
+        "Open-source commenting systems include Staticman and Talkyard.",
+        "Use the `js.Build` function to bundle your modules.",
+    ]
+
+
 def test_a_bulleted_list_is_no_procedure() -> None:
     units = units_of([_source("Included in every plan:\n\n- Invoices and receipts\n- Webhooks")])
 
