@@ -268,11 +268,13 @@ def with_page_sections(
     aid to the answer, so an error reading them costs only them."""
     hits = list(result.hits)
     documents = list(dict.fromkeys(hit.document_id for hit in hits))[:pages]
-    embedding_model = EmbeddingModel.objects.filter(key=result.embedding_model).first()
-    if not documents or not result.term_idfs or embedding_model is None:
+    if not documents or not result.term_idfs:
         return hits
     try:
         with transaction.atomic(using=read_alias()):
+            embedding_model = EmbeddingModel.objects.filter(key=result.embedding_model).first()
+            if embedding_model is None:
+                return hits
             rows = page_sections(
                 documents=documents,
                 beside=[hit.chunk_id for hit in hits],
