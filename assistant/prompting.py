@@ -66,6 +66,13 @@ source's number.\
 """
 
 
+# Passages retrieved for the answer step, before the page sections read beside them (the prompt
+# keeps those that fit its character budget): at 10 the answering section was among them for
+# 67-97% of the answer eval sets' questions, at 5 for 43-88% (docs/answers.md, "The passages the
+# answer step sees").
+ANSWER_PASSAGES = 10
+
+
 def build_prompt(
     *,
     question: str,

@@ -30,7 +30,7 @@ from assistant.generators.base import (
     TextDelta,
 )
 from assistant.languages import ENGLISH, question_language, reads
-from assistant.prompting import NOT_COVERED_SENTENCE
+from assistant.prompting import ANSWER_PASSAGES, NOT_COVERED_SENTENCE
 from assistant.units import (
     FEATURES,
     STEP_KINDS,
@@ -48,6 +48,7 @@ from assistant.units import (
 )
 from kb.embedders import Embedder, get_embedder
 from kb.errors import one_line
+from search.services import SECTION_PAGES, SECTIONS_PER_PAGE
 
 log = structlog.get_logger("groundwork.assistant")
 
@@ -58,10 +59,10 @@ MAX_QUOTES = 3
 # shares few of their words: facts stated on the sample 84.6% at 20 units, 89.2% at 30, 90.8% at
 # 60; on Plausible 34.8% at 30, 40.4% at 60.
 MAX_CANDIDATES = 60
-# The passages read for units (the ten retrieved and the page sections read beside them,
+# The passages read for units (those retrieved and the page sections read beside them,
 # search.services.with_page_sections), and how close to the best a further quote must score:
 # chosen with the weights by leave-one-set-out over the answer eval sets (docs/answers.md).
-MAX_SOURCES = 16
+MAX_SOURCES = ANSWER_PASSAGES + SECTION_PAGES * SECTIONS_PER_PAGE
 RELEVANCE_FLOOR = 0.3  # below this the best unit is not about the question
 EXTRA_QUOTE_MARGIN = 0.18
 OLDER_PAGE_MARGIN = 0.12  # cosine: an older version this close to the lead is noted

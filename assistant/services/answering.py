@@ -46,7 +46,7 @@ from assistant.generators import (
 from assistant.languages import LanguageSupport, language_support, not_served_answer
 from assistant.models import Message
 from assistant.no_answer import no_answer_decide
-from assistant.prompting import build_prompt, prompt_with_best_lines
+from assistant.prompting import ANSWER_PASSAGES, build_prompt, prompt_with_best_lines
 from assistant.services.answer_cache import (
     CachedAnswer,
     answer_cache_get,
@@ -86,10 +86,6 @@ STILL_WORKING_ANSWER = (
     "This answer is taking longer than usual. Please reload the page in a moment to see it."
 )
 
-# Passages handed to the answer step (the prompt keeps those that fit its character budget):
-# at 10 the answering section was among them for 67-97% of the answer eval sets' questions,
-# at 5 for 43-88% (docs/answers.md, "The passages the answer step sees").
-ANSWER_PASSAGES = 10
 # Earlier exchanges given to the generator with a follow-up: enough for "and for annual plans?".
 MAX_HISTORY_TURNS = 3
 HISTORY_STATUSES = (Message.Status.ANSWERED, Message.Status.FLAGGED, Message.Status.NOT_IN_DOCS)

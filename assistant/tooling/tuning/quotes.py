@@ -30,7 +30,7 @@ from assistant.generators.extractive import (
     RELEVANCE_FLOOR,
 )
 from assistant.no_answer import no_answer_decide
-from assistant.prompting import build_prompt
+from assistant.prompting import ANSWER_PASSAGES, build_prompt
 from assistant.tooling.evaluation import AnswerCase
 from assistant.units import (
     FEATURES,
@@ -52,7 +52,7 @@ from kb.models import Chunk
 from search.services import retrieve, with_page_sections
 
 WORD_COST = 0.001
-DUMP_SOURCES = 10  # passages dumped per case: the fit tries reading fewer
+DUMP_SOURCES = ANSWER_PASSAGES  # passages retrieved per case, as the answer step retrieves
 MAX_DUMPED_UNITS = 240
 
 
