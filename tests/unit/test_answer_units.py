@@ -87,59 +87,6 @@ def test_a_page_section_read_beside_the_passages_gets_a_share_of_its_pages_rank_
     assert [round(_feature("rank", row), 4) for row in rows] == [1.0, 0.5, 0.3333, 0.75, 0.1875]
 
 
-def test_a_bold_label_heads_the_sentences_and_list_under_it_and_is_no_unit() -> None:
-    # given: a page that labels its parts with bold lines instead of headings (Plausible's
-    # "Cancel your subscription" does), one of them with a list under it
-    source = _source(
-        "**Until the billing period ends**\n\n"
-        "Your stats keep being counted.\n\n"
-        "**Once the billing period ends**\n\n"
-        "Your dashboard is locked. You can still export your data.\n\n"
-        "**Use this when:**\n\n"
-        "- You run one site for many teams\n"
-        "- You need separate billing\n\n"
-        "## Deleting your data\n\n"
-        "Data is deleted sixty days after cancellation.\n\n"
-        "**Deleted data cannot be restored.**"
-    )
-
-    # when
-    units = units_of([source])
-
-    # then: each sentence and item is read under its label, the labels are no units, and a
-    # heading ends the last label
-    assert [unit.text for unit in units] == [
-        "Until the billing period ends: Your stats keep being counted.",
-        "Once the billing period ends: Your dashboard is locked.",
-        "Once the billing period ends: You can still export your data.",
-        "Use this when: You run one site for many teams",
-        "Use this when: You need separate billing",
-        "Data is deleted sixty days after cancellation.",
-        "Deleted data cannot be restored.",  # a bold sentence states something: no label
-    ]
-
-
-def test_reference_style_links_are_quoted_as_their_text_and_their_definitions_never() -> None:
-    # given: a page written with reference-style links, as Hugo's documentation is (27 of its
-    # 68 answers quoted "[Staticman][]" as written, 4 quoted the definitions themselves)
-    source = _source(
-        "Open-source commenting systems include [Staticman][] and [Talkyard][talk].\n\n"
-        "Use the [`js.Build`][build] function to bundle your modules.\n\n"
-        "[Staticman]: https://staticman.net/\n"
-        "[talk]: https://www.talkyard.io/\n"
-        "[build]: /functions/js/build/"
-    )
-
-    # when
-    units = units_of([source])
-
-    # then
-    assert [unit.text for unit in units] == [
-        "Open-source commenting systems include Staticman and Talkyard.",
-        "Use the `js.Build` function to bundle your modules.",
-    ]
-
-
 def test_a_bulleted_list_is_no_procedure() -> None:
     units = units_of([_source("Included in every plan:\n\n- Invoices and receipts\n- Webhooks")])
 
@@ -360,56 +307,88 @@ def test_a_following_item_is_quoted_without_the_lead_in_it_shares() -> None:
     )
 
 
-def test_html_a_page_writes_inline_is_quoted_as_its_text() -> None:
-    # given: help centers exported from other tools write links and lists as HTML in Markdown
-    source = _source(
-        'For site settings, see <a href="/docs/website-settings">website settings</a>.</p>\n'
-        "<ul> <li>Two-factor authentication</li> </ul>"
-    )
-
+@pytest.mark.parametrize(
+    ("page", "quoted"),
+    [
+        pytest.param(
+            # help centers exported from other tools write links and lists as HTML in Markdown
+            'For site settings, see <a href="/docs/website-settings">website settings</a>.</p>\n'
+            "<ul> <li>Two-factor authentication</li> </ul>",
+            ["For site settings, see website settings. Two-factor authentication"],
+            id="inline HTML",
+        ),
+        pytest.param(
+            # a page embeds an illustration as HTML and writes a dash and a space as character
+            # references, as Markdown allows (Fly.io's docs; the answers quoted both as written):
+            # the image is no statement; the references read as their characters, except in code
+            # and where no ";" closes them (a query string's "&param=")
+            '<img src="/static/images/networks.png" alt="Illustration of two apps on clouds">\n\n'
+            "You can extend a volume&mdash;manually or automatically&nbsp;&#8212; but never "
+            "shrink it. Pass `&mdash;` to the template, or open /search?q=volumes&param=size to "
+            "see it.",
+            [
+                "You can extend a volume\u2014manually or automatically \u2014 but never "
+                "shrink it.",
+                "Pass `&mdash;` to the template, or open /search?q=volumes&param=size to see it.",
+            ],
+            id="embedded media and character references",
+        ),
+        pytest.param(
+            # a help center asks the reader's question before it answers it (Plausible's answers
+            # quoted "Have you lost your recovery codes?" as if it said something)
+            "Have you lost your recovery codes? You can generate new codes at any time.\n\n"
+            "- Forgot your password?\n- Click Send reset link on the login page.",
+            ["You can generate new codes at any time.", "Click Send reset link on the login page."],
+            id="a sentence that asks",
+        ),
+        pytest.param(
+            # a page that labels its parts with bold lines instead of headings (Plausible's
+            # "Cancel your subscription" does): each sentence and item is read under its label,
+            # the labels are no units, a heading ends the last label, and a bold sentence states
+            # something
+            "**Until the billing period ends**\n\n"
+            "Your stats keep being counted.\n\n"
+            "**Once the billing period ends**\n\n"
+            "Your dashboard is locked. You can still export your data.\n\n"
+            "**Use this when:**\n\n"
+            "- You run one site for many teams\n"
+            "- You need separate billing\n\n"
+            "## Deleting your data\n\n"
+            "Data is deleted sixty days after cancellation.\n\n"
+            "**Deleted data cannot be restored.**",
+            [
+                "Until the billing period ends: Your stats keep being counted.",
+                "Once the billing period ends: Your dashboard is locked.",
+                "Once the billing period ends: You can still export your data.",
+                "Use this when: You run one site for many teams",
+                "Use this when: You need separate billing",
+                "Data is deleted sixty days after cancellation.",
+                "Deleted data cannot be restored.",
+            ],
+            id="bold labels",
+        ),
+        pytest.param(
+            # a page written with reference-style links, as Hugo's documentation is (27 of its 68
+            # answers quoted "[Staticman][]" as written, 4 quoted the definitions themselves)
+            "Open-source commenting systems include [Staticman][] and [Talkyard][talk].\n\n"
+            "Use the [`js.Build`][build] function to bundle your modules.\n\n"
+            "[Staticman]: https://staticman.net/\n"
+            "[talk]: https://www.talkyard.io/\n"
+            "[build]: /functions/js/build/",
+            [
+                "Open-source commenting systems include Staticman and Talkyard.",
+                "Use the `js.Build` function to bundle your modules.",
+            ],
+            id="reference-style links",
+        ),
+    ],
+)
+def test_a_page_is_quoted_as_a_reader_sees_it(page: str, quoted: list[str]) -> None:
     # when
-    texts = [unit.text for unit in units_of([source])]
+    texts = [unit.text for unit in units_of([_source(page)])]
 
     # then
-    assert texts == ["For site settings, see website settings. Two-factor authentication"]
-
-
-def test_embedded_media_and_character_references_are_quoted_as_a_reader_sees_them() -> None:
-    # given: a page embeds an illustration as HTML and writes a dash and a space as character
-    # references, as Markdown allows (Fly.io's docs; the answers quoted both as written)
-    source = _source(
-        '<img src="/static/images/networks.png" alt="Illustration of two apps on clouds">\n\n'
-        "You can extend a volume&mdash;manually or automatically&nbsp;&#8212; but never shrink "
-        "it. Pass `&mdash;` to the template, or open /search?q=volumes&param=size to see it."
-    )
-
-    # when
-    texts = [unit.text for unit in units_of([source])]
-
-    # then: the image is no statement; the references read as their characters, except in code
-    # and where no ";" closes them (a query string's "&param=")
-    assert texts == [
-        "You can extend a volume\u2014manually or automatically \u2014 but never shrink it.",
-        "Pass `&mdash;` to the template, or open /search?q=volumes&param=size to see it.",
-    ]
-
-
-def test_a_sentence_that_asks_is_no_unit_the_answer_after_it_is() -> None:
-    # given: a help center asks the reader's question before it answers it (Plausible's answers
-    # quoted "Have you lost your recovery codes?" as if it said something)
-    source = _source(
-        "Have you lost your recovery codes? You can generate new codes at any time.\n\n"
-        "- Forgot your password?\n- Click Send reset link on the login page."
-    )
-
-    # when
-    texts = [unit.text for unit in units_of([source])]
-
-    # then
-    assert texts == [
-        "You can generate new codes at any time.",
-        "Click Send reset link on the login page.",
-    ]
+    assert texts == quoted
 
 
 def test_a_procedure_without_a_lead_in_is_read_under_its_heading() -> None:
