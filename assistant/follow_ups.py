@@ -81,6 +81,14 @@ def joined_query(*, question: str, anchor: str) -> str:
     return f"{anchor[:room]} {question}".strip()
 
 
+def anchor_of(*, query: str, question: str) -> str | None:
+    """The earlier question a follow-up was searched with (``joined_query`` undone), or None
+    when ``query`` is the question alone."""
+    if query == question or not query.endswith(question):
+        return None
+    return query[: -len(question)].strip() or None
+
+
 def joined_is_better(*, alone: RetrievalResult, joined: RetrievalResult) -> bool:
     """Condition 2: the search with the earlier question found a passage closer to what was
     asked than the question alone did. Retrieval's ``confidence`` (the best passage's cosine

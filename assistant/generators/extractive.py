@@ -22,6 +22,7 @@ import numpy as np
 import structlog
 
 from assistant.contact import support_contact_url
+from assistant.follow_ups import anchor_of
 from assistant.generators.base import (
     GenerationDone,
     GenerationEvent,
@@ -91,6 +92,7 @@ class ExtractiveGenerator:
         started = time.monotonic()
         # A follow-up is answered by its own words, read with what it follows.
         context = prompt.search_query if prompt.search_query not in (None, question) else None
+        follows = FollowedQuestion.of(prompt, question=question) if context else None
         every = units_of(prompt.sources[:MAX_SOURCES])
         features = unit_features(
             question=question, units=every, idfs=prompt.term_idfs, context=context
@@ -104,6 +106,7 @@ class ExtractiveGenerator:
             # read against every unit's words, as the features read it, not only the kept ones
             read=question_as_read(question, every),
             context=context,
+            follows=follows,
             units=units,
             features=features[kept],
             newer=_newer_versions(prompt.sources),
@@ -137,20 +140,24 @@ class ExtractiveGenerator:
         units: list[Unit],
         features: np.ndarray,
         newer: dict[int, Source],
+        follows: FollowedQuestion | None = None,
     ) -> tuple[list[Unit], list[tuple[Source, Source]]]:
         """The units to quote, and the older pages (with their newer versions) that were passed
         over although they spoke to the question (``read``: the question as the embedder is
         given it, `question_as_read`).
 
         The best unit leads, with the unit after it when both are sentences or items;
-        another follows only if it scores close to it and is not a repeat of one quoted."""
+        another follows only if it scores close to it and is not a repeat of one quoted. A
+        follow-up (``follows``) does not quote again what the answer before it opened with."""
         if not units:
             return [], []
-        similarity, vectors = self._similarities(
-            [read] if context is None else [read, f"{context} {read}"],
-            units,
-            language=question_language(question),
+        queries = [read] if context is None else [read, f"{context} {read}"]
+        if follows is not None and follows.anchor:
+            queries.append(follows.anchor)
+        similarities, vectors = self._similarities(
+            queries, units, language=question_language(question)
         )
+        similarity = _as_asked(similarities)
         scores = similarity + weighted(features, self._weights)
         # Without vectors only shared words count: ask for half their weight.
         weights = self._weights or UnitWeights()
@@ -167,6 +174,7 @@ class ExtractiveGenerator:
             for index in order
             if units[index].source.number not in newer
             and (vectors is not None or not units[index].source.page_section)
+            and not (follows is not None and follows.opened_with(units[index]))
         ]
         if not current or scores[current[0]] < floor:
             return [], []
@@ -212,8 +220,8 @@ class ExtractiveGenerator:
     def _similarities(
         self, queries: Sequence[str], units: Sequence[Unit], *, language: str = ENGLISH
     ) -> tuple[np.ndarray, np.ndarray | None]:
-        """Cosine similarity of each unit (labelled with its section) to the queries, averaged:
-        a follow-up is read alone and with what it follows, so neither drowns the other.
+        """Cosine similarity of each unit (labelled with its section) to each query, one column
+        per query (``_as_asked`` makes them one figure), and the units' vectors.
 
         One batched call with the queries first: the local model encodes queries and passages
         the same way. Without an embedder, or with one that does not read the question's
@@ -229,12 +237,58 @@ class ExtractiveGenerator:
                 # that answers it (the Growth price row 0.21, "Growth is our most popular plan."
                 # 0.49 to "¿Cuánto cuesta el plan Growth al mes?"): its cosine is no evidence,
                 # and the question's words and kind decide, as without an embedder.
-                return np.zeros(len(units), dtype=np.float32), None
+                return np.zeros((len(units), len(queries)), dtype=np.float32), None
             asked, found = UNIT_VECTORS.embedded(embedder, queries=queries, texts=texts)
         except Exception as exc:  # the embedder is an aid here, not a dependency
             log.warning("extractive_embedder_failed", error=one_line(exc))
-            return np.zeros(len(units), dtype=np.float32), None
-        return (found @ asked.T).mean(axis=1), found
+            return np.zeros((len(units), len(queries)), dtype=np.float32), None
+        return found @ asked.T, found
+
+
+def _as_asked(similarities: np.ndarray) -> np.ndarray:
+    """Each unit's closeness to what was asked, from its cosines to the queries of
+    ``ExtractiveGenerator._choose``: the question alone; for a follow-up also the question read
+    after what it follows, averaged with it so that neither drowns the other; and when the earlier
+    question is known, its cosine to that question alone. A unit closer to the earlier question
+    alone than to the two together answers the earlier question, not this one, and loses the
+    difference: after "Can I get a refund on a monthly plan?", "what if we had paid for the whole
+    year instead?" is close to the monthly rule only through the question it follows (0.74 to
+    it, 0.69 to the two together, 0.23 to the follow-up alone)."""
+    asked = similarities[:, :2].mean(axis=1)
+    if similarities.shape[1] < 3:
+        return asked
+    joined, earlier = similarities[:, 1], similarities[:, 2]
+    return asked - np.maximum(earlier - joined, 0.0)
+
+
+@dataclasses.dataclass(frozen=True)
+class FollowedQuestion:
+    """What a follow-up follows: the earlier question it was searched with, and the answer the
+    customer read last (the prompt's latest assistant turn, citations dropped, spaces made one)."""
+
+    anchor: str | None
+    answer: str
+
+    @classmethod
+    def of(cls, prompt: Prompt, *, question: str) -> FollowedQuestion:
+        answers = [
+            message["content"] for message in prompt.messages[:-1] if message["role"] == "assistant"
+        ]
+        return cls(
+            anchor=anchor_of(query=prompt.search_query or question, question=question),
+            answer=_spaced(answers[-1]) if answers else "",
+        )
+
+    def opened_with(self, unit: Unit) -> bool:
+        """Whether the answer before opened with ``unit``. A follow-up asks for more than that
+        answer's first quote told, so it is not quoted again; the others may be: after an answer
+        that quoted the monthly rule and then the annual one, "and for annual plans?" is
+        answered with the annual rule again, alone."""
+        return self.answer.startswith(f"{QUOTED_LABEL} “{_spaced(unit.text)}")
+
+
+def _spaced(text: str) -> str:
+    return " ".join(text.split())
 
 
 class _UnitVectors:

@@ -3,7 +3,9 @@ evidence (retrieval's confidence alone vs joined) decides."""
 
 from __future__ import annotations
 
-from assistant.follow_ups import follow_up_search
+import pytest
+
+from assistant.follow_ups import anchor_of, follow_up_search, joined_query
 from search.results import RetrievalResult
 from tests.support.retrieval import one_hit_result
 
@@ -88,3 +90,19 @@ def test_a_first_question_has_nothing_to_lean_on() -> None:
     )
 
     assert not result.follow_up and searched == ["and annual?"]
+
+
+@pytest.mark.parametrize(
+    ("question", "anchor"),
+    [
+        ("and for annual plans?", "Can I get a refund on a monthly plan?"),
+        ("how many times?", "How do webhook retries work?"),
+    ],
+)
+def test_the_earlier_question_is_read_back_from_the_joined_query(question, anchor) -> None:
+    # when
+    query = joined_query(question=question, anchor=anchor)
+
+    # then
+    assert anchor_of(query=query, question=question) == anchor
+    assert anchor_of(query=question, question=question) is None

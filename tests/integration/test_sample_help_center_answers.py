@@ -1,6 +1,8 @@
-"""A price question in another language, over the sample help center and a real index: with the
-local English-only model the answerer has no meaning to go by, and the Growth price row must
-still lead (issue #24's "¿Cuánto cuesta el plan Growth?")."""
+"""The newcomer's questions of issue #24 over the whole public sample help center and a real
+index, asked through the answer pipeline with the offline answerer: a price question in another
+language, where the English-only model gives the answerer no meaning to go by and the Growth price
+row must still lead ("¿Cuánto cuesta el plan Growth?"), and a follow-up that must be answered
+about what it asks, not with what the customer was just told."""
 
 from __future__ import annotations
 
@@ -53,3 +55,33 @@ def test_a_foreign_price_question_leads_with_the_price_row_not_a_worked_example(
     lead = message.answer.split("\u201c", 1)[1].split("\u201d", 1)[0]
     assert lead.startswith("Plan: Growth; Monthly billing: $99 / month")
     assert "5,800 invoices" not in message.answer
+
+
+def test_a_follow_up_about_the_whole_year_is_not_answered_with_the_monthly_rule(
+    pages, cached_embedder
+) -> None:
+    # given: the customer was told the monthly refund rule
+    conversation = conversation_start(client_hash=f"follow-up-client-{next(_clients)}")
+    generator = ExtractiveGenerator(embedder=cached_embedder)
+    first = answer_complete(
+        message=message_ask(
+            conversation=conversation, question="Can I get a refund on a monthly plan?"
+        ),
+        generator=generator,
+    )
+    assert "full refund of your first monthly charge" in first.answer
+
+    # when
+    message = answer_complete(
+        message=message_ask(
+            conversation=conversation, question="what if we had paid for the whole year instead?"
+        ),
+        generator=generator,
+    )
+
+    # then: the annual rule leads ("We refund the unused portion of the year"), and what the
+    # customer was just told is not said again
+    assert message.status == Message.Status.ANSWERED
+    lead = message.answer.split("\u201c", 1)[1].split("\u201d", 1)[0]
+    assert "year" in lead or "annual" in lead, lead
+    assert "first monthly charge" not in message.answer
