@@ -80,6 +80,14 @@ WORDY = re.compile(r"\b[^\W\d_]{2,}")  # a word with letters in it
 # something, and is read as the sentence it is.
 BOLD_LABEL = re.compile(r"^(?:\*\*|__)(?P<label>[^*_].*?)(?<![.!?])(?:\*\*|__)$")
 NUMBER = re.compile(r"\d")
+# A sentence about the page itself ("This page explains what counts as a failure and how the
+# retry schedule works.") promises what follows and states none of it.
+ABOUT_THE_PAGE = re.compile(
+    r"^(?:this|the following) (?:page|guide|article|section|document|tutorial|chapter)s? "
+    r"(?:explains|describes|covers|shows|walks|outlines|lists|introduces|summari[sz]es|"
+    r"provides|gives|tells|will (?:show|explain|describe|walk|cover|help|guide|teach))\b",
+    re.IGNORECASE,
+)
 
 STEP_KINDS = frozenset({"procedure", "code"})  # the units that answer "how do I ...?"
 # The units a leading one is quoted with the next of (``following_unit``).
@@ -334,7 +342,7 @@ def unit_features(
             float(shape.how_to and unit.kind in STEP_KINDS),
             float(shape.yes_no and bool(POLARITY.search(unit.text))),
             rank[unit.source.number],
-            float(opposite_action(question, f"{_last_heading(unit)} {unit.text}")),
+            float(opposite_action(question, f"{last_heading(unit)} {unit.text}")),
         )
     return features
 
@@ -363,7 +371,7 @@ def _read_words(unit: Unit) -> str:
     under its heading, which plays that sentence's part ("Turning on 2FA" over "1. Go to
     Settings > Security…"), as a procedure with a lead-in is read with it."""
     if unit.kind == "procedure" and ORDERED_MARKER.match(unit.text):
-        return f"{_last_heading(unit)} {unit.words_text}"
+        return f"{last_heading(unit)} {unit.words_text}"
     return unit.words_text
 
 
@@ -384,7 +392,7 @@ def _actions(text: str) -> set[str]:
     return set(found) | {f"{a} {b}" for a, b in itertools.pairwise(found)}
 
 
-def _last_heading(unit: Unit) -> str:
+def last_heading(unit: Unit) -> str:
     return unit.source.section.rsplit(" > ", 1)[-1]
 
 
@@ -524,11 +532,13 @@ def _source_units(source: Source) -> list[Unit]:
             if _mostly_link_labels(piece):
                 continue
             text = clean(piece)
-            # A lead-in ("…request a refund on 10 April:") promises what it does not say, a
-            # sentence that asks ("Have you lost your recovery codes?") says nothing either,
-            # and a formula or a bare link reads as nothing on its own.
+            # A lead-in ("…request a refund on 10 April:") promises what it does not say, as
+            # a sentence about the page does; a sentence that asks ("Have you lost your
+            # recovery codes?") says nothing either, and a formula or a bare link reads as
+            # nothing on its own.
             asks = text.endswith("?") and not is_row  # a row's last cell may ask; it is one
-            if text.endswith(":") or asks or len(WORDY.findall(text)) < minimum:
+            promises = text.endswith(":") or (not is_row and ABOUT_THE_PAGE.match(text))
+            if promises or asks or len(WORDY.findall(text)) < minimum:
                 continue
             kind = block.kind if block.kind in {"row", "item"} else "sentence"
             if block.label and kind == "sentence":

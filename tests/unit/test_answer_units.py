@@ -342,6 +342,21 @@ def test_a_following_item_is_quoted_without_the_lead_in_it_shares() -> None:
             id="a sentence that asks",
         ),
         pytest.param(
+            # a page says what it is about before it says anything ("How do webhook retries
+            # work?" led with "This page explains what counts as a failure and how the retry
+            # schedule works."); a sentence whose subject is a page but that states a fact is one
+            "If your endpoint doesn't accept a delivery, Acme tries again. This page explains "
+            "how the retry schedule works.\n\n"
+            "This guide walks you through setting up your first app.\n\n"
+            "Prices on this page exclude taxes. This page is updated every quarter.",
+            [
+                "If your endpoint doesn't accept a delivery, Acme tries again.",
+                "Prices on this page exclude taxes.",
+                "This page is updated every quarter.",
+            ],
+            id="a sentence about the page",
+        ),
+        pytest.param(
             # a page that labels its parts with bold lines instead of headings (Plausible's
             # "Cancel your subscription" does): each sentence and item is read under its label,
             # the labels are no units, a heading ends the last label, and a bold sentence states
