@@ -22,6 +22,7 @@ import numpy as np
 import structlog
 
 from assistant.contact import support_contact_url
+from assistant.facts import fact_text
 from assistant.follow_ups import anchor_of
 from assistant.generators.base import (
     GenerationDone,
@@ -33,12 +34,15 @@ from assistant.generators.base import (
 from assistant.languages import ENGLISH, question_language, reads
 from assistant.prompting import ANSWER_PASSAGES, NOT_COVERED_SENTENCE
 from assistant.units import (
+    CODE_SPAN,
     FEATURES,
     STEP_KINDS,
+    WORDY,
     QuestionShape,
     Unit,
     UnitWeights,
     following_unit,
+    last_heading,
     question_as_read,
     quoted_with,
     shortlist,
@@ -68,6 +72,9 @@ RELEVANCE_FLOOR = 0.3  # below this the best unit is not about the question
 EXTRA_QUOTE_MARGIN = 0.18
 OLDER_PAGE_MARGIN = 0.12  # cosine: an older version this close to the lead is noted
 DUPLICATE_SIMILARITY = 0.9
+# Words outside its code spans a heading may have and still be the name of what its section
+# describes ("`kill_timeout` option", "The `deploy` section").
+NAMING_HEADING_WORDS = 2
 VERSION_WORDS = re.compile(
     r"\(.*?\)|\b(?:19|20)\d\d\b|\b(?:legacy|old|older|archived?|previous|deprecated)\b|[^\w\s]"
 )
@@ -125,7 +132,7 @@ class ExtractiveGenerator:
             yield GenerationDone.for_stop_reason("end_turn")
             return
         yield TextDelta(f"{QUOTED_LABEL}\n\n")
-        pieces = [_quote(unit) for unit in chosen]
+        pieces = [_quote(unit) for unit in _named(chosen)]
         pieces.extend(_older_page_note(old, new) for old, new in older)
         for index, piece in enumerate(pieces):
             yield TextDelta(piece if index == len(pieces) - 1 else f"{piece}\n\n")
@@ -418,6 +425,34 @@ def _older_pages(
             latest = quoted_by_path.get(latest.path, latest)
             older.setdefault(source.path, (source, latest))
     return list(older.values())
+
+
+def _named(chosen: Sequence[Unit]) -> list[Unit]:
+    """The quotes, each under its section's heading when that heading names what the section
+    describes and the quote does not: an identifier in a code span, as a reference page heads
+    each header, option, function or setting ("`X-Forwarded-For`", "`kill_timeout` option",
+    "`os.path.join(path, *paths)`") and then describes it without its name ("A comma separated
+    list of IP addresses…"). Once a section: a second quote of it reads under the first. A
+    heading that says more than the name ("How Do I Fix `invalid cookie…`?") is a question or a
+    sentence about it, and is not quoted."""
+    named: list[Unit] = []
+    headed: set[str] = set()
+    for unit in chosen:
+        heading = last_heading(unit)
+        spans = [span.strip("`").strip() for span in CODE_SPAN.findall(heading)]
+        # the heading is the name, not a sentence about it ("How Do I Fix `invalid cookie`?")
+        naming = len(WORDY.findall(CODE_SPAN.sub(" ", heading))) <= NAMING_HEADING_WORDS
+        said = fact_text(unit.words_text)
+        if (
+            unit.source.section not in headed
+            and spans
+            and naming
+            and not any(fact_text(span) in said for span in spans if span)
+        ):
+            headed.add(unit.source.section)
+            unit = dataclasses.replace(unit, text=f"{heading}: {unit.text}")
+        named.append(unit)
+    return named
 
 
 def _quote(unit: Unit) -> str:

@@ -16,6 +16,7 @@ from assistant.generators.extractive import (
     QUOTED_LABEL,
     ExtractiveGenerator,
     _joined,
+    _named,
     _steps_wanted,
     _UnitVectors,
     not_covered_answer,
@@ -661,3 +662,66 @@ def test_each_quote_brings_the_unit_after_it_unless_that_one_is_quoted() -> None
     assert taken == {id(rule), id(open_settings), id(exception), id(update)}
     # and a unit quoted already is not quoted twice
     assert quoted_already.text == rule.text
+
+
+def test_a_quote_is_read_under_the_identifier_its_section_describes(
+    generator: ExtractiveGenerator,
+) -> None:
+    # given: a reference page heads each header with its name and describes it without it
+    # (Fly.io's request headers page; Python's and Django's references head functions and
+    # settings the same way)
+    described = _hit(
+        "A comma separated list of IP addresses, the client's first.\n\nA client can spoof "
+        "the addresses of the list, so parse them with care.\n\nSee the proxy's reference.",
+        section="Request Headers > `X-Forwarded-For`",
+    )
+    named = _hit(
+        "`Fly-Client-IP` holds the IP address of the client, as Fly Proxy saw it.",
+        number=2,
+        section="Request Headers > `Fly-Client-IP`",
+    )
+
+    # when
+    deltas, _, _ = _answer(
+        generator,
+        "Which request headers hold the IP address of the client, and can they be spoofed?",
+        [described, named],
+    )
+
+    # then: the section that does not name its header is read under it, once; the one that
+    # names it is left as it is
+    assert [sentence for sentence, _ in _quotes(deltas)] == [
+        "`Fly-Client-IP` holds the IP address of the client, as Fly Proxy saw it.",
+        "`X-Forwarded-For`: A comma separated list of IP addresses, the client's first.",
+        "A client can spoof the addresses of the list, so parse them with care. "
+        "See the proxy's reference.",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("section", "quoted"),
+    [
+        (
+            "Runtime options > `kill_timeout` option",
+            "`kill_timeout` option: Seconds to wait before the stop.",
+        ),
+        (
+            "API > `os.path.join(path, *paths)`",
+            "`os.path.join(path, *paths)`: Seconds to wait before the stop.",
+        ),
+        # a heading that asks or says more than the name is no name to read a quote under
+        ("FAQ > How do I fix `invalid cookie` errors?", "Seconds to wait before the stop."),
+        ("Runtime options > Stopping", "Seconds to wait before the stop."),
+    ],
+)
+def test_only_a_heading_that_names_an_identifier_heads_a_quote(section: str, quoted: str) -> None:
+    # given
+    sources = build_prompt(
+        question="How long?", hits=[_hit("Seconds to wait before the stop.", section=section)]
+    )
+
+    # when
+    named = _named(units_of(sources.sources))
+
+    # then
+    assert [unit.text for unit in named] == [quoted]
