@@ -25,6 +25,10 @@ SETS = {  # answer labels -> (the question set they label, the staged set of its
         CORPUS_DIR / "eval-sets" / "plausible-questions.jsonl",
         "plausible",
     ),
+    "flask-answer-questions.jsonl": (
+        CORPUS_DIR / "eval-sets" / "flask-answer-questions.jsonl",
+        "flask",
+    ),
 }
 
 
