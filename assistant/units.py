@@ -90,8 +90,13 @@ ABOUT_THE_PAGE = re.compile(
 )
 
 STEP_KINDS = frozenset({"procedure", "code"})  # the units that answer "how do I ...?"
-# The units a leading one is quoted with the next of (``following_unit``).
+# The units quoted with the unit after them (``following_unit``), and the units that may be
+# that one: a statement is followed by its next statement, or by the steps or the command that
+# act on it ("…the cache will eventually contain unused files." then "To remove them, run
+# Hugo's garbage collection:" and its `hugo build --gc` block). A row is never followed: the
+# next row is another plan's.
 FOLLOWING_KINDS = frozenset({"sentence", "item"})
+FOLLOWER_KINDS = FOLLOWING_KINDS | STEP_KINDS
 MIN_SENTENCE_WORDS = 4  # words with letters in them
 MIN_ROW_WORDS = 2
 # A sentence most of whose words are link labels ("See Plans, Pricing and Limits.") is a pointer
@@ -234,7 +239,7 @@ def following_unit(unit: Unit, units: Sequence[Unit]) -> Unit | None:
         return None
     for other in units:
         if other.source.number == unit.source.number and other.position == unit.position + 1:
-            return other if other.kind in FOLLOWING_KINDS else None
+            return other if other.kind in FOLLOWER_KINDS else None
     return None
 
 

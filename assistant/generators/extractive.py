@@ -352,11 +352,18 @@ def _joined(unit: Unit, units: Sequence[Unit], taken: set[int]) -> Unit:
     the rule. Chosen on the five answer sets' calibration halves (the objective of
     ``answer_tuning fit``, replayed, 0.693 → 0.706); on their report halves the answers state
     more facts on three sets (Plausible 29 → 33 of 68, Hugo 5 → 6 of 21, Argo CD 3 → 4 of 29)
-    and fewer on none, at 4 to 16 more words in the median answer (docs/answers.md)."""
+    and fewer on none, at 4 to 16 more words in the median answer (docs/answers.md). The unit
+    after may be the steps or the code block that act on the quote (``FOLLOWER_KINDS``): a code
+    block is then shown after the joined text, as after its own lead-in."""
     after = unquoted(following_unit(unit, units), taken)
     if after is None:
         return unit
-    return dataclasses.replace(unit, text=quoted_with(unit.text, after.text))
+    text = quoted_with(unit.text, after.text)
+    if after.kind == "code":  # the block is quoted after the text, as its lead-in's is
+        return dataclasses.replace(
+            unit, text=text, kind=after.kind, code=after.code, language=after.language
+        )
+    return dataclasses.replace(unit, text=text)
 
 
 def _kind_lead(order: Sequence[int], scores: np.ndarray, features: np.ndarray) -> int:

@@ -725,3 +725,28 @@ def test_only_a_heading_that_names_an_identifier_heads_a_quote(section: str, quo
 
     # then
     assert [unit.text for unit in named] == [quoted]
+
+
+def test_a_statement_is_quoted_with_the_command_that_acts_on_it(
+    generator: ExtractiveGenerator,
+) -> None:
+    # given: Hugo's image cache page states the problem, then gives its command with a lead-in
+    hit = _hit(
+        "If you change image processing methods, or rename or remove images, the cache will "
+        "eventually contain unused files. To remove them and reclaim disk space, run the "
+        "garbage collection:\n\n```sh\nhugo build --gc\n```\n",
+        section="Image processing > Garbage collection",
+    )
+
+    # when
+    deltas, _, _ = _answer(
+        generator, "Why does my image cache still hold pictures I deleted long ago?", [hit]
+    )
+
+    # then: the statement leads, and the command follows it, as the page shows it
+    answer = "".join(deltas)
+    assert answer.startswith(
+        f"{QUOTED_LABEL}\n\n“If you change image processing methods, or rename or remove images, "
+        "the cache will eventually contain unused files. To remove them and reclaim disk space, "
+        "run the garbage collection:” [1]\n\n```sh\nhugo build --gc\n```"
+    ), answer

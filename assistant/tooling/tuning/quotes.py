@@ -34,6 +34,7 @@ from assistant.prompting import ANSWER_PASSAGES, build_prompt
 from assistant.tooling.evaluation import AnswerCase
 from assistant.units import (
     FEATURES,
+    FOLLOWER_KINDS,
     FOLLOWING_KINDS,
     QuestionShape,
     Unit,
@@ -273,7 +274,7 @@ def _following(lead: dict[str, Any], units: Sequence[dict[str, Any]]) -> dict[st
         return None
     for unit in units:
         if unit["source"] == lead["source"] and unit["position"] == lead["position"] + 1:
-            return unit if unit["kind"] in FOLLOWING_KINDS else None
+            return unit if unit["kind"] in FOLLOWER_KINDS else None
     return None
 
 
