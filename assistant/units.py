@@ -99,6 +99,10 @@ FOLLOWING_KINDS = frozenset({"sentence", "item"})
 FOLLOWER_KINDS = FOLLOWING_KINDS | STEP_KINDS
 MIN_SENTENCE_WORDS = 4  # words with letters in them
 MIN_ROW_WORDS = 2
+# A shorter sentence is one when it names a value, as reference pages give an entry's default
+# ("Default: `None`", "Defaults to `4093`."): a word outside its code and a number or a code
+# span ("`merge`" alone names nothing).
+MIN_VALUE_WORDS = 1
 # A sentence most of whose words are link labels ("See Plans, Pricing and Limits.") is a pointer
 # to another page, not a statement.
 MAX_LINK_WORD_SHARE = 0.5
@@ -543,7 +547,11 @@ def _source_units(source: Source) -> list[Unit]:
             # nothing on its own.
             asks = text.endswith("?") and not is_row  # a row's last cell may ask; it is one
             promises = text.endswith(":") or (not is_row and ABOUT_THE_PAGE.match(text))
-            if promises or asks or len(WORDY.findall(text)) < minimum:
+            words = len(WORDY.findall(text))
+            names_value = len(WORDY.findall(CODE_SPAN.sub(" ", text))) >= MIN_VALUE_WORDS and bool(
+                NUMBER.search(text) or CODE_SPAN.search(text)
+            )
+            if promises or asks or (words < minimum and not names_value):
                 continue
             kind = block.kind if block.kind in {"row", "item"} else "sentence"
             if block.label and kind == "sentence":

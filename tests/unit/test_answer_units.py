@@ -357,6 +357,20 @@ def test_a_following_item_is_quoted_without_the_lead_in_it_shares() -> None:
             id="a sentence about the page",
         ),
         pytest.param(
+            # a reference entry gives its default in a short line of its own (Flask's and
+            # Django's settings: "Default: ``None``"; Flask's cookie warning answered every
+            # question about its size but its "Defaults to 4093."); a word or a code span alone
+            # names nothing
+            "Warn if cookie headers are larger than this many bytes.\n\n"
+            "Defaults to `4093`.\n\nDefault: `None`\n\n- `merge`\n- Seen twice\n\nSee it.",
+            [
+                "Warn if cookie headers are larger than this many bytes.",
+                "Defaults to `4093`.",
+                "Default: `None`",
+            ],
+            id="a short line that names a value",
+        ),
+        pytest.param(
             # a page that labels its parts with bold lines instead of headings (Plausible's
             # "Cancel your subscription" does): each sentence and item is read under its label,
             # the labels are no units, a heading ends the last label, and a bold sentence states
