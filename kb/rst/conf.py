@@ -1,8 +1,9 @@
 """What a Sphinx project's ``conf.py`` says about how its pages read: ``default_role`` (what
-single backticks mean) and ``extlinks`` (roles such as ``:issue:`123```).
+single backticks mean), ``extlinks`` (roles such as ``:issue:`123```) and
+``highlight_language`` (the language of a literal block that names none).
 
 ``conf.py`` is a Python program and is never run: it is parsed (``ast``) and only top-level
-assignments of literal values to these two names are read. Anything else in it (imports,
+assignments of literal values to these names are read. Anything else in it (imports,
 computed values) is ignored, and a value that is not a literal is reported, not guessed.
 """
 
@@ -12,12 +13,14 @@ import ast
 from dataclasses import dataclass, field
 
 CONF_FILE = "conf.py"
+_READ = ("default_role", "extlinks", "highlight_language")
 
 
 @dataclass(frozen=True)
 class SphinxConf:
     default_role: str | None = None
     extlinks: dict[str, tuple[str, str | None]] = field(default_factory=dict)
+    highlight_language: str | None = None
     warnings: tuple[str, ...] = ()
 
 
@@ -27,13 +30,14 @@ def sphinx_conf_read(source: bytes) -> SphinxConf:
     except (SyntaxError, ValueError) as exc:
         return SphinxConf(warnings=(f"{CONF_FILE}: not Python that can be read ({exc}), ignored",))
     default_role: str | None = None
+    highlight_language: str | None = None
     extlinks: dict[str, tuple[str, str | None]] = {}
     warnings: list[str] = []
     for statement in tree.body:
         if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
             continue
         target = statement.targets[0]
-        if not isinstance(target, ast.Name) or target.id not in ("default_role", "extlinks"):
+        if not isinstance(target, ast.Name) or target.id not in _READ:
             continue
         try:
             value = ast.literal_eval(statement.value)
@@ -44,6 +48,8 @@ def sphinx_conf_read(source: bytes) -> SphinxConf:
             continue
         if target.id == "default_role" and (value is None or isinstance(value, str)):
             default_role = value
+        elif target.id == "highlight_language" and isinstance(value, str):
+            highlight_language = value
         elif target.id == "extlinks" and isinstance(value, dict):
             for name, link in value.items():
                 if (
@@ -54,4 +60,9 @@ def sphinx_conf_read(source: bytes) -> SphinxConf:
                     and (link[1] is None or isinstance(link[1], str))
                 ):
                     extlinks[name] = (link[0], link[1])
-    return SphinxConf(default_role=default_role, extlinks=extlinks, warnings=tuple(warnings))
+    return SphinxConf(
+        default_role=default_role,
+        extlinks=extlinks,
+        highlight_language=highlight_language,
+        warnings=tuple(warnings),
+    )

@@ -105,7 +105,7 @@ def rst_pages_read(pages: Mapping[str, bytes], *, read_file: FileReader | None) 
         # Per page: docutils drops the default role at the end of every document it parses.
         with sphinx.project_roles(local_roles):
             try:
-                read[path] = _parse(path, raw, read_file)
+                read[path] = _parse(path, raw, read_file, highlight=conf.highlight_language)
             except DocumentParseError as exc:
                 result.failures[path] = exc
     for path, page in read.items():
@@ -174,7 +174,9 @@ def _conf_read(read_file: FileReader | None) -> SphinxConf:
         return SphinxConf()
 
 
-def _parse(path: str, raw: bytes, read_file: FileReader | None) -> _Read:
+def _parse(
+    path: str, raw: bytes, read_file: FileReader | None, *, highlight: str | None = None
+) -> _Read:
     text = document_text(path=path, raw=raw)
     context = RstContext(path=path, read_file=read_file)
     try:
@@ -185,6 +187,7 @@ def _parse(path: str, raw: bytes, read_file: FileReader | None) -> _Read:
         raise DocumentParseError(
             path=path, message=f"reStructuredText that docutils cannot read ({exc})"
         ) from exc
+    sphinx.literal_languages(tree, default=highlight)
     fields, key_lines = _file_fields(path, tree)
     title_section = next((c for c in tree.children if isinstance(c, nodes.section)), None)
     return _Read(raw, tree, context, fields, key_lines, title_section)

@@ -14,6 +14,7 @@ docutils does not know stays docutils' error, which the writer reports and never
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import re
 import threading
@@ -164,6 +165,59 @@ class Code(Directive):
         return [node]
 
 
+class Highlight(Directive):
+    """``.. highlight:: console``: the language of the page's literal blocks that name none, from
+    here on (``literal_languages``). Leaves a marker, never text."""
+
+    required_arguments = 1
+    option_spec = _AnyOptions()
+
+    def run(self) -> list[nodes.Node]:
+        marker = nodes.comment()
+        marker["highlight"] = self.arguments[0].strip()
+        return [marker]
+
+
+# Sphinx's names for Python; "default" is Python when the block reads as Python, else no language.
+_PYTHON_LANGUAGES = frozenset({"default", "python", "python3", "py", "py3"})
+
+
+def literal_languages(document: nodes.document, *, default: str | None = None) -> None:
+    """Give each literal block that names no language the one Sphinx highlights it in: the last
+    ``.. highlight::`` before it on the page, else ``conf.py``'s ``highlight_language``, else
+    Sphinx's "default" (Python, a ``>>>`` session as one, when the block reads as Python; no
+    language otherwise). "For example::" then an indented block is how Sphinx pages show code
+    (Flask's docs: 178 of their 476 blocks), and a block without a language reads as an example
+    or output, never as code to quote (``assistant.units``)."""
+    current = default or "default"
+    for node in document.findall(
+        lambda found: isinstance(found, (nodes.comment, nodes.literal_block))
+    ):
+        if isinstance(node, nodes.comment):
+            current = node.get("highlight", current)
+            continue
+        classes = [name for name in node["classes"] if name not in ("code", "literal-block")]
+        if node.get("language") or classes:
+            continue
+        language = _highlighted_as(node.astext(), current)
+        if language:
+            node["language"] = language
+
+
+def _highlighted_as(text: str, language: str) -> str:
+    if language == "none":
+        return ""
+    if language not in _PYTHON_LANGUAGES:
+        return language
+    if text.lstrip().startswith(">>>"):
+        return "pycon"
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError):
+        return "" if language == "default" else "python"
+    return "python"
+
+
 class ObjectDescription(Directive):
     """``.. py:function:: name(args)`` and the other object directives: the signature heads
     the description (Sphinx lists it in the page's contents), the content is its text."""
@@ -201,7 +255,7 @@ class Navigation(Directive):
 
 
 class Nothing(Directive):
-    """Directives that set up the build (``highlight``, ``currentmodule``, ``index``, ...)."""
+    """Directives that set up the build (``currentmodule``, ``index``, ...)."""
 
     has_content = True
     optional_arguments = 10
@@ -289,7 +343,7 @@ PROSE_DIRECTIVES: dict[str, type[Directive]] = {
 }  # fmt: skip
 CODE_DIRECTIVES = ("code-block", "sourcecode", "code", "code-tab", "productionlist")
 HIDDEN_DIRECTIVES = (
-    "highlight", "index", "currentmodule", "py:currentmodule", "module", "py:module",
+    "index", "currentmodule", "py:currentmodule", "module", "py:module",
     "rst-class", "tabularcolumns", "sectionauthor", "moduleauthor", "codeauthor", "todo",
     "default-domain", "program", "cssclass", "toctree-hidden",
 )  # fmt: skip
@@ -459,6 +513,7 @@ def register() -> None:
         directives.register_directive(name, Skipped)
     for name in OBJECT_DIRECTIVES:
         directives.register_directive(name, ObjectDescription)
+    directives.register_directive("highlight", Highlight)
     directives.register_directive("toctree", Navigation)
     directives.register_directive("include", Include)
     directives.register_directive("literalinclude", Include)

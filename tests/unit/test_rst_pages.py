@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -119,6 +120,40 @@ def test_literal_blocks_and_code_blocks_are_code(tmp_path: Path) -> None:
         (BlockKind.PARAGRAPH, "**`hello.py`**"),
         (BlockKind.CODE, "```python\nprint('hi')\n```"),
     ]
+
+
+LITERAL_BLOCKS = (
+    "Page\n====\n\nFor example::\n\n   app.config['DEBUG'] = True\n\n"
+    "In the shell::\n\n   >>> app.name\n   'acme'\n\n"
+    "Then::\n\n   $ flask run\n\n"
+    ".. highlight:: console\n\nFrom here on::\n\n   flask --app hello run\n\n"
+    ".. code-block::\n\n   pip install acme\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("conf", "fences"),
+    [
+        # Sphinx's "default": Python where the block reads as Python, else no language
+        ("", ["```python", "```pycon", "```", "```console", "```console"]),
+        (
+            'highlight_language = "python3"\n',
+            ["```python", "```pycon", "```python", "```console", "```console"],
+        ),
+        ('highlight_language = "none"\n', ["```", "```", "```", "```console", "```console"]),
+    ],
+)
+def test_a_literal_block_is_in_the_language_sphinx_highlights_it_in(
+    tmp_path: Path, conf: str, fences: list[str]
+) -> None:
+    # when
+    pages = _read(tmp_path, {"conf.py": conf, "page.rst": LITERAL_BLOCKS})
+
+    # then
+    blocks = split_sections(pages.documents["page.rst"].body)[0].blocks
+    assert [
+        block.text.split("\n", 1)[0] for block in blocks if block.kind == BlockKind.CODE
+    ] == fences
 
 
 def test_ref_and_doc_link_to_the_docs_page_and_section_the_label_names(tmp_path: Path) -> None:
