@@ -190,11 +190,11 @@ def literal_languages(document: nodes.document, *, default: str | None = None) -
     (Flask's docs: 178 of their 476 blocks), and a block without a language reads as an example
     or output, never as code to quote (``assistant.units``)."""
     current = default or "default"
-    for node in document.findall(
-        lambda found: isinstance(found, (nodes.comment, nodes.literal_block))
-    ):
+    for node in document.findall(nodes.Element):
         if isinstance(node, nodes.comment):
             current = node.get("highlight", current)
+            continue
+        if not isinstance(node, nodes.literal_block):
             continue
         classes = [name for name in node["classes"] if name not in ("code", "literal-block")]
         if node.get("language") or classes:
