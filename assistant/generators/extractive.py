@@ -164,7 +164,7 @@ class ExtractiveGenerator:
         similarities, vectors = self._similarities(
             queries, units, language=question_language(question)
         )
-        similarity = _as_asked(similarities)
+        similarity, drift = _as_asked(similarities)
         scores = similarity + weighted(features, self._weights)
         # Without vectors only shared words count: ask for half their weight.
         weights = self._weights or UnitWeights()
@@ -183,10 +183,15 @@ class ExtractiveGenerator:
             and (vectors is not None or not units[index].source.page_section)
             and not (follows is not None and follows.opened_with(units[index]))
         ]
-        if not current or scores[current[0]] < floor:
+        if not current:
             return [], []
-        best = scores[current[0]]
-        picked = [current[0] if vectors is not None else _kind_lead(current, scores, features)]
+        # A follow-up's lead answers it, not the question it follows (``_as_asked``); the
+        # quotes after it are chosen as for any answer.
+        first = max(current, key=lambda index: scores[index] - drift[index])
+        if scores[first] < floor:
+            return [], []
+        best = scores[first]
+        picked = [first if vectors is not None else _kind_lead(current, scores, features)]
         lead = units[picked[0]]
         following = following_unit(lead, units)
         for index in current:
@@ -219,7 +224,7 @@ class ExtractiveGenerator:
             chosen=chosen,
             units=[units[index] for index in order],
             similarity=similarity[order],
-            lead_similarity=similarity[current[0]],
+            lead_similarity=similarity[picked[0]],
             newer=newer,
         )
         return chosen, older
@@ -252,20 +257,25 @@ class ExtractiveGenerator:
         return found @ asked.T, found
 
 
-def _as_asked(similarities: np.ndarray) -> np.ndarray:
+def _as_asked(similarities: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each unit's closeness to what was asked, from its cosines to the queries of
-    ``ExtractiveGenerator._choose``: the question alone; for a follow-up also the question read
-    after what it follows, averaged with it so that neither drowns the other; and when the earlier
-    question is known, its cosine to that question alone. A unit closer to the earlier question
-    alone than to the two together answers the earlier question, not this one, and loses the
-    difference: after "Can I get a refund on a monthly plan?", "what if we had paid for the whole
-    year instead?" is close to the monthly rule only through the question it follows (0.74 to
-    it, 0.69 to the two together, 0.23 to the follow-up alone)."""
+    ``ExtractiveGenerator._choose``, and how far it drifts to the question a follow-up follows.
+
+    The closeness is the cosine to the question alone; for a follow-up, averaged with the cosine
+    to the question read after what it follows, so that neither drowns the other. When the
+    earlier question is known (the third query), a unit closer to it alone than to the two read
+    together answers the earlier question, not this one: by that difference it is passed over
+    for the lead. After "Can I get a refund on a monthly plan?", "what if we had paid for the
+    whole year instead?" scored the monthly rules above the annual one only through the question
+    it follows ("Later monthly renewals are not refundable.": 0.69 to it, 0.65 to the two
+    together, 0.17 to the follow-up alone). The quotes after the lead are not held to it: one
+    that also answers the earlier question's ask ("…within 60 days of the annual charge" for
+    "How long do I have…") still follows."""
     asked = similarities[:, :2].mean(axis=1)
     if similarities.shape[1] < 3:
-        return asked
+        return asked, np.zeros_like(asked)
     joined, earlier = similarities[:, 1], similarities[:, 2]
-    return asked - np.maximum(earlier - joined, 0.0)
+    return asked, np.maximum(earlier - joined, 0.0)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -287,11 +297,16 @@ class FollowedQuestion:
         )
 
     def opened_with(self, unit: Unit) -> bool:
-        """Whether the answer before opened with ``unit``. A follow-up asks for more than that
-        answer's first quote told, so it is not quoted again; the others may be: after an answer
-        that quoted the monthly rule and then the annual one, "and for annual plans?" is
-        answered with the annual rule again, alone."""
-        return self.answer.startswith(f"{QUOTED_LABEL} “{_spaced(unit.text)}")
+        """Whether the answer before opened with ``unit``: its first quote holds it (the lead,
+        or the unit quoted after it). A follow-up asks for more than that quote told, so it is
+        not quoted again; the other quotes may be: after an answer that quoted the monthly rule
+        and then the annual one, "and for annual plans?" is answered with the annual rule
+        again, alone."""
+        opening = f"{QUOTED_LABEL} “"
+        if not self.answer.startswith(opening):
+            return False
+        first_quote = self.answer[len(opening) :].split("”", 1)[0]
+        return _spaced(unit.text) in first_quote
 
 
 def _spaced(text: str) -> str:

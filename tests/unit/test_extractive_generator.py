@@ -15,6 +15,7 @@ from assistant.generators.base import GenerationDone, Prompt, Source, TextDelta,
 from assistant.generators.extractive import (
     QUOTED_LABEL,
     ExtractiveGenerator,
+    FollowedQuestion,
     _joined,
     _named,
     _steps_wanted,
@@ -750,3 +751,33 @@ def test_a_statement_is_quoted_with_the_command_that_acts_on_it(
         "the cache will eventually contain unused files. To remove them and reclaim disk space, "
         "run the garbage collection:” [1]\n\n```sh\nhugo build --gc\n```"
     ), answer
+
+
+def test_a_follow_up_does_not_repeat_the_first_quote_of_the_answer_before_it() -> None:
+    # given: the answer before quoted the monthly rule (with the sentence after it), then the
+    # annual one
+    prompt = build_prompt(
+        question="and for annual plans?",
+        hits=[
+            _hit(
+                "Monthly plans are refundable within 30 days. The refund goes back to the card.\n\n"
+                "Annual plans get a prorated refund within 60 days."
+            )
+        ],
+        history=[
+            Turn(
+                question="Can I get a refund?",
+                answer=f"{QUOTED_LABEL}\n\n“Monthly plans are refundable within 30 days. The "
+                "refund goes back to the card.” [1]\n\n“Annual plans get a prorated refund within "
+                "60 days.” [2]",
+            )
+        ],
+        search_query="Can I get a refund? and for annual plans?",
+    )
+
+    # when
+    follows = FollowedQuestion.of(prompt, question="and for annual plans?")
+
+    # then: the two units of the first quote are not quoted again, the annual rule may be
+    assert follows.anchor == "Can I get a refund?"
+    assert [follows.opened_with(unit) for unit in units_of(prompt.sources)] == [True, True, False]
