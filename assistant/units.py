@@ -89,6 +89,12 @@ ABOUT_THE_PAGE = re.compile(
     re.IGNORECASE,
 )
 
+# A sentence that opens with a word pointing back to the one before it.
+POINTS_BACK = re.compile(
+    r"^(?:this|that|these|those|it|its|they|them|their|such|then|also|however|otherwise"
+    r"|instead)\b",
+    re.IGNORECASE,
+)
 STEP_KINDS = frozenset({"procedure", "code"})  # the units that answer "how do I ...?"
 # The units quoted with the unit after them (``following_unit``), and the units that may be
 # that one: a statement is followed by its next statement, or by the steps or the command that
@@ -244,6 +250,25 @@ def following_unit(unit: Unit, units: Sequence[Unit]) -> Unit | None:
     for other in units:
         if other.source.number == unit.source.number and other.position == unit.position + 1:
             return other if other.kind in FOLLOWER_KINDS else None
+    return None
+
+
+def preceding_sentence(unit: Unit, units: Sequence[Unit]) -> Unit | None:
+    """The sentence before ``unit`` in its paragraph when ``unit`` is a sentence that opens by
+    pointing back to it (``POINTS_BACK``): "This keeps you well inside the 10-second timeout."
+    says nothing without "Return `200` as soon as the signature is verified…", nor "It is
+    executed for every result returned from the database" without the sentence naming it. A
+    leading one is quoted after it (``assistant.generators.extractive``)."""
+    if unit.kind != "sentence" or not POINTS_BACK.match(unit.text):
+        return None
+    for other in units:
+        if (
+            other.source.number == unit.source.number
+            and other.position == unit.position - 1
+            and other.kind == "sentence"
+            and other.paragraph == unit.paragraph
+        ):
+            return other
     return None
 
 

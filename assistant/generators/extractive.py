@@ -43,6 +43,7 @@ from assistant.units import (
     UnitWeights,
     following_unit,
     last_heading,
+    preceding_sentence,
     question_as_read,
     quoted_with,
     shortlist,
@@ -219,7 +220,12 @@ class ExtractiveGenerator:
         # Each quote brings the sentence or item after it, the lead's first, unless it is
         # quoted already.
         taken = {id(units[index]) for index in picked}
-        chosen = [_joined(units[index], units, taken) for index in [picked[0], *rest]]
+        # A lead that points back to the sentence before it is quoted after that sentence.
+        opening = _after_antecedent(units[picked[0]], units, taken)
+        chosen = [
+            _joined(opening, units, taken),
+            *(_joined(units[index], units, taken) for index in rest),
+        ]
         older = _older_pages(
             chosen=chosen,
             units=[units[index] for index in order],
@@ -358,6 +364,17 @@ class _UnitVectors:
 
 UNIT_VECTORS_KEPT = 10_000
 UNIT_VECTORS = _UnitVectors(UNIT_VECTORS_KEPT)
+
+
+def _after_antecedent(unit: Unit, units: Sequence[Unit], taken: set[int]) -> Unit:
+    """``unit`` after the sentence it points back to (``preceding_sentence``), unless that one is
+    quoted already. Over the six answer sets 46 of 495 leads opened so ("It will also destroy
+    it when it's no longer needed…"); the calibration halves state as many facts with the rule
+    as without, the report halves one more on Plausible and Argo CD (docs/answers.md)."""
+    before = unquoted(preceding_sentence(unit, units), taken)
+    if before is None:
+        return unit
+    return dataclasses.replace(unit, text=quoted_with(before.text, unit.text))
 
 
 def _joined(unit: Unit, units: Sequence[Unit], taken: set[int]) -> Unit:

@@ -17,6 +17,7 @@ from assistant.units import (
     continued,
     following_unit,
     lexemes,
+    preceding_sentence,
     question_as_read,
     question_lexemes,
     unit_features,
@@ -439,3 +440,39 @@ def test_a_procedure_without_a_lead_in_is_read_under_its_heading() -> None:
 
     # then: the heading's "turning" counts for the steps as the lead-in's "turn" does for the other
     assert _feature("terms", features[0]) == _feature("terms", features[1]) == 1.0
+
+
+def test_a_sentence_that_points_back_is_read_after_the_sentence_it_points_to() -> None:
+    # given: Acme's webhook page answers "how long may my endpoint take?" in a sentence that
+    # opens with "This"
+    units = units_of(
+        [
+            _source(
+                "Return `200` as soon as the signature is verified, and handle the event later. "
+                "This keeps you well inside the 10-second timeout.\n\n"
+                "It is retried after one minute. There are no fees for retries at all.\n\n"
+                "- Retries are signed again.\n- This means a new timestamp each time."
+            )
+        ]
+    )
+    texts = [unit.text for unit in units]
+
+    # when
+    preceding = {
+        text: None if (found := preceding_sentence(unit, units)) is None else found.text
+        for text, unit in zip(texts, units, strict=True)
+    }
+
+    # then: only a sentence that opens by pointing back, and only to the sentence before it in
+    # its own paragraph ("It is retried…" opens its paragraph; "There are…" points nowhere; an
+    # item reads with its lead-in, not a sentence)
+    assert preceding == {
+        "Return `200` as soon as the signature is verified, and handle the event later.": None,
+        "This keeps you well inside the 10-second timeout.": (
+            "Return `200` as soon as the signature is verified, and handle the event later."
+        ),
+        "It is retried after one minute.": None,
+        "There are no fees for retries at all.": None,
+        "Retries are signed again.": None,
+        "This means a new timestamp each time.": None,
+    }

@@ -781,3 +781,24 @@ def test_a_follow_up_does_not_repeat_the_first_quote_of_the_answer_before_it() -
     # then: the two units of the first quote are not quoted again, the annual rule may be
     assert follows.anchor == "Can I get a refund?"
     assert [follows.opened_with(unit) for unit in units_of(prompt.sources)] == [True, True, False]
+
+
+def test_a_lead_that_points_back_is_quoted_after_the_sentence_it_points_to(
+    generator: ExtractiveGenerator,
+) -> None:
+    # given
+    hit = _hit(
+        "Return `200` as soon as the signature is verified, and handle the event in a background "
+        "job. This keeps you well inside the 10-second timeout.",
+        section="Webhooks > Designing your endpoint",
+    )
+
+    # when
+    deltas, _, _ = _answer(generator, "How do I stay within the 10-second timeout?", [hit])
+
+    # then
+    assert _quotes(deltas)[0] == (
+        "Return `200` as soon as the signature is verified, and handle the event in a background "
+        "job. This keeps you well inside the 10-second timeout.",
+        1,
+    )

@@ -36,6 +36,7 @@ from assistant.units import (
     FEATURES,
     FOLLOWER_KINDS,
     FOLLOWING_KINDS,
+    POINTS_BACK,
     QuestionShape,
     Unit,
     UnitWeights,
@@ -234,8 +235,12 @@ def replay(
     taken = {id(units[index]) for index in picked}
     quoted = []
     for index in [picked[0], *rest]:
+        before = unquoted(_preceding(units[index], units), taken) if index == picked[0] else None
         after = unquoted(_following(units[index], units), taken)
-        quoted.append({**units[index], "text": with_following(units[index], after)})
+        text = with_following(units[index], after)
+        if before is not None:  # as ``extractive._after_antecedent``
+            text = quoted_with(str(before["text"]), text)
+        quoted.append({**units[index], "text": text})
     return quoted
 
 
@@ -275,6 +280,21 @@ def _following(lead: dict[str, Any], units: Sequence[dict[str, Any]]) -> dict[st
     for unit in units:
         if unit["source"] == lead["source"] and unit["position"] == lead["position"] + 1:
             return unit if unit["kind"] in FOLLOWER_KINDS else None
+    return None
+
+
+def _preceding(lead: dict[str, Any], units: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    """As ``assistant.units.preceding_sentence``, on dumped units."""
+    if lead["kind"] != "sentence" or not POINTS_BACK.match(str(lead["text"])):
+        return None
+    for unit in units:
+        if (
+            unit["source"] == lead["source"]
+            and unit["position"] == lead["position"] - 1
+            and unit["kind"] == "sentence"
+            and unit.get("paragraph", -1) == lead.get("paragraph", -1)
+        ):
+            return unit
     return None
 
 
