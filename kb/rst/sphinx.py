@@ -213,7 +213,8 @@ def _highlighted_as(text: str, language: str) -> str:
         return "pycon"
     try:
         ast.parse(text)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        # not Python, or nested deeper than Python's parser goes ("-" * 9000 + "1")
         return "" if language == "default" else "python"
     return "python"
 

@@ -413,3 +413,17 @@ def test_any_page_loads_or_is_refused_and_never_carries_docutils_output(
     assert "\x00" not in body
     assert "System Message" not in body and "Unknown directive" not in body
     assert "mystery" not in body and "passwd" not in body
+
+
+def test_a_literal_block_python_cannot_parse_without_running_out_of_depth_is_no_python(
+    tmp_path: Path,
+) -> None:
+    # given: blocks that make Python's parser recurse too deep or run out of memory
+    page = "Page\n====\n\nOne::\n\n   x" + ".a" * 3_000 + "\n\nTwo::\n\n   " + "-" * 9_000 + "1\n"
+
+    # when
+    pages = _read(tmp_path, {"page.rst": page})
+
+    # then: the page is read, its blocks as code without a language
+    blocks = split_sections(pages.documents["page.rst"].body)[0].blocks
+    assert [block.text[:4] for block in blocks if block.kind == BlockKind.CODE] == ["```\n"] * 2
