@@ -24,6 +24,7 @@ from docutils.core import publish_doctree
 
 from kb.parsing import (
     DOCUMENT_SUFFIXES,
+    MAX_DOCUMENT_BYTES,
     DocumentParseError,
     ParsedDocument,
     document_from_fields,
@@ -51,6 +52,10 @@ _SETTINGS = {
     "smart_quotes": False,
     "syntax_highlight": "none",
     "input_encoding": "unicode",
+    # docutils reads no page that has a line over 10,000 characters (a table row or a paragraph
+    # written on one line): it leaves only an error, and the page's text would be lost. A page
+    # is bounded by MAX_DOCUMENT_BYTES already (a 860 kB line reads in about 5 s).
+    "line_length_limit": MAX_DOCUMENT_BYTES,
 }
 
 

@@ -427,3 +427,19 @@ def test_a_literal_block_python_cannot_parse_without_running_out_of_depth_is_no_
     # then: the page is read, its blocks as code without a language
     blocks = split_sections(pages.documents["page.rst"].body)[0].blocks
     assert [block.text[:4] for block in blocks if block.kind == BlockKind.CODE] == ["```\n"] * 2
+
+
+def test_a_line_longer_than_docutils_default_limit_is_read_not_dropped_with_its_page(
+    tmp_path: Path,
+) -> None:
+    # given: a paragraph written on one line of 12,500 characters (docutils drops the whole page
+    # past 10,000 and leaves only an error)
+    long_line = "The refund reaches the card within ten days. " * 280
+
+    # when
+    document = _page(tmp_path, f"Page\n====\n\nIntro.\n\n{long_line}\n\nAfter.\n")
+
+    # then
+    assert "Intro." in document.body and "After." in document.body
+    assert document.body.count("The refund reaches the card within ten days.") == 280
+    assert document.warnings == ()
