@@ -286,11 +286,12 @@ def _as_asked(similarities: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 @dataclasses.dataclass(frozen=True)
 class FollowedQuestion:
-    """What a follow-up follows: the earlier question it was searched with, and the answer the
-    customer read last (the prompt's latest assistant turn, citations dropped, spaces made one)."""
+    """What a follow-up follows: the earlier question it was searched with, and the first quote
+    of the answer the customer read last (the prompt's latest assistant turn; spaces made one,
+    "" when that answer quoted nothing)."""
 
     anchor: str | None
-    answer: str
+    first_quote: str
 
     @classmethod
     def of(cls, prompt: Prompt, *, question: str) -> FollowedQuestion:
@@ -299,7 +300,7 @@ class FollowedQuestion:
         ]
         return cls(
             anchor=anchor_of(query=prompt.search_query or question, question=question),
-            answer=_spaced(answers[-1]) if answers else "",
+            first_quote=_first_quote(answers[-1]) if answers else "",
         )
 
     def opened_with(self, unit: Unit) -> bool:
@@ -308,11 +309,14 @@ class FollowedQuestion:
         not quoted again; the other quotes may be: after an answer that quoted the monthly rule
         and then the annual one, "and for annual plans?" is answered with the annual rule
         again, alone."""
-        opening = f"{QUOTED_LABEL} “"
-        if not self.answer.startswith(opening):
-            return False
-        first_quote = self.answer[len(opening) :].split("”", 1)[0]
-        return _spaced(unit.text) in first_quote
+        return bool(self.first_quote) and _spaced(unit.text) in self.first_quote
+
+
+def _first_quote(answer: str) -> str:
+    """The first quote of an answer this generator wrote, "" for any other answer."""
+    opening = f"{QUOTED_LABEL} “"
+    answer = _spaced(answer)
+    return answer[len(opening) :].split("”", 1)[0] if answer.startswith(opening) else ""
 
 
 def _spaced(text: str) -> str:
