@@ -249,7 +249,7 @@ def following_unit(unit: Unit, units: Sequence[Unit]) -> Unit | None:
         return None
     for other in units:
         if other.source.number == unit.source.number and other.position == unit.position + 1:
-            return other if other.kind in FOLLOWER_KINDS else None
+            return other if brings_next(unit.kind, other.kind) else None
     return None
 
 
@@ -259,17 +259,30 @@ def preceding_sentence(unit: Unit, units: Sequence[Unit]) -> Unit | None:
     says nothing without "Return `200` as soon as the signature is verified…", nor "It is
     executed for every result returned from the database" without the sentence naming it. A
     leading one is quoted after it (``assistant.generators.extractive``)."""
-    if unit.kind != "sentence" or not POINTS_BACK.match(unit.text):
+    if not points_back(unit.kind, unit.text):
         return None
     for other in units:
-        if (
-            other.source.number == unit.source.number
-            and other.position == unit.position - 1
-            and other.kind == "sentence"
-            and other.paragraph == unit.paragraph
-        ):
-            return other
+        if other.source.number == unit.source.number and other.position == unit.position - 1:
+            return other if brought_by(other.kind, other.paragraph, unit.paragraph) else None
     return None
+
+
+# The rules of the two functions above, which the lab's replay applies to dumped units too
+# (``assistant.tooling.tuning.quotes``): one owner for what a quote brings.
+def brings_next(kind: str, next_kind: str) -> bool:
+    """Whether a quote of a unit of ``kind`` brings the unit after it, of ``next_kind``."""
+    return kind in FOLLOWING_KINDS and next_kind in FOLLOWER_KINDS
+
+
+def points_back(kind: str, text: str) -> bool:
+    """Whether a unit opens by pointing back to the sentence before it."""
+    return kind == "sentence" and bool(POINTS_BACK.match(text))
+
+
+def brought_by(kind: str, paragraph: int, pointing_paragraph: int) -> bool:
+    """Whether the unit before one that points back is what it points to: a sentence of its
+    paragraph."""
+    return kind == "sentence" and paragraph == pointing_paragraph
 
 
 def continued(lead: str, following: str) -> str:
@@ -572,11 +585,8 @@ def _source_units(source: Source) -> list[Unit]:
             # nothing on its own.
             asks = text.endswith("?") and not is_row  # a row's last cell may ask; it is one
             promises = text.endswith(":") or (not is_row and ABOUT_THE_PAGE.match(text))
-            words = len(WORDY.findall(text))
-            names_value = len(WORDY.findall(CODE_SPAN.sub(" ", text))) >= MIN_VALUE_WORDS and bool(
-                NUMBER.search(text) or CODE_SPAN.search(text)
-            )
-            if promises or asks or (words < minimum and not names_value):
+            short = len(WORDY.findall(text)) < minimum
+            if promises or asks or (short and not _names_value(text)):
                 continue
             kind = block.kind if block.kind in {"row", "item"} else "sentence"
             if block.label and kind == "sentence":
@@ -593,6 +603,13 @@ def _source_units(source: Source) -> list[Unit]:
                 )
             )
     return found
+
+
+def _names_value(text: str) -> bool:
+    """Whether a short sentence names a value: a word outside its code, and a number or a code
+    span ("Default: `None`"; "`merge`" alone names nothing)."""
+    words = len(WORDY.findall(CODE_SPAN.sub(" ", text)))
+    return words >= MIN_VALUE_WORDS and bool(NUMBER.search(text) or CODE_SPAN.search(text))
 
 
 @dataclass

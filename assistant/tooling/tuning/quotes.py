@@ -34,13 +34,14 @@ from assistant.prompting import ANSWER_PASSAGES, build_prompt
 from assistant.tooling.evaluation import AnswerCase
 from assistant.units import (
     FEATURES,
-    FOLLOWER_KINDS,
     FOLLOWING_KINDS,
-    POINTS_BACK,
     QuestionShape,
     Unit,
     UnitWeights,
+    brings_next,
+    brought_by,
     opposite_action,
+    points_back,
     question_as_read,
     quoted_with,
     shortlist,
@@ -279,22 +280,18 @@ def _following(lead: dict[str, Any], units: Sequence[dict[str, Any]]) -> dict[st
         return None
     for unit in units:
         if unit["source"] == lead["source"] and unit["position"] == lead["position"] + 1:
-            return unit if unit["kind"] in FOLLOWER_KINDS else None
+            return unit if brings_next(lead["kind"], unit["kind"]) else None
     return None
 
 
 def _preceding(lead: dict[str, Any], units: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
     """As ``assistant.units.preceding_sentence``, on dumped units."""
-    if lead["kind"] != "sentence" or not POINTS_BACK.match(str(lead["text"])):
+    if not points_back(lead["kind"], str(lead["text"])):
         return None
     for unit in units:
-        if (
-            unit["source"] == lead["source"]
-            and unit["position"] == lead["position"] - 1
-            and unit["kind"] == "sentence"
-            and unit.get("paragraph", -1) == lead.get("paragraph", -1)
-        ):
-            return unit
+        if unit["source"] == lead["source"] and unit["position"] == lead["position"] - 1:
+            paragraphs = (unit.get("paragraph", -1), lead.get("paragraph", -1))
+            return unit if brought_by(unit["kind"], *paragraphs) else None
     return None
 
 
