@@ -84,4 +84,6 @@ def test_a_follow_up_about_the_whole_year_is_not_answered_with_the_monthly_rule(
     assert message.status == Message.Status.ANSWERED
     lead = message.answer.split("\u201c", 1)[1].split("\u201d", 1)[0]
     assert "year" in lead or "annual" in lead, lead
+    assert "unused portion of the year" in lead or "60 days of the annual charge" in lead, lead
     assert "first monthly charge" not in message.answer
+    assert "Later monthly renewals" not in lead
