@@ -92,15 +92,23 @@ class ExtractiveGenerator:
         *,
         embedder: Embedder | None = None,
         weights: UnitWeights | None = None,
+        follow_up_rules: bool = True,
     ) -> None:
+        # False reads a follow-up without its two rules (``FollowedQuestion``, ``_as_asked``'s
+        # drift): the lab's comparison (``assistant.tooling.tuning.follow_ups``)
         self._embedder = embedder
         self._weights = weights
+        self._follow_up_rules = follow_up_rules
 
     def stream(self, *, question: str, prompt: Prompt) -> Iterator[GenerationEvent]:
         started = time.monotonic()
         # A follow-up is answered by its own words, read with what it follows.
         context = prompt.search_query if prompt.search_query not in (None, question) else None
-        follows = FollowedQuestion.of(prompt, question=question) if context else None
+        follows = (
+            FollowedQuestion.of(prompt, question=question)
+            if context and self._follow_up_rules
+            else None
+        )
         every = units_of(prompt.sources[:MAX_SOURCES])
         features = unit_features(
             question=question, units=every, idfs=prompt.term_idfs, context=context

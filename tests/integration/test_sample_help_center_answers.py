@@ -13,6 +13,12 @@ import pytest
 from assistant.generators.extractive import ExtractiveGenerator
 from assistant.models import Message
 from assistant.services import answer_complete, conversation_start, message_ask
+from assistant.tooling.evaluation import AnswerCase
+from assistant.tooling.tuning.follow_ups import (
+    follow_up_pairs,
+    follow_ups_report,
+    follow_ups_score,
+)
 from tests.conftest import CORPUS_DIR, CachedEmbedder, corpus_pages_indexed
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("empty_cache")]
@@ -87,3 +93,43 @@ def test_a_follow_up_about_the_whole_year_is_not_answered_with_the_monthly_rule(
     assert "unused portion of the year" in lead or "60 days of the annual charge" in lead, lead
     assert "first monthly charge" not in message.answer
     assert "Later monthly renewals" not in lead
+
+
+def test_the_follow_up_rules_are_scored_on_case_pairs_of_one_page(pages, cached_embedder) -> None:
+    # given: two cases of the refund page; each is asked as the other's follow-up
+    monthly = AnswerCase(
+        id="monthly",
+        half="calibration",
+        question="Can I get a refund on a monthly plan?",
+        facts=("first monthly charge",),
+        path="policies/refunds.md",
+    )
+    annual = AnswerCase(
+        id="annual",
+        half="report",
+        question="what if we had paid for the whole year instead?",
+        facts=("unused portion of the year",),
+        path="policies/refunds.md",
+    )
+    elsewhere = AnswerCase(
+        id="alone", half="report", question="Is there a free trial?", facts=("14-day",), path="x.md"
+    )
+
+    # when
+    pairs = follow_up_pairs([monthly, annual, elsewhere])
+    scores = follow_ups_score(pairs, embedder=cached_embedder)
+
+    # then: a case with no other case on its page is asked as no follow-up; the annual
+    # question's first quote states its fact with the rules and not without them
+    assert pairs == [(annual, monthly), (monthly, annual)]
+    assert (scores[(True, "report")].asked, scores[(False, "report")].asked) == (1, 1)
+    assert (scores[(True, "report")].lead, scores[(False, "report")].lead) == (1, 0)
+    assert scores[(True, "report")].stated_before == 0
+    assert follow_ups_report(scores)[0].split() == [
+        "half",
+        "rules",
+        "asked",
+        "stated",
+        "lead",
+        "before",
+    ]

@@ -1,5 +1,6 @@
 """Choose what the offline answerer quotes by measurement: ``dump`` a case file's quote choices
-(on the index of its set), then ``fit`` over several dumps by leave-one-set-out."""
+(on the index of its set), then ``fit`` over several dumps by leave-one-set-out; ``follow-ups``
+scores the answerer's follow-up rules on a case file."""
 
 from __future__ import annotations
 
@@ -12,6 +13,11 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from assistant.tooling.evaluation import AnswerEvalError, answer_cases_load
+from assistant.tooling.tuning.follow_ups import (
+    follow_up_pairs,
+    follow_ups_report,
+    follow_ups_score,
+)
 from assistant.tooling.tuning.quotes import dump_load, quotes_dump, quotes_fit_report
 from assistant.tooling.tuning.ranker import ranker_report, ranker_save
 from assistant.tooling.tuning.refusal import Refusal, refusal_fit_report
@@ -27,6 +33,12 @@ class Command(BaseCommand):
         dump = verbs.add_parser("dump", help="answer each case as far as the quote choice")
         dump.add_argument("cases", type=Path)
         dump.add_argument("--output", type=Path, required=True)
+        follow_ups = verbs.add_parser(
+            "follow-ups",
+            help="ask each case as the follow-up of another case of its page, with and without "
+            "the answerer's follow-up rules",
+        )
+        follow_ups.add_argument("cases", type=Path)
         fit = verbs.add_parser("fit", help="choose the weights by leave-one-set-out")
         fit.add_argument("dumps", type=Path, nargs="+")
         ranker = verbs.add_parser(
@@ -44,6 +56,9 @@ class Command(BaseCommand):
         ranker.add_argument("--output", type=Path, help="write the model (LightGBM text) here")
 
     def handle(self, *args: object, verb: str, **options: object) -> None:
+        if verb == "follow-ups":
+            self._follow_ups(Path(str(options["cases"])))
+            return
         if verb == "dump":
             try:
                 cases = answer_cases_load(Path(str(options["cases"])))
@@ -63,6 +78,23 @@ class Command(BaseCommand):
             return
         today = Refusal(settings.NO_ANSWER_THRESHOLD, settings.NO_ANSWER_UNSUPPORTED_THRESHOLD)
         for line in [*refusal_fit_report(dumps, today=today), *quotes_fit_report(dumps)]:
+            self.stdout.write(line)
+
+    def _follow_ups(self, path: Path) -> None:
+        try:
+            cases = answer_cases_load(path)
+        except (OSError, AnswerEvalError) as exc:
+            raise CommandError(str(exc)) from exc
+        if not EmbeddingModel.objects.active().exists():
+            raise CommandError("nothing is indexed: run `manage.py kb_sync FOLDER` first")
+        pairs = follow_up_pairs(cases)
+        if not pairs:
+            raise CommandError(f"{path}: no page answers two of its cases, so no follow-up to ask")
+        scores = follow_ups_score(
+            pairs,
+            progress=lambda items: tqdm(items, desc="follow-ups", unit="pair", file=sys.stderr),
+        )
+        for line in follow_ups_report(scores):
             self.stdout.write(line)
 
     def _load(self, paths: list[Path]) -> dict[str, list[dict[str, Any]]]:
