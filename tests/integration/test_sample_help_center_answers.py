@@ -95,21 +95,22 @@ def test_a_follow_up_about_the_whole_year_is_not_answered_with_the_monthly_rule(
     assert "Later monthly renewals" not in lead
 
 
+def _refund_case(case_id: str, half: str, question: str, fact: str) -> AnswerCase:
+    return AnswerCase(
+        id=case_id, half=half, question=question, facts=(fact,), path="policies/refunds.md"
+    )
+
+
 def test_the_follow_up_rules_are_scored_on_case_pairs_of_one_page(pages, cached_embedder) -> None:
     # given: two cases of the refund page; each is asked as the other's follow-up
-    monthly = AnswerCase(
-        id="monthly",
-        half="calibration",
-        question="Can I get a refund on a monthly plan?",
-        facts=("first monthly charge",),
-        path="policies/refunds.md",
+    monthly = _refund_case(
+        "monthly", "calibration", "Can I get a refund on a monthly plan?", "first monthly charge"
     )
-    annual = AnswerCase(
-        id="annual",
-        half="report",
-        question="what if we had paid for the whole year instead?",
-        facts=("unused portion of the year",),
-        path="policies/refunds.md",
+    annual = _refund_case(
+        "annual",
+        "report",
+        "what if we had paid for the whole year instead?",
+        "unused portion of the year",
     )
     elsewhere = AnswerCase(
         id="alone", half="report", question="Is there a free trial?", facts=("14-day",), path="x.md"
