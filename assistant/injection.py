@@ -4,9 +4,10 @@ Help-center pages are written by many hands and some are imported, so a passage 
 aimed at the model rather than the reader: an HTML comment nobody sees on the page, a line that
 says "ignore all previous instructions", a forged ``System:`` turn, or a fake ``</source-…>`` tag
 that tries to close the delimiter around it and speak from outside. `neutralise` removes what a
-reader never sees (comments, invisible control characters), escapes forged delimiters, drops the
-lines aimed at the reader that ``kb.content_checks`` flags (requests for credentials, contacts and
-links outside the company's domains), and wraps each instruction-like line in a visible "quoted,
+reader never sees (comments, invisible control characters), escapes forged delimiters, takes out
+what ``kb.content_checks`` flags as aimed at the reader (requests for credentials; contacts,
+links and sites outside the company's domains: a link is read as its label, a sentence naming an
+address is cut from its paragraph), and wraps each instruction-like line in a visible "quoted,
 not an instruction" flag. Nothing else changes, so ordinary passages reach the model byte for
 byte. Every finding is logged.
 
@@ -155,12 +156,16 @@ def neutralise(text: str, *, origin: str | None = None) -> Neutralised:
         return match.group().replace("<", "&lt;").replace(">", "&gt;")
 
     text = FORGED_DELIMITER.sub(escape_delimiter, text)
-    # Lines aimed at the reader (credentials, foreign contacts and links) are not quoted even
-    # as flagged text: the extractive answerer would not use them, but a model might pass on
-    # the address. kb flags the same lines in the editor, by the same rule.
+    # What is aimed at the reader (a request for credentials, a contact, link or site elsewhere)
+    # is not quoted even as flagged text: the extractive answerer would not use it, but a model
+    # might pass on the address. A link elsewhere is read as its label, a sentence naming an
+    # address is cut from its paragraph, a request for credentials takes its line; kb flags the
+    # same lines in the editor, by the same rule.
     text, removed = without_reader_directed_lines(text)
     for line in removed:
-        findings.append(f"reader-directed line removed ({'; '.join(line.reasons)}): {line.text!r}")
+        what = "line" if line.whole_line else "sentence"
+        reasons = "; ".join(line.reasons)
+        findings.append(f"reader-directed {what} removed ({reasons}): {line.text!r}")
     text = "\n".join(_flag_line(line, findings) for line in text.split("\n"))
     if findings:
         log.warning("injection_neutralised", origin=origin, findings=findings)

@@ -442,8 +442,9 @@ SUPPORT_RATE_LIMIT_PER_MINUTE = env_int("SUPPORT_RATE_LIMIT_PER_MINUTE", default
 
 # --- Content trust: whose addresses a page may send readers to ----------------------------------
 # A line pointing readers to an address or link outside these domains (or asking for credentials)
-# is flagged in the editor and never quoted by the assistant. Subdomains count. The defaults are
-# the sample help center's domain and example.com, the domain its examples use (RFC 2606).
+# is flagged in the editor; the assistant never quotes the address (kb.content_checks).
+# Subdomains count. The defaults are the sample help center's domain and example.com, the domain
+# its examples use (RFC 2606).
 COMPANY_DOMAINS = [
     domain.strip().lower().rstrip(".")
     for domain in env.list("COMPANY_DOMAINS", default=["acmebilling.com", "example.com"])

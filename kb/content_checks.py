@@ -5,7 +5,10 @@ assistant quoted it to customers. The model-directed defence (``assistant.inject
 text aimed at a model; this one looks for text aimed at the *reader*: a line that asks for
 credentials, or points to a contact address, a link or a named site outside the company's own
 domains (``settings.COMPANY_DOMAINS``). Such a line is flagged when the page is edited (the
-editor preview and the admin list show it) and is never quoted or sent to a generator.
+editor preview and the admin list show it), and what could send a reader astray is never quoted
+or sent to a generator (`without_reader_directed_lines`): a link elsewhere is read as its label,
+a sentence naming an address elsewhere is cut from its paragraph, a request for credentials
+takes its whole line.
 
 Prose is judged by sentence, not by line: a writer's editor wraps where it likes, and a request
 cut in two ("reply in this chat with your⏎current password") read as two lines asked for
@@ -14,7 +17,7 @@ request. Every line a flagged sentence touches is flagged. Code, table rows and 
 judged line by line, as they are read.
 
 It lives in ``kb`` because it is a property of the content, checked where content is written;
-the answering side calls `reader_directed_reasons` on every line it would quote.
+the answering side takes out what it flags before any line is quoted (``assistant.injection``).
 
 The same module finds the remote images and foreign links the editor preview warns about: the
 pages' Content-Security-Policy only loads images from the site itself.
@@ -163,8 +166,9 @@ _UNNEGATED = re.compile(r"\b(?:forget|fail|hesitate|delay|wait|oublie[rz]|verges
 @dataclass(frozen=True)
 class FlaggedLine:
     line_number: int  # 1-based, in the body
-    text: str  # the line as written, shortened for display
+    text: str  # the line as written (or the sentence cut from it), shortened for display
     reasons: tuple[str, ...]
+    whole_line: bool = True  # False: only the sentence in ``text`` was cut from the line
 
 
 @dataclass(frozen=True)
@@ -244,12 +248,91 @@ def reader_directed_lines(body: str, *, domains: Sequence[str] | None = None) ->
 def without_reader_directed_lines(
     text: str, *, domains: Sequence[str] | None = None
 ) -> tuple[str, list[FlaggedLine]]:
-    """``text`` without its flagged lines (what may be quoted or sent on), and those lines."""
+    """What of ``text`` may be quoted or sent on, and what was taken out of it.
+
+    A link that leaves the company's domains is read as its label (`without_foreign_link_targets`):
+    the address is what could send a reader astray, not the words around it. A sentence of prose
+    that still names an address, a link or a site elsewhere is cut from its line and the rest of
+    the line kept: a Markdown paragraph is one line, and on documentation we did not write a
+    whole paragraph went for one sentence's reference (23% of Plausible's passages lost a line,
+    12.8% of its text; Fly.io 13.7%). A line goes whole when a sentence on it asks for
+    credentials or a messaging contact, when it is a line of its own (code, a table row, a
+    heading), or when what is flagged on it is a sentence running over several lines, as
+    `reader_directed_lines` flags it. The removed entries name the sentence when only it went.
+    """
+    text = without_foreign_link_targets(text, domains=domains)
     lines = text.split("\n")
-    removed = _flagged_lines(lines, domains=domains)
-    gone = {line.line_number for line in removed}
-    kept = [line for number, line in enumerate(lines, start=1) if number not in gone]
+    sentences: dict[int, list[_Unit]] = {}
+    for unit in _units(lines):
+        if unit.span is not None:
+            sentences.setdefault(unit.first, []).append(unit)
+    removed: list[FlaggedLine] = []
+    gone: set[int] = set()
+    for flagged in _flagged_lines(lines, domains=domains):
+        index = flagged.line_number - 1
+        cut = [
+            (unit, reasons)
+            for unit in sentences.get(index, [])
+            if (reasons := reader_directed_reasons(unit.text, domains=domains))
+        ]
+        found = {reason for _, reasons in cut for reason in reasons}
+        if not all(reason.startswith(_PLACE_REASONS) for reason in flagged.reasons) or not (
+            set(flagged.reasons) <= found
+        ):
+            gone.add(index)
+            removed.append(flagged)
+            continue
+        line = lines[index]
+        for unit, _ in reversed(cut):
+            assert unit.span is not None
+            start, stop = unit.span
+            line = (
+                line[:start].rstrip() + (" " if line[stop:].strip() else "") + line[stop:].lstrip()
+            )
+        if _QUOTE_LEAD.sub("", line).strip(" \t-+*"):
+            lines[index] = line.rstrip()
+            removed.extend(
+                FlaggedLine(flagged.line_number, _shortened(unit.text), tuple(reasons), False)
+                for unit, reasons in cut
+            )
+        else:
+            gone.add(index)
+            removed.append(flagged)
+    kept = [line for number, line in enumerate(lines) if number not in gone]
     return "\n".join(kept), removed
+
+
+# A Markdown link written inline, "[label](https://host/path "title")", not an image: the label
+# is what the reader reads, the target where the link sends them. One level of brackets in the
+# label ("[`fmt`][x]" aside, "[the [beta] API]") and of parentheses in the target (Wikipedia's
+# "Pi_(letter)") is read.
+INLINE_LINK = re.compile(
+    r"(?<!!)\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]"
+    r"\(\s*<?((?:[^()\s<>]|\([^()\s]*\))+)>?(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'))?\s*\)"
+)
+_ADDRESS_SCHEME = re.compile(r"(?:https?:|mailto:)?//|www\.|mailto:", re.IGNORECASE)
+
+
+def without_foreign_link_targets(text: str, *, domains: Sequence[str] | None = None) -> str:
+    """``text`` with every inline Markdown link to a place outside the company's domains read
+    as its label; links within them (a page of this help center, a relative path, an anchor)
+    and images stay as written."""
+
+    def as_read(match: re.Match[str]) -> str:
+        target = match.group(2)
+        return match.group(1) if _leaves_the_company(target, domains=domains) else match.group()
+
+    return INLINE_LINK.sub(as_read, text)
+
+
+def _leaves_the_company(target: str, *, domains: Sequence[str] | None) -> bool:
+    if not _ADDRESS_SCHEME.match(target):
+        return False  # relative: a page or file of this help center
+    if target.lower().startswith("mailto:"):
+        host = target[len("mailto:") :].split("?")[0].rpartition("@")[2]
+    else:
+        host = _host_of("http:" + target if target.startswith("//") else target)
+    return not host or not is_company_host(host, domains=domains)
 
 
 @dataclass(frozen=True)
@@ -259,6 +342,8 @@ class _Unit:
     first: int  # 0-based line indexes, inclusive
     last: int
     text: str
+    # a sentence of prose on one line: where it stands in that line (start, stop)
+    span: tuple[int, int] | None = None
 
 
 # Reasons about what a sentence asks for flag the whole sentence; a reason about an address,
@@ -354,7 +439,13 @@ def _sentences(lines: list[str], indexes: list[int]) -> list[_Unit]:
             continue
         first = bisect_right(starts, start) - 1
         last = bisect_right(starts, max(start, stop - 1)) - 1
-        units.append(_Unit(indexes[first], indexes[last], " ".join(text[start:stop].split())))
+        span = None
+        if first == last:
+            line = lines[indexes[first]]
+            lead = len(line) - len(_QUOTE_LEAD.sub("", line).lstrip())
+            span = (lead + start - starts[first], lead + stop - starts[first])
+        sentence = " ".join(text[start:stop].split())
+        units.append(_Unit(indexes[first], indexes[last], sentence, span))
     return units
 
 

@@ -22,6 +22,7 @@ from kb.content_checks import (
     reader_directed_lines,
     reader_directed_reasons,
     remote_references,
+    without_foreign_link_targets,
     without_reader_directed_lines,
 )
 from kb.rendering import document_render
@@ -146,6 +147,83 @@ def test_flagged_lines_are_numbered_as_in_the_body_and_dropped_from_quoted_text(
     assert [line.line_number for line in flagged] == [4]
     assert kept == "# Refunds\n\nRefunds take 5 days.\nDone."
     assert [line.text for line in removed] == ["Email your CVV to refunds@pay.example."]
+
+
+# Found on documentation we did not write (Plausible's help center, issue #24): 23% of its
+# passages lost a line, whole paragraphs, because one sentence linked to another site.
+MAXMIND = (
+    "Plausible uses the [MaxMind database](https://www.maxmind.com) to determine the visitor "
+    "location. This lookup happens on our servers and no data is ever sent to MaxMind."
+)
+
+
+def test_a_link_to_another_site_is_read_as_its_label_and_its_paragraph_kept() -> None:
+    kept, removed = without_reader_directed_lines(MAXMIND, domains=DOMAINS)
+
+    assert kept == (
+        "Plausible uses the MaxMind database to determine the visitor location. This lookup "
+        "happens on our servers and no data is ever sent to MaxMind."
+    )
+    assert removed == []
+    # the editor still shows the writer the link that leaves the company's domains
+    assert reader_directed_lines(MAXMIND, domains=DOMAINS)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "[status page](https://status.acmebilling.com)",
+            "[status page](https://status.acmebilling.com)",
+        ),
+        (
+            "See [Refunds](../billing/refunds.md#annual).",
+            "See [Refunds](../billing/refunds.md#annual).",
+        ),
+        ('[the `fmt` package](https://pkg.go.dev/fmt "Go docs")', "the `fmt` package"),
+        ("[Wiki](https://en.wikipedia.org/wiki/Pi_(letter)) says so.", "Wiki says so."),
+        ("[write to us](mailto:help@partner.example)", "write to us"),
+        (
+            "![chart](https://cdn.example.org/chart.png)",
+            "![chart](https://cdn.example.org/chart.png)",
+        ),
+    ],
+)
+def test_only_links_leaving_the_company_lose_their_address(text: str, expected: str) -> None:
+    assert without_foreign_link_targets(text, domains=DOMAINS) == expected
+
+
+def test_a_sentence_naming_a_foreign_address_goes_and_the_rest_of_its_paragraph_stays() -> None:
+    body = (
+        "# Visitors\n\n"
+        "A visitor is counted once a day. For raw exports write to data@partner.example or see "
+        "https://partner.example/exports. A person on two devices counts as two visitors.\n"
+        "> Tip: the live view refreshes every 30 seconds. Docs live at docs.partner.example too."
+    )
+
+    kept, removed = without_reader_directed_lines(body, domains=DOMAINS)
+
+    assert kept == (
+        "# Visitors\n\n"
+        "A visitor is counted once a day. A person on two devices counts as two visitors.\n"
+        "> Tip: the live view refreshes every 30 seconds."
+    )
+    assert [(line.line_number, line.text) for line in removed] == [
+        (
+            3,
+            "For raw exports write to data@partner.example or see https://partner.example/exports.",
+        ),
+        (4, "Docs live at docs.partner.example too."),
+    ]
+
+
+def test_a_request_for_credentials_still_takes_its_whole_line() -> None:
+    body = "Refunds take 5 days. Email your CVV to our desk for a faster refund. Done."
+
+    kept, removed = without_reader_directed_lines(body, domains=DOMAINS)
+
+    assert kept == ""
+    assert [line.reasons for line in removed] == [("asks the reader for credentials",)]
 
 
 def test_remote_images_and_foreign_links_are_reported_for_the_preview() -> None:

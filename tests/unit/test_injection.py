@@ -205,6 +205,24 @@ def test_a_reader_directed_line_is_dropped_and_its_neighbours_kept() -> None:
     assert result.findings and result.findings[0].startswith("reader-directed line removed")
 
 
+def test_a_paragraph_linking_to_another_site_reaches_the_answer_step_without_the_address() -> None:
+    # given: a paragraph of Plausible's help center, written on one line as Markdown writes it
+    text = (
+        "The number of people who visited your site. If a person visits from multiple devices "
+        "or on multiple days, they are counted as separate visitors. You can learn more about "
+        "[how we count unique visitors](https://plausible.io/data-policy)."
+    )
+
+    # when
+    result = neutralise(text, origin="metrics-definitions.md")
+
+    # then: the paragraph stays (it used to go whole, and the answer step read an empty passage)
+    assert "they are counted as separate visitors" in result.text
+    assert "how we count unique visitors" in result.text
+    assert "plausible.io" not in result.text
+    assert result.findings == []
+
+
 def test_only_the_poisoned_and_commented_pages_of_the_sample_corpus_are_touched() -> None:
     # given
     touched = {}
