@@ -814,4 +814,6 @@ def clean(text: str) -> str:
         for index, piece in enumerate(CODE_SPAN.split(text))
     )
     text = EMPHASIS.sub("", text)
-    return re.sub(r"\s+([.,;:!?])", r"\1", " ".join(text.split()))
+    # a space a removed tag or image left before punctuation goes ("Click Save ."), not the one
+    # of a symbol written spaced ("Framework :: Flask", "a ... b")
+    return re.sub(r"\s+([.,;:!?])(?=\s|$)", r"\1", " ".join(text.split()))

@@ -476,3 +476,20 @@ def test_a_sentence_that_points_back_is_read_after_the_sentence_it_points_to() -
         "Retries are signed again.": None,
         "This means a new timestamp each time.": None,
     }
+
+
+def test_a_quote_keeps_a_symbol_the_page_writes_spaced() -> None:
+    # given: Flask's docs name a PyPI classifier; a removed image left a space before a period
+    text = (
+        "You can search PyPI for packages tagged with [Framework :: Flask](/search/?c=Flask).\n\n"
+        "Click **Save** to keep the changes you made ![icon](/img/save.png) ."
+    )
+
+    # when
+    quoted = [unit.text for unit in units_of([_source(text)])]
+
+    # then: the classifier reads as written (the fact "Framework :: Flask" was never matched)
+    assert quoted == [
+        "You can search PyPI for packages tagged with Framework :: Flask.",
+        "Click Save to keep the changes you made.",
+    ]
