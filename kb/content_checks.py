@@ -140,6 +140,10 @@ _CHANNEL = (
     r"(?:chat|ticket|reply|replies|message|messages|e-?mail|comment|comments|thread|"
     r"conversation|dm|case|forum|slack|discord|issue|correo|mensaje|mensagem|messaggio|"
     r"bericht|nachricht|antwort|réponse|respuesta|resposta|risposta)\b"
+    # a control or a page named after one is not a conversation, nor an address the code is sent
+    # to: "provide a verification code which will be sent to your new email address", "…on the
+    # Change Email button" (Plausible's help center)
+    r"(?!\s+(?:address|button|tab|menu|link|settings?|section|page|form)\b)"
 )
 _NOT_TO_YOU = r"(?!\s+you\b)"
 CREDENTIAL_REQUEST = re.compile(
