@@ -115,6 +115,8 @@ MAX_LINK_WORD_SHARE = 0.5
 MAX_PROCEDURE_STEPS = 12  # a longer list is a reference, not a procedure to quote whole
 MAX_CODE_LINES = 12  # a longer block is a listing to read on its page, not an answer
 MAX_CODE_CHARS = 600
+# A console session's first line: "$ flask run", PowerShell's "> $env:…" or "PS C:\app>", "C:\>"
+SHELL_PROMPT = re.compile(r"[ \t]*(?:\$|>|PS [^>\n]*>|[A-Z]:\\[^>\n]*>)[ \t]+\S")
 FENCE_MARKS = re.compile(r"^\s*(?:`{3,}|~{3,})")
 PROSE_LANGUAGES = frozenset(
     {"markdown", "md", "mdx", "text", "txt", "plain", "plaintext", "email", "none", "output"}
@@ -766,13 +768,21 @@ class _BlockReader:
 
 
 def _code_block(blocks: list[_Block], lines: list[str], language: str) -> _Block | None:
-    """A fenced block as a unit, with the sentence that introduces it ("Change this in your
-    project configuration:"), when it is short configuration or code.
+    """A fenced block as a unit, with the sentence that introduces it, when it is short
+    configuration or code: the sentence before it ends the paragraph it closes, with a colon
+    ("Change this in your project configuration:") or as a statement ("This example adds the
+    command `create-user` that takes the argument `name`."). A statement that introduces a
+    block is quoted with it, not again alone; Sphinx documentation puts most of its code after
+    such a statement (on the Flask answer set's calibration half, facts stated 54.8 -> 62.9%).
 
     A block without a language, or in a prose one (Markdown, plain text, e-mail), is an example
-    of what someone might write, not what the help center says: never quoted. So is a block
-    with no lead-in: without it a reader cannot tell what the code is for."""
+    of what someone might write, not what the help center says: never quoted, unless its first
+    line is a shell prompt ("$ coverage run -m pytest"), which makes it a console session
+    whatever the writer labelled it. So is a block with no lead-in: without it a reader cannot
+    tell what the code is for."""
     code = "\n".join(lines).strip("\n")
+    if (not language or language in PROSE_LANGUAGES) and SHELL_PROMPT.match(code):
+        language = "console"
     if (
         not language
         or language in PROSE_LANGUAGES
@@ -781,10 +791,15 @@ def _code_block(blocks: list[_Block], lines: list[str], language: str) -> _Block
         or len(code) > MAX_CODE_CHARS
         or not blocks
         or blocks[-1].kind != "paragraph"
-        or not blocks[-1].text.endswith(":")
     ):
         return None
-    lead_in = split_sentences(blocks[-1].text, abbreviations=True)[-1]
+    *before, lead_in = split_sentences(blocks[-1].text, abbreviations=True)
+    if not lead_in.endswith(":"):
+        if not lead_in.endswith(".") or len(WORDY.findall(lead_in)) < MIN_SENTENCE_WORDS:
+            return None
+        blocks.pop()
+        if before:
+            blocks.append(_Block(kind="paragraph", text=" ".join(before), items=[]))
     return _Block(kind="code", text=lead_in, items=[], code=code, language=language)
 
 

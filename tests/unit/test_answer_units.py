@@ -131,6 +131,43 @@ def test_a_code_block_that_is_an_example_or_a_listing_is_never_a_unit(text: str)
     assert all("365" not in unit.words_text for unit in units)
 
 
+def test_a_block_after_a_statement_is_quoted_with_it_and_the_statement_not_again() -> None:
+    # given: Flask's docs, which put most code after a statement rather than a colon
+    source = _source(
+        "The `flask` command is implemented using Click.\n\n"
+        "This example adds the command `create-user` that takes the argument `name`.\n\n"
+        '```python\n@app.cli.command("create-user")\n@click.argument("name")\n'
+        "def create_user(name):\n    ...\n```\n"
+    )
+
+    # when
+    units = units_of([source])
+
+    # then
+    assert [(unit.kind, unit.text) for unit in units] == [
+        ("sentence", "The `flask` command is implemented using Click."),
+        ("code", "This example adds the command `create-user` that takes the argument `name`."),
+    ]
+    assert "app.cli.command" in units[1].code
+
+
+@pytest.mark.parametrize("language", ["", "text", "none"])
+def test_a_block_opening_with_a_shell_prompt_is_a_console_session(language: str) -> None:
+    # given: a command written as plain text, as Sphinx's `code-block:: none` writes it
+    source = _source(
+        "To measure the code coverage of your tests, use the `coverage` command to run "
+        f"pytest instead of running it directly.\n\n```{language}\n$ coverage run -m pytest\n```\n"
+    )
+
+    # when
+    code = [unit for unit in units_of([source]) if unit.kind == "code"]
+
+    # then
+    assert [(unit.language, unit.code) for unit in code] == [
+        ("console", "$ coverage run -m pytest")
+    ]
+
+
 def test_turn_on_and_turn_off_are_told_apart_by_their_word_pairs() -> None:
     # given
     on = _source("Go to Settings and click Enable.", section="Two-factor > Turning on 2FA")
