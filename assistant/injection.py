@@ -6,7 +6,7 @@ says "ignore all previous instructions", a forged ``System:`` turn, or a fake ``
 that tries to close the delimiter around it and speak from outside. `neutralise` removes what a
 reader never sees (comments, invisible control characters), escapes forged delimiters, takes out
 what ``kb.content_checks`` flags as aimed at the reader (requests for credentials; contacts,
-links and sites outside the company's domains: a link is read as its label, a sentence naming an
+links and sites outside the company's domains: a link loses its address, a sentence naming an
 address is cut from its paragraph), and wraps each instruction-like line in a visible "quoted,
 not an instruction" flag. Nothing else changes, so ordinary passages reach the model byte for
 byte. Every finding is logged.
@@ -158,7 +158,7 @@ def neutralise(text: str, *, origin: str | None = None) -> Neutralised:
     text = FORGED_DELIMITER.sub(escape_delimiter, text)
     # What is aimed at the reader (a request for credentials, a contact, link or site elsewhere)
     # is not quoted even as flagged text: the extractive answerer would not use it, but a model
-    # might pass on the address. A link elsewhere is read as its label, a sentence naming an
+    # might pass on the address. A link elsewhere loses its address, a sentence naming an
     # address is cut from its paragraph, a request for credentials takes its line; kb flags the
     # same lines in the editor, by the same rule.
     text, removed = without_reader_directed_lines(text)

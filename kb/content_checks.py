@@ -6,7 +6,7 @@ text aimed at a model; this one looks for text aimed at the *reader*: a line tha
 credentials, or points to a contact address, a link or a named site outside the company's own
 domains (``settings.COMPANY_DOMAINS``). Such a line is flagged when the page is edited (the
 editor preview and the admin list show it), and what could send a reader astray is never quoted
-or sent to a generator (`without_reader_directed_lines`): a link elsewhere is read as its label,
+or sent to a generator (`without_reader_directed_lines`): a link elsewhere loses its address,
 a sentence naming an address elsewhere is cut from its paragraph, a request for credentials
 takes its whole line.
 
@@ -254,7 +254,7 @@ def without_reader_directed_lines(
 ) -> tuple[str, list[FlaggedLine]]:
     """What of ``text`` may be quoted or sent on, and what was taken out of it.
 
-    A link that leaves the company's domains is read as its label (`without_foreign_link_targets`):
+    A link that leaves the company's domains loses its address (`without_foreign_link_targets`):
     the address is what could send a reader astray, not the words around it. A sentence of prose
     that still names an address, a link or a site elsewhere is cut from its line and the rest of
     the line kept: a Markdown paragraph is one line, and on documentation we did not write a
@@ -319,12 +319,16 @@ _ADDRESS_SCHEME = re.compile(r"(?:https?:|mailto:)?//|www\.|mailto:", re.IGNOREC
 
 def without_foreign_link_targets(text: str, *, domains: Sequence[str] | None = None) -> str:
     """``text`` with every inline Markdown link to a place outside the company's domains read
-    as its label; links within them (a page of this help center, a relative path, an anchor)
-    and images stay as written."""
+    as its label, its address dropped (``[label]()``); links within them (a page of this help
+    center, a relative path, an anchor) and images stay as written."""
 
     def as_read(match: re.Match[str]) -> str:
         target = match.group(2)
-        return match.group(1) if _leaves_the_company(target, domains=domains) else match.group()
+        if not _leaves_the_company(target, domains=domains):
+            return match.group()
+        # still a link, to nowhere: "See [the Kubernetes docs]()." stays a pointer the answerer
+        # does not quote as a statement, and a model is given no address to pass on
+        return f"[{match.group(1)}]()"
 
     return INLINE_LINK.sub(as_read, text)
 
