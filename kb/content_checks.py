@@ -246,7 +246,8 @@ def reader_directed_reasons(line: str, *, domains: Sequence[str] | None = None) 
 def reader_directed_lines(body: str, *, domains: Sequence[str] | None = None) -> list[FlaggedLine]:
     """Every line of ``body`` that a flagged sentence touches (`reader_directed_reasons`), HTML
     comments included: a writer should see what is hidden in a page as well as what is shown."""
-    return _flagged_lines(body.splitlines(), domains=domains)
+    lines = body.splitlines()
+    return _flagged_lines(lines, _judged(lines, domains=domains), domains=domains)
 
 
 def without_reader_directed_lines(
@@ -266,23 +267,22 @@ def without_reader_directed_lines(
     """
     text = without_foreign_link_targets(text, domains=domains)
     lines = text.split("\n")
-    sentences: dict[int, list[_Unit]] = {}
-    for unit in _units(lines):
+    judged = _judged(lines, domains=domains)
+    # the flagged sentences of prose that sit on one line, by that line
+    sentences: dict[int, list[tuple[_Unit, list[str]]]] = {}
+    for unit, reasons in judged:
         if unit.span is not None:
-            sentences.setdefault(unit.first, []).append(unit)
+            sentences.setdefault(unit.first, []).append((unit, reasons))
     removed: list[FlaggedLine] = []
     gone: set[int] = set()
-    for flagged in _flagged_lines(lines, domains=domains):
+    for flagged in _flagged_lines(lines, judged, domains=domains):
         index = flagged.line_number - 1
-        cut = [
-            (unit, reasons)
-            for unit in sentences.get(index, [])
-            if (reasons := reader_directed_reasons(unit.text, domains=domains))
-        ]
-        found = {reason for _, reasons in cut for reason in reasons}
-        if not all(reason.startswith(_PLACE_REASONS) for reason in flagged.reasons) or not (
-            set(flagged.reasons) <= found
-        ):
+        cut = sentences.get(index, [])
+        only_places = all(reason.startswith(_PLACE_REASONS) for reason in flagged.reasons)
+        # every reason of the line is one of the sentences cut from it (none comes from a
+        # sentence running over several lines)
+        explained = set(flagged.reasons) <= {reason for _, reasons in cut for reason in reasons}
+        if not (only_places and explained):
             gone.add(index)
             removed.append(flagged)
             continue
@@ -360,12 +360,23 @@ class _Unit:
 _PLACE_REASONS = ("contact address", "link", "site")
 
 
-def _flagged_lines(lines: list[str], *, domains: Sequence[str] | None) -> list[FlaggedLine]:
+def _judged(lines: list[str], *, domains: Sequence[str] | None) -> list[tuple[_Unit, list[str]]]:
+    """Each unit of ``lines`` that `reader_directed_reasons` flags, with its reasons."""
+    return [
+        (unit, reasons)
+        for unit in _units(lines)
+        if (reasons := reader_directed_reasons(unit.text, domains=domains))
+    ]
+
+
+def _flagged_lines(
+    lines: list[str],
+    judged: list[tuple[_Unit, list[str]]],
+    *,
+    domains: Sequence[str] | None,
+) -> list[FlaggedLine]:
     reasons_by_line: dict[int, list[str]] = {}
-    for unit in _units(lines):
-        reasons = reader_directed_reasons(unit.text, domains=domains)
-        if not reasons:
-            continue
+    for unit, reasons in judged:
         span = range(unit.first, unit.last + 1)
         whole = [reason for reason in reasons if not reason.startswith(_PLACE_REASONS)]
         if len(span) > 1:
