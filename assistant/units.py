@@ -761,10 +761,7 @@ class _BlockReader:
         blocks = self.blocks
         if not blocks or blocks[-1].kind != "paragraph" or not blocks[-1].text.endswith(":"):
             return f"{self.label}:" if self.label else None
-        *before, last = split_sentences(blocks.pop().text, abbreviations=True)
-        if before:
-            blocks.append(_Block(kind="paragraph", text=" ".join(before), items=[]))
-        return last
+        return _last_sentence_taken(blocks)
 
 
 def _code_block(blocks: list[_Block], lines: list[str], language: str) -> _Block | None:
@@ -793,14 +790,21 @@ def _code_block(blocks: list[_Block], lines: list[str], language: str) -> _Block
         or blocks[-1].kind != "paragraph"
     ):
         return None
-    *before, lead_in = split_sentences(blocks[-1].text, abbreviations=True)
+    lead_in = split_sentences(blocks[-1].text, abbreviations=True)[-1]
     if not lead_in.endswith(":"):
         if not lead_in.endswith(".") or len(WORDY.findall(lead_in)) < MIN_SENTENCE_WORDS:
             return None
-        blocks.pop()
-        if before:
-            blocks.append(_Block(kind="paragraph", text=" ".join(before), items=[]))
+        _last_sentence_taken(blocks)  # the statement is quoted with its block, not alone
     return _Block(kind="code", text=lead_in, items=[], code=code, language=language)
+
+
+def _last_sentence_taken(blocks: list[_Block]) -> str:
+    """The last sentence of the paragraph ``blocks`` ends with, taken off it: it introduces
+    what follows (a list, a code block) and is read with that."""
+    *before, last = split_sentences(blocks.pop().text, abbreviations=True)
+    if before:
+        blocks.append(_Block(kind="paragraph", text=" ".join(before), items=[]))
+    return last
 
 
 def _mostly_link_labels(text: str) -> bool:
