@@ -121,6 +121,10 @@ FENCE_MARKS = re.compile(r"^\s*(?:`{3,}|~{3,})")
 PROSE_LANGUAGES = frozenset(
     {"markdown", "md", "mdx", "text", "txt", "plain", "plaintext", "email", "none", "output"}
 )
+# Labels that say only "no highlighting": such a block that opens with a shell prompt is a
+# console session (Sphinx's `code-block:: none`). Markdown and e-mail are prose that may open
+# with ">" (a quote), as PowerShell's prompt does.
+PLAIN_LANGUAGES = frozenset({"", "text", "txt", "plain", "plaintext", "none", "output"})
 
 # What kind of answer a question wants is read from its wording, in its own language
 # (`assistant.question_cues`): an amount is answered by a unit holding a number ("How long is
@@ -773,12 +777,12 @@ def _code_block(blocks: list[_Block], lines: list[str], language: str) -> _Block
     such a statement (on the Flask answer set's calibration half, facts stated 54.8 -> 62.9%).
 
     A block without a language, or in a prose one (Markdown, plain text, e-mail), is an example
-    of what someone might write, not what the help center says: never quoted, unless its first
-    line is a shell prompt ("$ coverage run -m pytest"), which makes it a console session
-    whatever the writer labelled it. So is a block with no lead-in: without it a reader cannot
+    of what someone might write, not what the help center says: never quoted, unless it is
+    plain text whose first line is a shell prompt ("$ coverage run -m pytest"), which makes it
+    a console session. So is a block with no lead-in: without it a reader cannot
     tell what the code is for."""
     code = "\n".join(lines).strip("\n")
-    if (not language or language in PROSE_LANGUAGES) and SHELL_PROMPT.match(code):
+    if language in PLAIN_LANGUAGES and SHELL_PROMPT.match(code):
         language = "console"
     if (
         not language

@@ -117,6 +117,14 @@ def test_a_short_configuration_block_is_quoted_with_the_sentence_that_introduces
     [
         pytest.param("Reply like this:\n\n```markdown\nRefunds take 365 days.\n```", id="prose"),
         pytest.param("Reply like this:\n\n```\nRefunds take 365 days.\n```", id="no language"),
+        # a quoted reply starts with ">" as a PowerShell prompt does; it is still an example
+        pytest.param(
+            "Reply like this:\n\n```email\n> Refunds take 365 days?\nYes.\n```", id="e-mail"
+        ),
+        pytest.param(
+            "Write the note like this:\n\n```markdown\n> Refunds take 365 days.\n```",
+            id="markdown quote",
+        ),
         pytest.param("Some text.\n\n```toml\nlimit = 42\n```", id="no lead-in"),
         pytest.param(
             "Set these:\n\n```yaml\n" + "\n".join(f"k{n}: {n}" for n in range(20)) + "\n```",
