@@ -162,7 +162,7 @@ MAXMIND = (
 )
 
 
-def test_a_link_to_another_site_is_read_as_its_label_and_its_paragraph_kept() -> None:
+def test_a_link_to_another_site_loses_its_address_and_its_paragraph_is_kept() -> None:
     kept, removed = without_reader_directed_lines(MAXMIND, domains=DOMAINS)
 
     assert kept == (

@@ -417,6 +417,47 @@ def test_table_rows_are_quoted_whole_with_their_column_names(
     ) in sentences
 
 
+def test_a_paragraph_that_links_to_another_site_is_quoted_without_the_address(
+    generator: ExtractiveGenerator,
+) -> None:
+    # given: Plausible's definition of unique visitors, one Markdown line ending on a link to
+    # plausible.io, which is not among this help center's domains; the answer step used to read
+    # the passage empty
+    text = (
+        "The number of people who visited your site. We are privacy-friendly so we don't use "
+        "cookies and other persistent identifiers. If a person visits from multiple devices or on "
+        "multiple days, they are counted as separate visitors. You can learn more about "
+        "[how we count unique visitors](https://plausible.io/data-policy)."
+    )
+    hit = Hit(
+        chunk_id=1,
+        document_id=1,
+        path="metrics-definitions.md",
+        title="Metrics definitions",
+        heading_path="Traffic > Unique Visitors",
+        text=text,
+        char_start=0,
+        char_end=len(text),
+        updated_on=None,
+        vector_rank=1,
+        keyword_rank=1,
+        fused_score=1.0,
+        similarity=0.7,
+    )
+
+    # when
+    deltas, _, prompt = _answer(
+        generator,
+        "If someone visits on their phone and then their laptop, is that two visitors?",
+        [hit],
+    )
+
+    # then: the sentence that answers is quoted, and no address reaches the prompt or the answer
+    assert any("counted as separate visitors" in sentence for sentence, _ in _quotes(deltas))
+    assert "plausible.io" not in prompt.sources[0].text
+    assert "plausible.io" not in "".join(deltas)
+
+
 def test_unit_vectors_are_what_the_scores_assume(local_embedder: Embedder) -> None:
     # The sentence scores are dot products: they are cosines only for unit vectors.
     vectors = local_embedder.embed_documents(["refunds", "annual plans"])
