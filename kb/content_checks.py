@@ -334,13 +334,18 @@ def without_foreign_link_targets(text: str, *, domains: Sequence[str] | None = N
 
 
 def _leaves_the_company(target: str, *, domains: Sequence[str] | None) -> bool:
+    host = _address_host(target)
+    return host is not None and (not host or not is_company_host(host, domains=domains))
+
+
+def _address_host(target: str) -> str | None:
+    """The host a link target sends the reader to ("" when it cannot be read), or None for a
+    relative target: a page or file of this help center, an anchor."""
     if not _ADDRESS_SCHEME.match(target):
-        return False  # relative: a page or file of this help center
+        return None
     if target.lower().startswith("mailto:"):
-        host = target[len("mailto:") :].split("?")[0].rpartition("@")[2]
-    else:
-        host = _host_of("http:" + target if target.startswith("//") else target)
-    return not host or not is_company_host(host, domains=domains)
+        return target[len("mailto:") :].split("?")[0].rpartition("@")[2].lower()
+    return _host_of("http:" + target if target.startswith("//") else target)
 
 
 @dataclass(frozen=True)
@@ -478,13 +483,8 @@ def remote_references(body: str, *, domains: Sequence[str] | None = None) -> lis
         if reference.kind == "image" and (remote or parts.scheme == "data"):
             warning = "remote image: it will not be shown (pages load images from this site only)"
             found.append(RemoteReference("image", reference.url, reference.line_number, warning))
-        elif (
-            reference.kind == "link"
-            and remote
-            and parts.hostname
-            and not is_company_host(parts.hostname, domains=domains)
-        ):
-            warning = f"link to {parts.hostname}, outside the company's domains"
+        elif reference.kind == "link" and _leaves_the_company(reference.url, domains=domains):
+            warning = f"link to {_address_host(reference.url)}, outside the company's domains"
             found.append(RemoteReference("link", reference.url, reference.line_number, warning))
     return found
 

@@ -245,6 +245,26 @@ def test_remote_images_and_foreign_links_are_reported_for_the_preview() -> None:
     ]
 
 
+def test_the_preview_and_the_answers_agree_on_which_links_leave_the_company() -> None:
+    # given: the targets the answering side strips (`without_foreign_link_targets`)
+    body = (
+        "[mail](mailto:help@partner.example) [site](www.partner.example/x) "
+        "[ours](mailto:billing@acmebilling.com) [page](../billing/refunds.md)\n"
+    )
+
+    # when
+    references = remote_references(body, domains=DOMAINS)
+
+    # then: the preview warns about exactly the links whose address the answers drop
+    assert [(ref.url, ref.warning) for ref in references] == [
+        ("mailto:help@partner.example", "link to partner.example, outside the company's domains"),
+        ("www.partner.example/x", "link to www.partner.example, outside the company's domains"),
+    ]
+    assert without_foreign_link_targets(body, domains=DOMAINS) == (
+        "[mail]() [site]() [ours](mailto:billing@acmebilling.com) [page](../billing/refunds.md)\n"
+    )
+
+
 def test_a_remote_image_is_shown_as_its_description_and_never_loaded() -> None:
     html = document_render(body="Hi ![tracking pixel](https://elsewhere.example/t.png)\n").html
 
