@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from collections.abc import Sequence
@@ -418,7 +419,7 @@ def test_table_rows_are_quoted_whole_with_their_column_names(
 
 
 def test_a_paragraph_that_links_to_another_site_is_quoted_without_the_address(
-    generator: ExtractiveGenerator,
+    generator: ExtractiveGenerator, local_embedder: Embedder
 ) -> None:
     # given: Plausible's definition of unique visitors, one Markdown line ending on a link to
     # plausible.io, which is not among this help center's domains; the answer step used to read
@@ -429,20 +430,13 @@ def test_a_paragraph_that_links_to_another_site_is_quoted_without_the_address(
         "multiple days, they are counted as separate visitors. You can learn more about "
         "[how we count unique visitors](https://plausible.io/data-policy)."
     )
-    hit = Hit(
-        chunk_id=1,
-        document_id=1,
+    hit = dataclasses.replace(
+        _passage(local_embedder, "policies/refunds.md", "Annual plan"),
         path="metrics-definitions.md",
         title="Metrics definitions",
         heading_path="Traffic > Unique Visitors",
         text=text,
-        char_start=0,
         char_end=len(text),
-        updated_on=None,
-        vector_rank=1,
-        keyword_rank=1,
-        fused_score=1.0,
-        similarity=0.7,
     )
 
     # when
