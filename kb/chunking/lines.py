@@ -163,6 +163,7 @@ class _Scanner:
         self._in_comment = False
         self._components: frozenset[str] = frozenset()  # names the page's MDX imports bind
         self._tag_close = ""  # `>}}` or `>` inside a shortcode or component tag of several lines
+        self._code_shortcode = ""  # the name of the open shortcode whose body is code
 
     def scan(self, text: str, *, first_line: int = 1) -> list[SourceLine]:
         lines: list[SourceLine] = []
@@ -175,13 +176,13 @@ class _Scanner:
             if raw.endswith("\r"):
                 raw = raw[:-1]
             number += 1
-            lines.append(self._line(raw, position, number))
+            lines.append(self._line(raw, position, number, following=_line_after(text, newline)))
             if newline < 0:
                 break
             position = newline + 1
         return lines
 
-    def _line(self, raw: str, position: int, number: int) -> SourceLine:
+    def _line(self, raw: str, position: int, number: int, *, following: str = "") -> SourceLine:
         dedent = self._admonition_dedent(raw)
         raw, base = raw[dedent:], position + dedent
         if self._tag_close:
@@ -190,9 +191,13 @@ class _Scanner:
             return self._line_in_comment(raw, position, base, number)
         if self._fence is not None:
             return self._line_in_fence(raw, position, base, fence=self._fence)
+        if self._code_shortcode:
+            return self._line_in_code_shortcode(raw, position, base)
         if self._close_directive(raw):
             return SourceLine(position, "", (), FenceRole.NONE)
-        opened = self._open_fence(raw, position, base, number)
+        opened = self._open_fence(raw, position, base, number) or self._open_code_shortcode(
+            raw, position, base, following=following
+        )
         if opened is not None:
             return opened
         if self._directives and self._directives[-1][2]:
@@ -233,6 +238,36 @@ class _Scanner:
         else:
             role = FenceRole.BODY
         return SourceLine(position, raw, ((0, base),), role)
+
+    def _open_code_shortcode(
+        self, raw: str, position: int, base: int, *, following: str
+    ) -> SourceLine | None:
+        """The line, read as a fence's opener, when ``raw`` opens a shortcode whose body is code
+        (``CODE_SHORTCODES``), else None. The page shows the body as a code block, so the passage
+        holds it as one: `{{< code-toggle file=hugo >}}` reads ```` ```toml ````, in the language
+        of its body (``following``: the line after it), `{{< highlight go >}}` ```` ```go ````."""
+        opening = _CODE_SHORTCODE_OPEN.fullmatch(raw)
+        if opening is None or opening.group("arguments").rstrip().endswith("/"):
+            return None  # `{{< code-toggle config=server />}}` shows data, not a body
+        name = opening.group("name")
+        language = (
+            _config_language(following)
+            if name == "code-toggle"
+            else _shortcode_language(opening.group("arguments"))
+        )
+        self._code_shortcode = name
+        return SourceLine(
+            position, f"{opening.group(1)}```{language}", ((0, base),), FenceRole.OPEN
+        )
+
+    def _line_in_code_shortcode(self, raw: str, position: int, base: int) -> SourceLine:
+        """A line of a code shortcode's body kept as written, or its closing tag read as the
+        fence that closes it."""
+        closing = _CODE_SHORTCODE_CLOSE.fullmatch(raw)
+        if closing is None or closing.group("name") != self._code_shortcode:
+            return SourceLine(position, raw, ((0, base),), FenceRole.BODY)
+        self._code_shortcode = ""
+        return SourceLine(position, f"{closing.group(1)}```", ((0, base),), FenceRole.CLOSE)
 
     def _close_directive(self, raw: str) -> bool:
         """Whether ``raw`` closes the innermost open MyST directive (which it then pops)."""
@@ -326,6 +361,48 @@ class _Scanner:
 
 
 _SHORTCODE_OPEN = re.compile(r"\{\{[<%]")
+# Shortcodes whose body a page shows as a code block: Hugo's `highlight`, and the `code-toggle`
+# (one configuration shown as TOML, YAML and JSON) and `code` of Hugo's own documentation.
+CODE_SHORTCODES = ("code-toggle", "highlight", "code")
+_CODE_SHORTCODE_OPEN = re.compile(
+    r"([ \t]*)\{\{([<%])[ \t]*(?P<name>"
+    + "|".join(CODE_SHORTCODES)
+    + r")(?P<arguments>(?:[ \t][^}]*)?)"
+    r"[>%]\}\}[ \t]*"
+)
+_CODE_SHORTCODE_CLOSE = re.compile(
+    r"([ \t]*)\{\{[<%][ \t]*/[ \t]*(?P<name>" + "|".join(CODE_SHORTCODES) + r")[ \t]*[>%]\}\}[ \t]*"
+)
+_YAML_KEY = re.compile(r"[ \t]*(?:- )?[\w.\-\"']+:(?:[ \t]|$)")
+
+
+def _line_after(text: str, newline: int) -> str:
+    """The line after the one ending at ``newline`` (-1: none)."""
+    if newline < 0:
+        return ""
+    end = text.find("\n", newline + 1)
+    return text[newline + 1 : end if end >= 0 else len(text)]
+
+
+def _shortcode_language(arguments: str) -> str:
+    """The language a `highlight` or `code` shortcode names: its first argument without `=`
+    (`{{< highlight go "linenos=table" >}}`), or its `lang=` argument."""
+    for argument in arguments.split():
+        if argument.startswith("lang="):
+            return argument[len("lang=") :].strip("\"'")
+    first = arguments.split()[0].strip("\"'") if arguments.split() else ""
+    return first if first and "=" not in first else ""
+
+
+def _config_language(first: str) -> str:
+    """The format of a configuration whose first line is ``first``: JSON, YAML or, as Hugo's
+    documentation writes most of them, TOML."""
+    first = first.strip()
+    if first.startswith("{"):
+        return "json"
+    if first == "---" or _YAML_KEY.match(first):
+        return "yaml"
+    return "toml"
 
 
 def _unclosed_shortcode(text: str) -> int | None:

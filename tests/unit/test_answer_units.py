@@ -94,11 +94,23 @@ def test_a_bulleted_list_is_no_procedure() -> None:
     assert [unit.kind for unit in units] == ["item", "item"]
 
 
-def test_a_short_configuration_block_is_quoted_with_the_sentence_that_introduces_it() -> None:
+@pytest.mark.parametrize(
+    "block",
+    [
+        pytest.param("```toml\n[services.rss]\nlimit = 42\n```\n", id="fence"),
+        # Hugo's documentation shows its configuration in a shortcode, as TOML, YAML and JSON
+        pytest.param(
+            "{{< code-toggle file=hugo >}}\n[services.rss]\nlimit = 42\n{{< /code-toggle >}}\n",
+            id="hugo code-toggle",
+        ),
+    ],
+)
+def test_a_short_configuration_block_is_quoted_with_the_sentence_that_introduces_it(
+    block: str,
+) -> None:
     # given
     source = _source(
-        "By default each feed is unlimited. Change this in your project configuration:\n\n"
-        "```toml\n[services.rss]\nlimit = 42\n```\n"
+        "By default each feed is unlimited. Change this in your project configuration:\n\n" + block
     )
 
     # when

@@ -298,11 +298,68 @@ def test_docusaurus_tabs_are_their_labels_and_their_code_stays_code() -> None:
     ]
 
 
-def test_a_go_import_in_a_hugo_highlight_shortcode_stays() -> None:
-    # the shortcode's content is read as prose; an import with no `from` and no file is not MDX
-    body = '{{< highlight go >}}\npackage main\n\nimport "fmt"\n{{< /highlight >}}\n'
+def test_a_hugo_highlight_shortcode_is_a_code_block_in_its_language() -> None:
+    # a Go import in it stays: it is code, not an MDX import
+    body = (
+        '{{< highlight go "linenos=table" >}}\npackage main\n\nimport "fmt"\n{{< /highlight >}}\n'
+    )
 
-    assert visible(body) == '\npackage main\n\nimport "fmt"\n\n'
+    assert visible(body) == '```go\npackage main\n\nimport "fmt"\n```\n'
+    assert [line.fence.value for line in scan_lines(body)] == [
+        "open",
+        "body",
+        "body",
+        "body",
+        "close",
+        "none",
+    ]
+
+
+HUGO_CONFIG = """\
+## Lists
+
+To keep a page out of every list, set in its front matter:
+
+{{< code-toggle file=content/x.md fm=true >}}
+[build]
+list = 'never'
+{{< /code-toggle >}}
+
+Or in YAML:
+
+  {{< code-toggle file=hugo >}}
+  build:
+    list: never
+  {{< /code-toggle >}}
+
+{{< code-toggle config=build />}}
+"""
+
+
+def test_a_code_toggle_shortcode_is_the_configuration_as_a_code_block() -> None:
+    # Hugo shows its body as TOML, YAML and JSON tabs: the passage holds it as code in the
+    # language it is written in, never as loose lines of a paragraph
+    drafts = chunk(HUGO_CONFIG)
+
+    assert [draft.text for draft in drafts] == [
+        "To keep a page out of every list, set in its front matter:\n\n"
+        "```toml\n[build]\nlist = 'never'\n```\n\n"
+        "Or in YAML:\n\n  ```yaml\n  build:\n    list: never\n  ```"
+    ]
+    assert_no_markup(drafts)
+
+
+def test_a_code_shortcode_closed_by_another_name_runs_on() -> None:
+    body = "{{< code-toggle >}}\na = 1\n{{< /highlight >}}\nb = 2\n{{< /code-toggle >}}\nText."
+
+    assert [line.fence.value for line in scan_lines(body)] == [
+        "open",
+        "body",
+        "body",
+        "body",
+        "close",
+        "none",
+    ]
 
 
 def test_an_imported_mdx_file_is_reported_as_not_included() -> None:
