@@ -812,8 +812,18 @@ def _last_sentence_taken(blocks: list[_Block]) -> str:
 
 
 def _mostly_link_labels(text: str) -> bool:
-    labels = sum(len(WORDY.findall(label)) for label in LINK.findall(text))
+    """Whether most of the words of ``text`` are link labels: a pointer to another page. A label
+    that is a sentence itself ("[Eventlet is no longer maintained.](…)") states it."""
+    labels = sum(
+        len(WORDY.findall(label)) for label in LINK.findall(text) if not _is_sentence(label)
+    )
     return labels > 0 and labels >= MAX_LINK_WORD_SHARE * len(WORDY.findall(clean(text)))
+
+
+def _is_sentence(label: str) -> bool:
+    return label.rstrip().endswith((".", "!", "?")) and (
+        len(WORDY.findall(clean(label))) >= MIN_SENTENCE_WORDS
+    )
 
 
 def table_row(header: Sequence[str], cells: Sequence[str]) -> str:
@@ -827,16 +837,23 @@ def table_row(header: Sequence[str], cells: Sequence[str]) -> str:
 
 
 def clean(text: str) -> str:
+    """``text`` as a reader of the page reads it: links and images as their labels, no formatting
+    tags or emphasis marks, character references as their characters. Code spans are left as
+    written (``MYAPI__CREDENTIALS__USERNAME``, ``<div>``): Markdown shows them so. A link's
+    label may hold a code span, so links are read first, over the whole text."""
     text = IMAGE.sub("", text)
     text = REFERENCE_LINK.sub(r"\1", LINK.sub(r"\1", text))
-    text = HTML_BREAK.sub(" ", text)
-    text = HTML_TAG.sub(" ", text)
-    text = HTML_MEDIA.sub(" ", text)
     text = "".join(
-        piece if index % 2 else CHARACTER_REFERENCE.sub(lambda m: html.unescape(m[0]), piece)
+        piece if index % 2 else _prose_cleaned(piece)
         for index, piece in enumerate(CODE_SPAN.split(text))
     )
-    text = EMPHASIS.sub("", text)
     # a space a removed tag or image left before punctuation goes ("Click Save ."), not the one
     # of a symbol written spaced ("Framework :: Flask", "a ... b")
     return re.sub(r"\s+([.,;:!?])(?=\s|$)", r"\1", " ".join(text.split()))
+
+
+def _prose_cleaned(text: str) -> str:
+    """``clean`` on text outside code spans."""
+    text = HTML_MEDIA.sub(" ", HTML_TAG.sub(" ", HTML_BREAK.sub(" ", text)))
+    text = CHARACTER_REFERENCE.sub(lambda m: html.unescape(m[0]), text)
+    return EMPHASIS.sub("", text)

@@ -550,3 +550,37 @@ def test_a_quote_keeps_a_symbol_the_page_writes_spaced() -> None:
         "You can search PyPI for packages tagged with Framework :: Flask.",
         "Click Save to keep the changes you made.",
     ]
+
+
+def test_a_quote_keeps_code_spans_as_written() -> None:
+    # given: Flask's docs name nested keys in a code span; a page names the tag to wrap with
+    text = (
+        "Separate nested keys with a double underscore (`__`), as in "
+        "`MYAPI__CREDENTIALS__USERNAME`.\n\n"
+        "Wrap the widget in a `<div>` with **no** margin, and write `**bold**` for bold."
+    )
+
+    # when
+    quoted = [unit.text for unit in units_of([_source(text)])]
+
+    # then: only the page's own emphasis goes, never the characters of its code
+    assert quoted == [
+        "Separate nested keys with a double underscore (`__`), as in "
+        "`MYAPI__CREDENTIALS__USERNAME`.",
+        "Wrap the widget in a `<div>` with no margin, and write `**bold**` for bold.",
+    ]
+
+
+@pytest.mark.parametrize("address", ["https://eventlet.readthedocs.io", ""])
+def test_a_sentence_written_as_a_link_is_a_statement_and_a_pointer_is_not(address: str) -> None:
+    # given: Flask's docs state a fact as the label of a link (an address elsewhere is cut, "")
+    text = (
+        f"[Eventlet is no longer maintained.]({address}) Use [gevent](gevent.md) instead.\n\n"
+        "Read about it in [the gevent deployment guide](gevent.md)."
+    )
+
+    # when
+    quoted = [unit.text for unit in units_of([_source(text)])]
+
+    # then: the statement is quoted (with the short sentence its link ends in); the pointer not
+    assert quoted == ["Eventlet is no longer maintained. Use gevent instead."]
