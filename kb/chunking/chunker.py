@@ -20,7 +20,7 @@ from kb.chunking.structure import Block, Section, split_sections
 
 # Bump whenever the chunks produced for the same input can change: it is part of the key that
 # decides whether a document must be re-embedded.
-CHUNKER_VERSION = "6"  # 6: a code shortcode's body (`{{< code-toggle >}}`) is a code block
+CHUNKER_VERSION = "7"  # 7: ERB tags are not text; 6: a code shortcode's body is a code block
 
 # A title longer than this is cut in the embedding prefix. Titles are short in practice; the cap
 # exists so that a pathological title cannot leave no room for the text it is meant to label.

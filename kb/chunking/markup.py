@@ -19,6 +19,9 @@ _QUOTED = re.compile(r"\"([^\"]*)\"|'([^']*)'|(\S+)")
 LINK_SHORTCODES = frozenset({"relref", "ref"})
 # Jekyll/Liquid tags: `{% include note.html %}`, `{% raw %}`
 LIQUID_TAG = re.compile(r"\{%-?\s*(\w+)(.*?)-?%\}")
+# ERB tags in Markdown (Middleman's `.html.markerb`, Rails): `<%= partial "x" %>`, `<% end %>`,
+# `<%# a comment %>`; `<%%` writes a literal `<%`.
+ERB_TAG = re.compile(r"<%(?!%)(?:==?|-|#)?[ \t]*(\w*)(.*?)-?%>")
 # `!!! note "Title"`, `??? tip`, `???+ warning`, content tabs `=== "Linux"` (MkDocs Material,
 # pymdownx), also as a definition's body (`:   !!! note`): their content is indented 4 below
 ADMONITION = re.compile(
@@ -96,7 +99,8 @@ def inline_markup(
     components: frozenset[str] = frozenset(),
     keep_highlights: bool = False,
 ) -> Cut:
-    """Shortcodes, Liquid tags, component tags and trailing attributes on a line outside code.
+    """Shortcodes, Liquid and ERB tags, component tags and trailing attributes on a line outside
+    code.
 
     A link shortcode keeps its target (`{{< relref "x.md" >}}` reads `x.md`) so the link around
     it still points somewhere; every other tag is dropped and its inner text stays, as are the
@@ -129,6 +133,13 @@ def inline_markup(
         ):
             continue
         if match.group(1) in INCLUDES:
+            warnings.append(f"{match.group()} not resolved (its text is not included)")
+        drop.append(match.span())
+    for match in ERB_TAG.finditer(text):
+        if in_code(match.start()):
+            continue
+        name, rest = match.group(1), match.group(2)
+        if name in INCLUDES or (name == "render" and re.search(r"\bpartial\b", rest)):
             warnings.append(f"{match.group()} not resolved (its text is not included)")
         drop.append(match.span())
     taken = list(drop)

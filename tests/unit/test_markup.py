@@ -129,6 +129,45 @@ def test_a_liquid_include_is_reported_and_dropped() -> None:
     assert markup_warnings(body)[0].startswith("line 2: {% include callout.html")
 
 
+MIDDLEMAN_ERB = """\
+## Access a volume
+
+<%= partial "/docs/partials/docs/volumes_access", locals: { app: "my-app" } %>
+
+<% if current_page.data.beta %>
+Volumes are in beta. <%# a note for the docs team %>
+<% end %>
+
+Run `fly ssh console` and look under `/data`:
+
+```erb
+<%= ENV['FLY_MACHINE_ID'] %>
+```
+"""
+
+
+def test_erb_tags_are_dropped_and_a_partial_is_reported() -> None:
+    # Middleman pages (Fly.io's `.html.markerb`) are Markdown with ERB: the tags are template
+    # code; a reader sees what they render, which a partial's file alone would tell
+    drafts = chunk(MIDDLEMAN_ERB)
+
+    assert [draft.text for draft in drafts] == [
+        "Volumes are in beta.\n\nRun `fly ssh console` and look under `/data`:\n\n"
+        "```erb\n<%= ENV['FLY_MACHINE_ID'] %>\n```"
+    ]
+    assert markup_warnings(MIDDLEMAN_ERB) == [
+        'line 3: <%= partial "/docs/partials/docs/volumes_access", locals: { app: "my-app" } %> '
+        "not resolved (its text is not included)"
+    ]
+    assert [markup_left(draft.text) for draft in drafts] == [[]]
+
+
+def test_erb_in_inline_code_is_the_example_and_stays() -> None:
+    body = 'Write `<%= partial "x" %>` to include a file.'
+
+    assert visible(body) == body
+
+
 # --- MkDocs admonitions ------------------------------------------------------------------------
 
 MKDOCS = """\
