@@ -209,11 +209,22 @@ def _rules_digest() -> str:
     return digest.hexdigest()
 
 
+# The second-level names RFC 2606 reserves for documentation (`example.org`, `www.example.com`):
+# no one can register them, so they send no reader anywhere. Hugo's configuration examples alone
+# name `example.org` on 198 lines, which were cut from the passages (Argo CD 2, the other four
+# staged sets none). The reserved top-level names (`.example`, `.test`, `.invalid`) stay
+# flagged: documentation rarely writes them (2 lines on the six sets), and our attack variants
+# stand for a real foreign site with them (`evil.example`).
+_RESERVED_FOR_EXAMPLES = re.compile(r"(?:^|\.)example\.(?:com|net|org)(?::\d+)?$")
+
+
 def is_company_host(host: str, *, domains: Sequence[str] | None = None) -> bool:
     """``host`` is one of the company's domains or a subdomain of one (``api.acme.com``)."""
     host = host.lower().rstrip(".")
     if host in {"localhost", "127.0.0.1", "[::1]"}:
         return True  # the reader's own machine, as in a local development example
+    if _RESERVED_FOR_EXAMPLES.search(host):
+        return True  # a placeholder no one can register
     return any(
         host == domain or host.endswith("." + domain) for domain in domains or company_domains()
     )

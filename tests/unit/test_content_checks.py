@@ -350,3 +350,33 @@ def test_a_staged_external_documentation_set_has_no_reader_judgement_flags() -> 
     # messaging app (its links to other sites are flagged by policy, and counted separately)
     assert flags.pages >= 900
     assert flags.judged == []
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # Hugo's configuration examples (198 lines of its pages) and Argo CD's RBAC examples
+        "baseURL = 'https://example.org/'",
+        "    email = 'info@example.org'",
+        "    g, user@example.org, role:admin",
+        "Requests to https://api.example.net/v1 and https://sub.example.com fail in this setup.",
+        "[Configure a proxy](https://proxy.example.org:8080/setup) before you build.",
+    ],
+)
+def test_a_domain_reserved_for_documentation_is_no_site_elsewhere(line: str) -> None:
+    # RFC 2606 reserves these names for documentation: no one can be sent there
+    assert reader_directed_reasons(line, domains=("acmebilling.com",)) == []
+
+
+def test_a_real_domain_that_only_looks_like_an_example_is_still_elsewhere() -> None:
+    reasons = reader_directed_reasons(
+        "Claims go to https://example.org.acme-refunds.net/claim, https://myexample.org/x or "
+        "support@evil.example.",
+        domains=("acmebilling.com",),
+    )
+
+    assert reasons == [
+        "contact address outside the company's domains: evil.example",
+        "link outside the company's domains: example.org.acme-refunds.net",
+        "link outside the company's domains: myexample.org",
+    ]
