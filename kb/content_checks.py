@@ -217,6 +217,12 @@ def _rules_digest() -> str:
 # stand for a real foreign site with them (`evil.example`).
 _RESERVED_FOR_EXAMPLES = re.compile(r"(?:^|\.)example\.(?:com|net|org)(?::\d+)?$")
 
+# `.internal`, the top-level name ICANN reserves for private networks (Fly.io's apps reach each
+# other at `my-app-name.internal`): never a site on the Internet.
+_PRIVATE_NETWORK = re.compile(r"\.internal(?::\d+)?$")
+# The "domain" of `name@2x.webp`: an image file's extension, which no top-level domain is.
+_IMAGE_NAME = re.compile(r"\.(?:webp|png|jpe?g|gif|svg|avif|bmp|ico|tiff?)$")
+
 
 def is_company_host(host: str, *, domains: Sequence[str] | None = None) -> bool:
     """``host`` is one of the company's domains or a subdomain of one (``api.acme.com``)."""
@@ -225,6 +231,8 @@ def is_company_host(host: str, *, domains: Sequence[str] | None = None) -> bool:
         return True  # the reader's own machine, as in a local development example
     if _RESERVED_FOR_EXAMPLES.search(host):
         return True  # a placeholder no one can register
+    if _PRIVATE_NETWORK.search(host):
+        return True  # the reader's own private network (`my-app.internal`), as localhost is
     return any(
         host == domain or host.endswith("." + domain) for domain in domains or company_domains()
     )
@@ -237,6 +245,8 @@ def reader_directed_reasons(line: str, *, domains: Sequence[str] | None = None) 
     reasons: list[str] = []
     for match in EMAIL.finditer(probe):
         domain = re.sub(rf"{_DOT}", ".", match.group(1)).lower()
+        if _IMAGE_NAME.search(domain):
+            continue  # "elixir-intro@2x.webp": an image at twice the resolution, not an address
         if not is_company_host(domain, domains=domains):
             reasons.append(f"contact address outside the company's domains: {domain}")
     for match in URL.finditer(probe):

@@ -380,3 +380,17 @@ def test_a_real_domain_that_only_looks_like_an_example_is_still_elsewhere() -> N
         "link outside the company's domains: example.org.acme-refunds.net",
         "link outside the company's domains: myexample.org",
     ]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # Fly.io's pages: an image at twice the resolution, and the apps' private network
+        '<img src="/static/images/elixir-intro@2x.webp" alt="Elixir">',
+        "![Laravel](/docs/images/laravel-intro@2x.png)",
+        "DATABASE_URL=postgres://postgres:secret@postgresapp.internal:5432",
+        "Other apps reach it at http://my-app-name.internal:8080 over the private network.",
+    ],
+)
+def test_an_image_name_or_a_private_network_host_is_no_site_elsewhere(line: str) -> None:
+    assert reader_directed_reasons(line, domains=("acmebilling.com",)) == []
