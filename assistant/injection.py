@@ -163,9 +163,8 @@ def neutralise(text: str, *, origin: str | None = None) -> Neutralised:
     # same lines in the editor, by the same rule.
     text, removed = without_reader_directed_lines(text)
     for line in removed:
-        what = "line" if line.whole_line else "sentence"
         reasons = "; ".join(line.reasons)
-        findings.append(f"reader-directed {what} removed ({reasons}): {line.text!r}")
+        findings.append(f"reader-directed {line.cut} removed ({reasons}): {line.text!r}")
     text = "\n".join(_flag_line(line, findings) for line in text.split("\n"))
     if findings:
         log.warning("injection_neutralised", origin=origin, findings=findings)

@@ -25,6 +25,7 @@ pages' Content-Security-Policy only loads images from the site itself.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import inspect
@@ -41,6 +42,7 @@ from urllib.parse import urlsplit
 from django.conf import settings
 
 import kb.chunking.sentences
+from kb.chunking.lines import FenceRole, scan_lines
 from kb.chunking.sentences import sentence_ends
 from kb.rendering import markdown_references
 
@@ -172,7 +174,9 @@ class FlaggedLine:
     line_number: int  # 1-based, in the body
     text: str  # the line as written (or the sentence cut from it), shortened for display
     reasons: tuple[str, ...]
-    whole_line: bool = True  # False: only the sentence in ``text`` was cut from the line
+    # what went: the "line", only the "sentence" in ``text``, or, in code, each "address"
+    # elsewhere (the line kept with ``ADDRESS_REMOVED`` in its place)
+    cut: str = "line"
 
 
 @dataclass(frozen=True)
@@ -289,6 +293,7 @@ def without_reader_directed_lines(
     text = without_foreign_link_targets(text, domains=domains)
     lines = text.split("\n")
     judged = _judged(lines, domains=domains)
+    code = {number for number, line in enumerate(scan_lines(text)) if line.fence is FenceRole.BODY}
     # the flagged sentences of prose that sit on one line, by that line
     sentences: dict[int, list[tuple[_Unit, list[str]]]] = {}
     for unit, reasons in judged:
@@ -303,6 +308,15 @@ def without_reader_directed_lines(
         # every reason of the line is one of the sentences cut from it (none comes from a
         # sentence running over several lines)
         explained = set(flagged.reasons) <= {reason for _, reasons in cut for reason in reasons}
+        if index in code and only_places:
+            # a line of code keeps its place, its addresses elsewhere replaced (a manifest
+            # without its `repoURL:` line, install steps without their `git clone`, would not be
+            # the page's code); if anything else is still flagged, its block goes whole
+            stripped = _addresses_removed(lines[index], domains=domains)
+            if not reader_directed_reasons(stripped, domains=domains):
+                lines[index] = stripped
+                removed.append(dataclasses.replace(flagged, cut="address"))
+                continue
         if not (only_places and explained):
             gone.add(index)
             removed.append(flagged)
@@ -317,14 +331,62 @@ def without_reader_directed_lines(
         if _QUOTE_LEAD.sub("", line).strip(" \t-+*"):
             lines[index] = line.rstrip()
             removed.extend(
-                FlaggedLine(flagged.line_number, _shortened(unit.text), tuple(reasons), False)
+                FlaggedLine(flagged.line_number, _shortened(unit.text), tuple(reasons), "sentence")
                 for unit, reasons in cut
             )
         else:
             gone.add(index)
             removed.append(flagged)
+    gone |= _code_blocks_holding(gone, "\n".join(lines))
     kept = [line for number, line in enumerate(lines) if number not in gone]
     return "\n".join(kept), removed
+
+
+# What stands in a line of code for an address elsewhere that was taken out of it.
+ADDRESS_REMOVED = "[address removed]"
+
+
+def _addresses_removed(line: str, *, domains: Sequence[str] | None) -> str:
+    """``line`` with each link and e-mail address outside the company's domains replaced by
+    ``ADDRESS_REMOVED``."""
+
+    def url(match: re.Match[str]) -> str:
+        host = _host_of(match.group())
+        return match.group() if host and is_company_host(host, domains=domains) else ADDRESS_REMOVED
+
+    def email(match: re.Match[str]) -> str:
+        domain = re.sub(rf"{_DOT}", ".", match.group(1)).lower()
+        return match.group() if is_company_host(domain, domains=domains) else ADDRESS_REMOVED
+
+    return EMAIL.sub(email, URL.sub(url, line))
+
+
+def _code_blocks_holding(numbers: set[int], text: str) -> set[int]:
+    """The line numbers (0-based) of every fenced code block of ``text`` that holds one of
+    ``numbers``, fences included, and the blank line after it: a block without one of its
+    lines is not the page's code (the install steps without their `git clone` send a reader
+    into a directory that does not exist), so it goes whole."""
+    if not numbers:
+        return set()
+    lines = scan_lines(text)
+    blocks: list[range] = []
+    opened: int | None = None
+    for number, line in enumerate(lines):
+        if line.fence is FenceRole.OPEN:
+            opened = number
+        elif opened is not None and line.fence is not FenceRole.BODY:
+            # closed by its fence, or cut off before it by the passage's end
+            blocks.append(range(opened, number + (line.fence is FenceRole.CLOSE)))
+            opened = None
+    if opened is not None:
+        blocks.append(range(opened, len(lines)))
+    gone: set[int] = set()
+    for block in blocks:
+        if numbers & set(block):
+            after = block.stop
+            blank_after = after < len(lines) and not lines[after].text.strip()
+            gone |= set(block) | ({after} if blank_after else set())
+    return gone
 
 
 # A Markdown link written inline, "[label](https://host/path "title")", not an image: the label

@@ -215,6 +215,23 @@ def test_poisoned_data_export_page_loses_its_line_with_a_foreign_link() -> None:
             None,
             id="a link to another site loses its address, its paragraph stays",
         ),
+        pytest.param(
+            # Hugo's install steps: without the clone, the block would tell a reader to enter a
+            # directory that does not exist
+            "Build it from source:\n\n```sh\ngit clone https://github.com/gohugoio/hugo.git\n"
+            "cd hugo\ngo install\n```\n\nThen run `hugo version`.",
+            "Build it from source:\n\n```sh\ngit clone [address removed]\n"
+            "cd hugo\ngo install\n```\n\nThen run `hugo version`.",
+            "reader-directed address removed",
+            id="code keeps its lines, an address elsewhere in them replaced",
+        ),
+        pytest.param(
+            "Ask for help:\n\n```text\nSend your password to help@evil.example\nThanks\n```\n\n"
+            "We answer within a day.",
+            "Ask for help:\n\nWe answer within a day.",
+            "reader-directed line removed",
+            id="a code block with a request for credentials goes whole",
+        ),
     ],
 )
 def test_what_is_aimed_at_the_reader_goes_and_the_rest_of_the_passage_stays(
