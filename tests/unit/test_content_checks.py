@@ -355,16 +355,21 @@ def test_a_staged_external_documentation_set_has_no_reader_judgement_flags() -> 
 @pytest.mark.parametrize(
     "line",
     [
-        # Hugo's configuration examples (198 lines of its pages) and Argo CD's RBAC examples
+        # RFC 2606 reserves these names for documentation: no one can be sent there (Hugo's
+        # configuration examples, 198 lines of its pages, and Argo CD's RBAC examples)
         "baseURL = 'https://example.org/'",
         "    email = 'info@example.org'",
         "    g, user@example.org, role:admin",
         "Requests to https://api.example.net/v1 and https://sub.example.com fail in this setup.",
         "[Configure a proxy](https://proxy.example.org:8080/setup) before you build.",
+        # Fly.io's pages: an image at twice the resolution, and the apps' private network
+        '<img src="/static/images/elixir-intro@2x.webp" alt="Elixir">',
+        "![Laravel](/docs/images/laravel-intro@2x.png)",
+        "DATABASE_URL=postgres://postgres:secret@postgresapp.internal:5432",
+        "Other apps reach it at http://my-app-name.internal:8080 over the private network.",
     ],
 )
-def test_a_domain_reserved_for_documentation_is_no_site_elsewhere(line: str) -> None:
-    # RFC 2606 reserves these names for documentation: no one can be sent there
+def test_a_placeholder_an_image_name_or_a_private_host_is_no_site_elsewhere(line: str) -> None:
     assert reader_directed_reasons(line, domains=("acmebilling.com",)) == []
 
 
@@ -380,17 +385,3 @@ def test_a_real_domain_that_only_looks_like_an_example_is_still_elsewhere() -> N
         "link outside the company's domains: example.org.acme-refunds.net",
         "link outside the company's domains: myexample.org",
     ]
-
-
-@pytest.mark.parametrize(
-    "line",
-    [
-        # Fly.io's pages: an image at twice the resolution, and the apps' private network
-        '<img src="/static/images/elixir-intro@2x.webp" alt="Elixir">',
-        "![Laravel](/docs/images/laravel-intro@2x.png)",
-        "DATABASE_URL=postgres://postgres:secret@postgresapp.internal:5432",
-        "Other apps reach it at http://my-app-name.internal:8080 over the private network.",
-    ],
-)
-def test_an_image_name_or_a_private_network_host_is_no_site_elsewhere(line: str) -> None:
-    assert reader_directed_reasons(line, domains=("acmebilling.com",)) == []
