@@ -293,7 +293,6 @@ def without_reader_directed_lines(
     text = without_foreign_link_targets(text, domains=domains)
     lines = text.split("\n")
     judged = _judged(lines, domains=domains)
-    code = {number for number, line in enumerate(scan_lines(text)) if line.fence is FenceRole.BODY}
     # the flagged sentences of prose that sit on one line, by that line
     sentences: dict[int, list[tuple[_Unit, list[str]]]] = {}
     for unit, reasons in judged:
@@ -301,7 +300,14 @@ def without_reader_directed_lines(
             sentences.setdefault(unit.first, []).append((unit, reasons))
     removed: list[FlaggedLine] = []
     gone: set[int] = set()
-    for flagged in _flagged_lines(lines, judged, domains=domains):
+    flagged_lines = _flagged_lines(lines, judged, domains=domains)
+    # the lines of code, read only when a line is flagged (most passages have none)
+    code = (
+        {number for number, line in enumerate(scan_lines(text)) if line.fence is FenceRole.BODY}
+        if flagged_lines
+        else set()
+    )
+    for flagged in flagged_lines:
         index = flagged.line_number - 1
         cut = sentences.get(index, [])
         only_places = all(reason.startswith(_PLACE_REASONS) for reason in flagged.reasons)
