@@ -44,6 +44,13 @@ FORGED_DELIMITER = re.compile(
     r"|<\|[^|\n]{0,30}\|>|\[/?INST\]|<</?SYS>>",
     re.IGNORECASE,
 )
+# What ``neutralise`` made of a delimiter-shaped tag (`<user>` -> `&lt;user&gt;`): read back only
+# where the page's text is shown to a person (``as_written``), never sent to a model.
+_ESCAPED_TAG = re.compile(
+    r"&lt;(\s*/?\s*(?:source|system|instructions?|assistant|user|human|prompt|documents?)\b"
+    r"[^<>&\n]*)(&gt;)?",
+    re.IGNORECASE,
+)
 _TARGETS = (
     r"(?:instructions?|rules|prompts?|guidelines|guidance|directions|directives|messages?|context)"
 )
@@ -169,6 +176,13 @@ def neutralise(text: str, *, origin: str | None = None) -> Neutralised:
     if findings:
         log.warning("injection_neutralised", origin=origin, findings=findings)
     return Neutralised(text=text, findings=findings)
+
+
+def as_written(text: str) -> str:
+    """``text`` with the delimiter-shaped tags ``neutralise`` escaped read back as the page wrote
+    them (`&lt;user&gt;` -> `<user>`): for a quote shown to a customer, which goes to no model
+    unescaped (a later prompt escapes an earlier answer again)."""
+    return _ESCAPED_TAG.sub(lambda match: f"<{match.group(1)}{'>' if match.group(2) else ''}", text)
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from assistant.generators.base import (
     Source,
     TextDelta,
 )
+from assistant.injection import as_written
 from assistant.languages import ENGLISH, question_language, reads
 from assistant.prompting import ANSWER_PASSAGES, NOT_COVERED_SENTENCE
 from assistant.units import (
@@ -509,11 +510,11 @@ def _named(chosen: Sequence[Unit]) -> list[Unit]:
 def _quote(unit: Unit) -> str:
     """A unit as quoted: in quotation marks with its citation; a code unit's block follows its
     lead-in as the page shows it."""
-    quoted = f"“{unit.text}” [{unit.source.number}]"
+    quoted = f"“{as_written(unit.text)}” [{unit.source.number}]"
     if unit.kind != "code":
         return quoted
     fence = "~~~" if "```" in unit.code else "```"
-    return f"{quoted}\n\n{fence}{unit.language}\n{unit.code}\n{fence}"
+    return f"{quoted}\n\n{fence}{unit.language}\n{as_written(unit.code)}\n{fence}"
 
 
 def _overlaps(unit: Unit, other: Unit, units: Sequence[Unit]) -> bool:

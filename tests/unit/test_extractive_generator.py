@@ -542,6 +542,27 @@ def test_a_configuration_block_is_quoted_as_the_page_shows_it_after_its_lead_in(
     ) in answer
 
 
+def test_a_placeholder_that_looks_like_a_delimiter_is_quoted_as_the_page_writes_it(
+    generator: ExtractiveGenerator,
+) -> None:
+    # given: Fly.io's pages write `<user>`, which the prompt escapes so that no passage can
+    # forge a delimiter; the quote is the page's text, not the escape
+    hit = _hit(
+        "To open a shell on the machine as another user, pass the `--user <user>` flag to the "
+        "console command:\n\n```sh\nfly ssh console --user <user>\n```\n"
+    )
+
+    # when
+    deltas, _, prompt = _answer(generator, "How do I open a shell as another user?", [hit])
+
+    # then
+    answer = "".join(deltas)
+    assert "&lt;user&gt;" in prompt.sources[0].text  # what a model is sent stays escaped
+    assert "`--user <user>` flag" in answer
+    assert "```sh\nfly ssh console --user <user>\n```" in answer
+    assert "&lt;" not in answer and "&gt;" not in answer
+
+
 def test_two_steps_of_one_procedure_are_never_quoted_apart(
     generator: ExtractiveGenerator,
 ) -> None:
