@@ -164,6 +164,7 @@ class _Scanner:
         self._components: frozenset[str] = frozenset()  # names the page's MDX imports bind
         self._tag_close = ""  # `>}}` or `>` inside a shortcode or component tag of several lines
         self._code_shortcode = ""  # the name of the open shortcode whose body is code
+        self._rest: tuple[str, int] = ("", -1)  # the text scanned, and where the line read ends
 
     def scan(self, text: str, *, first_line: int = 1) -> list[SourceLine]:
         lines: list[SourceLine] = []
@@ -176,13 +177,14 @@ class _Scanner:
             if raw.endswith("\r"):
                 raw = raw[:-1]
             number += 1
-            lines.append(self._line(raw, position, number, following=_line_after(text, newline)))
+            self._rest = (text, newline)
+            lines.append(self._line(raw, position, number))
             if newline < 0:
                 break
             position = newline + 1
         return lines
 
-    def _line(self, raw: str, position: int, number: int, *, following: str = "") -> SourceLine:
+    def _line(self, raw: str, position: int, number: int) -> SourceLine:
         dedent = self._admonition_dedent(raw)
         raw, base = raw[dedent:], position + dedent
         if self._tag_close:
@@ -196,7 +198,7 @@ class _Scanner:
         if self._close_directive(raw):
             return SourceLine(position, "", (), FenceRole.NONE)
         opened = self._open_fence(raw, position, base, number) or self._open_code_shortcode(
-            raw, position, base, following=following
+            raw, position, base
         )
         if opened is not None:
             return opened
@@ -239,19 +241,17 @@ class _Scanner:
             role = FenceRole.BODY
         return SourceLine(position, raw, ((0, base),), role)
 
-    def _open_code_shortcode(
-        self, raw: str, position: int, base: int, *, following: str
-    ) -> SourceLine | None:
+    def _open_code_shortcode(self, raw: str, position: int, base: int) -> SourceLine | None:
         """The line, read as a fence's opener, when ``raw`` opens a shortcode whose body is code
         (``CODE_SHORTCODES``), else None. The page shows the body as a code block, so the passage
         holds it as one: `{{< code-toggle file=hugo >}}` reads ```` ```toml ````, in the language
-        of its body (``following``: the line after it), `{{< highlight go >}}` ```` ```go ````."""
+        of its body (read from the line after it), `{{< highlight go >}}` ```` ```go ````."""
         opening = _CODE_SHORTCODE_OPEN.fullmatch(raw)
         if opening is None or opening.group("arguments").rstrip().endswith("/"):
             return None  # `{{< code-toggle config=server />}}` shows data, not a body
         name = opening.group("name")
         language = (
-            _config_language(following)
+            _config_language(_line_after(*self._rest))
             if name == "code-toggle"
             else _shortcode_language(opening.group("arguments"))
         )
