@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import structlog
 
+from kb.chunking.lines import FenceRole, scan_lines
 from kb.chunking.spans import SECTION_SEPARATOR
 from kb.content_checks import reader_directed_reasons, without_reader_directed_lines
 
@@ -51,6 +53,7 @@ _ESCAPED_TAG = re.compile(
     r"[^<>&\n]*)(&gt;)?",
     re.IGNORECASE,
 )
+_CODE_SPAN = re.compile(r"(`+[^`\n]*`+)")
 _TARGETS = (
     r"(?:instructions?|rules|prompts?|guidelines|guidance|directions|directives|messages?|context)"
 )
@@ -153,7 +156,8 @@ def neutralise(text: str, *, origin: str | None = None) -> Neutralised:
         findings.append(f"html comment removed: {_excerpt(match.group())}")
         return ""
 
-    text = HTML_COMMENT.sub(drop_comment, text)
+    if "<!--" in text:
+        text = _outside_code(text, lambda prose: HTML_COMMENT.sub(drop_comment, prose))
     text, invisible = INVISIBLE.subn("", text)
     if invisible:
         findings.append(f"invisible control characters removed: {invisible}")
@@ -176,6 +180,31 @@ def neutralise(text: str, *, origin: str | None = None) -> Neutralised:
     if findings:
         log.warning("injection_neutralised", origin=origin, findings=findings)
     return Neutralised(text=text, findings=findings)
+
+
+def _outside_code(text: str, change: Callable[[str], str]) -> str:
+    """``text`` with ``change`` applied to what is not code: fenced blocks (as the chunker reads
+    them, ``scan_lines``) and inline code spans are left as written. An HTML comment there is
+    the example the reader sees (Hugo: `{{ "<!-- I am an HTML comment. -->" | safeHTML }}`),
+    not hidden text."""
+    lines = text.split("\n")
+    kept: list[str] = []
+    prose: list[str] = []
+
+    def prose_done() -> None:
+        if prose:
+            pieces = _CODE_SPAN.split("\n".join(prose))
+            kept.append("".join(p if i % 2 else change(p) for i, p in enumerate(pieces)))
+            prose.clear()
+
+    for line, scanned in zip(lines, scan_lines(text), strict=True):
+        if scanned.fence is FenceRole.NONE:
+            prose.append(line)
+        else:
+            prose_done()
+            kept.append(line)
+    prose_done()
+    return "\n".join(kept)
 
 
 def as_written(text: str) -> str:
