@@ -18,6 +18,10 @@ from tests.conftest import CORPUS_DIR
         "`GET` and `DELETE` requests are idempotent. The header is accepted but ignored.",
         "Once you are signed in, go to Settings > Security.",
         "| Role | Can do |\n|---|---|\n| Admin | Everything except deleting the account |",
+        # an HTML comment in code is the example a reader of the page sees, not hidden text
+        # (Hugo's page on safeHTML)
+        '```go-html-template\n{{ "<!-- I am an HTML comment. -->" | safeHTML }}\n```',
+        "Write `<!-- more -->` where the summary ends.",
     ],
 )
 def test_ordinary_passage_reaches_the_model_unchanged(text: str) -> None:
@@ -47,23 +51,6 @@ def test_html_comments_never_reach_the_prompt(text: str, expected: str) -> None:
     assert result.text == expected
     assert "<!--" not in result.text
     assert any(finding.startswith("html comment removed") for finding in result.findings)
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        # Hugo's page on safeHTML: the comment is the example the reader sees
-        '```go-html-template\n{{ "<!-- I am an HTML comment. -->" | safeHTML }}\n```',
-        "Write `<!-- more -->` where the summary ends.",
-    ],
-)
-def test_an_html_comment_in_code_is_the_example_and_stays(text: str) -> None:
-    # when
-    result = neutralise(text)
-
-    # then: a reader of the page sees it, so it hides nothing
-    assert result.text == text
-    assert result.findings == []
 
 
 def test_a_comment_outside_code_goes_when_code_beside_it_holds_one() -> None:
