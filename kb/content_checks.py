@@ -42,7 +42,7 @@ from urllib.parse import urlsplit
 from django.conf import settings
 
 import kb.chunking.sentences
-from kb.chunking.lines import FenceRole, scan_lines
+from kb.chunking.lines import FenceRole, code_blocks, scan_lines
 from kb.chunking.sentences import sentence_ends
 from kb.rendering import markdown_references
 
@@ -242,20 +242,30 @@ def is_company_host(host: str, *, domains: Sequence[str] | None = None) -> bool:
     )
 
 
+def _foreign_email_domain(match: re.Match[str], *, domains: Sequence[str] | None) -> str | None:
+    """The domain of an ``EMAIL`` match when it is an address outside the company's domains."""
+    domain = re.sub(rf"{_DOT}", ".", match.group(1)).lower()
+    if _IMAGE_NAME.search(domain):
+        return None  # "elixir-intro@2x.webp": an image at twice the resolution, not an address
+    return None if is_company_host(domain, domains=domains) else domain
+
+
+def _foreign_link_host(match: re.Match[str], *, domains: Sequence[str] | None) -> str | None:
+    """The host of a ``URL`` match when it is outside the company's domains."""
+    host = _host_of(match.group())
+    return host if host and not is_company_host(host, domains=domains) else None
+
+
 def reader_directed_reasons(line: str, *, domains: Sequence[str] | None = None) -> list[str]:
     """Why ``line`` must not be quoted to a reader; empty when it is fine."""
     domains = tuple(domains or company_domains())
     probe = _INVISIBLE.sub("", unicodedata.normalize("NFKC", line))
     reasons: list[str] = []
     for match in EMAIL.finditer(probe):
-        domain = re.sub(rf"{_DOT}", ".", match.group(1)).lower()
-        if _IMAGE_NAME.search(domain):
-            continue  # "elixir-intro@2x.webp": an image at twice the resolution, not an address
-        if not is_company_host(domain, domains=domains):
+        if domain := _foreign_email_domain(match, domains=domains):
             reasons.append(f"contact address outside the company's domains: {domain}")
     for match in URL.finditer(probe):
-        host = _host_of(match.group())
-        if host and not is_company_host(host, domains=domains):
+        if host := _foreign_link_host(match, domains=domains):
             reasons.append(f"link outside the company's domains: {host}")
     for match in NAMED_SITE.finditer(URL.sub(" ", probe)):
         host = _SPELLED_DOT.sub(".", match.group(1)).lower()
@@ -301,12 +311,12 @@ def without_reader_directed_lines(
     removed: list[FlaggedLine] = []
     gone: set[int] = set()
     flagged_lines = _flagged_lines(lines, judged, domains=domains)
-    # the lines of code, read only when a line is flagged (most passages have none)
-    code = (
-        {number for number, line in enumerate(scan_lines(text)) if line.fence is FenceRole.BODY}
-        if flagged_lines
-        else set()
-    )
+    # the code blocks, read only when a line is flagged (most passages have none)
+    scanned = scan_lines(text) if flagged_lines else []
+    blocks = code_blocks(scanned)
+    code = {
+        number for block in blocks for number in block if scanned[number].fence is FenceRole.BODY
+    }
     for flagged in flagged_lines:
         index = flagged.line_number - 1
         cut = sentences.get(index, [])
@@ -343,7 +353,7 @@ def without_reader_directed_lines(
         else:
             gone.add(index)
             removed.append(flagged)
-    gone |= _code_blocks_holding(gone, "\n".join(lines))
+    gone |= _blocks_holding(gone, blocks, lines)
     kept = [line for number, line in enumerate(lines) if number not in gone]
     return "\n".join(kept), removed
 
@@ -357,41 +367,24 @@ def _addresses_removed(line: str, *, domains: Sequence[str] | None) -> str:
     ``ADDRESS_REMOVED``."""
 
     def url(match: re.Match[str]) -> str:
-        host = _host_of(match.group())
-        return match.group() if host and is_company_host(host, domains=domains) else ADDRESS_REMOVED
+        return ADDRESS_REMOVED if _foreign_link_host(match, domains=domains) else match.group()
 
     def email(match: re.Match[str]) -> str:
-        domain = re.sub(rf"{_DOT}", ".", match.group(1)).lower()
-        return match.group() if is_company_host(domain, domains=domains) else ADDRESS_REMOVED
+        return ADDRESS_REMOVED if _foreign_email_domain(match, domains=domains) else match.group()
 
     return EMAIL.sub(email, URL.sub(url, line))
 
 
-def _code_blocks_holding(numbers: set[int], text: str) -> set[int]:
-    """The line numbers (0-based) of every fenced code block of ``text`` that holds one of
+def _blocks_holding(numbers: set[int], blocks: Sequence[range], lines: Sequence[str]) -> set[int]:
+    """The line numbers (0-based) of every code block (``blocks``) that holds one of
     ``numbers``, fences included, and the blank line after it: a block without one of its
     lines is not the page's code (the install steps without their `git clone` send a reader
     into a directory that does not exist), so it goes whole."""
-    if not numbers:
-        return set()
-    lines = scan_lines(text)
-    blocks: list[range] = []
-    opened: int | None = None
-    for number, line in enumerate(lines):
-        if line.fence is FenceRole.OPEN:
-            opened = number
-        elif opened is not None and line.fence is not FenceRole.BODY:
-            # closed by its fence, or cut off before it by the passage's end
-            blocks.append(range(opened, number + (line.fence is FenceRole.CLOSE)))
-            opened = None
-    if opened is not None:
-        blocks.append(range(opened, len(lines)))
     gone: set[int] = set()
     for block in blocks:
-        if numbers & set(block):
-            after = block.stop
-            blank_after = after < len(lines) and not lines[after].text.strip()
-            gone |= set(block) | ({after} if blank_after else set())
+        if numbers.intersection(block):
+            blank_after = block.stop < len(lines) and not lines[block.stop].strip()
+            gone.update(block, [block.stop] if blank_after else [])
     return gone
 
 

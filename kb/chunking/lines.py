@@ -11,6 +11,7 @@ from __future__ import annotations
 import bisect
 import enum
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kb.chunking import markup
@@ -412,6 +413,32 @@ def _unclosed_shortcode(text: str) -> int | None:
         if not any(start <= match.start() < end for start, end in code_spans):
             return match.start()
     return None
+
+
+def fence_end(lines: Sequence[SourceLine], index: int) -> int:
+    """Where the fenced block opened at ``lines[index]`` ends: the index after its closing fence,
+    or after its last line when the text ends first."""
+    end = index + 1
+    while end < len(lines) and lines[end].fence is FenceRole.BODY:
+        end += 1
+    if end < len(lines) and lines[end].fence is FenceRole.CLOSE:
+        end += 1
+    return end
+
+
+def code_blocks(lines: Sequence[SourceLine]) -> list[range]:
+    """The fenced code blocks of ``lines`` (``scan_lines``), each the range of its lines,
+    fences included."""
+    blocks = []
+    index = 0
+    while index < len(lines):
+        if lines[index].fence is FenceRole.OPEN:
+            end = fence_end(lines, index)
+            blocks.append(range(index, end))
+            index = end
+        else:
+            index += 1
+    return blocks
 
 
 def _blank(position: int) -> SourceLine:

@@ -13,7 +13,7 @@ import enum
 import re
 from dataclasses import dataclass
 
-from kb.chunking.lines import FenceRole, SourceLine, scan_lines
+from kb.chunking.lines import FenceRole, SourceLine, fence_end, scan_lines
 
 
 class BlockKind(enum.Enum):
@@ -108,7 +108,7 @@ def split_sections(text: str) -> list[Section]:
     while index < len(lines):
         line = lines[index]
         if line.fence is FenceRole.OPEN:
-            end = _fence_end(lines, index)
+            end = fence_end(lines, index)
             builder.add_block(BlockKind.CODE, lines[index:end])
             index = end
             continue
@@ -195,15 +195,6 @@ def _starts_other_block(lines: list[SourceLine], index: int) -> bool:
     )
 
 
-def _fence_end(lines: list[SourceLine], index: int) -> int:
-    end = index + 1
-    while end < len(lines) and lines[end].fence is FenceRole.BODY:
-        end += 1
-    if end < len(lines) and lines[end].fence is FenceRole.CLOSE:
-        end += 1
-    return end
-
-
 def _paragraph_end(lines: list[SourceLine], index: int) -> int:
     end = index + 1
     while end < len(lines) and not _starts_other_block(lines, end):
@@ -247,7 +238,7 @@ def _list_end(lines: list[SourceLine], index: int) -> int:
         if line.fence is FenceRole.OPEN:
             if indent_width(line.text) == 0:
                 break
-            end = _fence_end(lines, end)
+            end = fence_end(lines, end)
             continue
         if _is_blank(line):
             following = end + 1

@@ -239,6 +239,16 @@ def test_poisoned_data_export_page_loses_its_line_with_a_foreign_link() -> None:
             id="code keeps its lines, an address elsewhere in them replaced",
         ),
         pytest.param(
+            # only what the rule calls an address elsewhere is replaced: not an image's name,
+            # a placeholder domain or the reader's private network
+            "```sh\ncurl -o logo@2x.png https://cdn.partner.net/logo@2x.png "
+            "--resolve api.internal:443 -H 'From: ops@example.org'\n```",
+            "```sh\ncurl -o logo@2x.png [address removed] "
+            "--resolve api.internal:443 -H 'From: ops@example.org'\n```",
+            "reader-directed address removed",
+            id="in code, only an address elsewhere is replaced",
+        ),
+        pytest.param(
             "Ask for help:\n\n```text\nSend your password to help@evil.example\nThanks\n```\n\n"
             "We answer within a day.",
             "Ask for help:\n\nWe answer within a day.",
