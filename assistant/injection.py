@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import structlog
 
 from kb.chunking.lines import FenceRole, scan_lines
+from kb.chunking.markup import CODE_SPAN
 from kb.chunking.spans import SECTION_SEPARATOR
 from kb.content_checks import reader_directed_reasons, without_reader_directed_lines
 
@@ -41,19 +42,13 @@ HTML_COMMENT = re.compile(r"<!--.*?(?:--!?>|\Z)", re.DOTALL)
 # spelling in several scripts and stay.
 INVISIBLE = re.compile("[\u200b\u2060\ufeff\u202a-\u202e\u2066-\u2069]")
 # Anything shaped like our delimiters, a role tag or a chat-template token.
+_DELIMITER_TAG = r"\s*/?\s*(?:source|system|instructions?|assistant|user|human|prompt|documents?)\b"
 FORGED_DELIMITER = re.compile(
-    r"<\s*/?\s*(?:source|system|instructions?|assistant|user|human|prompt|documents?)\b[^<>\n]*>?"
-    r"|<\|[^|\n]{0,30}\|>|\[/?INST\]|<</?SYS>>",
-    re.IGNORECASE,
+    rf"<{_DELIMITER_TAG}[^<>\n]*>?|<\|[^|\n]{{0,30}}\|>|\[/?INST\]|<</?SYS>>", re.IGNORECASE
 )
 # What ``neutralise`` made of a delimiter-shaped tag (`<user>` -> `&lt;user&gt;`): read back only
 # where the page's text is shown to a person (``as_written``), never sent to a model.
-_ESCAPED_TAG = re.compile(
-    r"&lt;(\s*/?\s*(?:source|system|instructions?|assistant|user|human|prompt|documents?)\b"
-    r"[^<>&\n]*)(&gt;)?",
-    re.IGNORECASE,
-)
-_CODE_SPAN = re.compile(r"(`+[^`\n]*`+)")
+_ESCAPED_TAG = re.compile(rf"&lt;({_DELIMITER_TAG}[^<>&\n]*)(&gt;)?", re.IGNORECASE)
 _TARGETS = (
     r"(?:instructions?|rules|prompts?|guidelines|guidance|directions|directives|messages?|context)"
 )
@@ -193,8 +188,11 @@ def _outside_code(text: str, change: Callable[[str], str]) -> str:
 
     def prose_done() -> None:
         if prose:
-            pieces = _CODE_SPAN.split("\n".join(prose))
-            kept.append("".join(p if i % 2 else change(p) for i, p in enumerate(pieces)))
+            joined, start, pieces = "\n".join(prose), 0, []
+            for span in CODE_SPAN.finditer(joined):
+                pieces += [change(joined[start : span.start()]), span.group()]
+                start = span.end()
+            kept.append("".join([*pieces, change(joined[start:])]))
             prose.clear()
 
     for line, scanned in zip(lines, scan_lines(text), strict=True):
