@@ -247,28 +247,25 @@ class _Scanner:
         (``CODE_SHORTCODES``), else None. The page shows the body as a code block, so the passage
         holds it as one: `{{< code-toggle file=hugo >}}` reads ```` ```toml ````, in the language
         of its body (read from the line after it), `{{< highlight go >}}` ```` ```go ````."""
-        opening = _CODE_SHORTCODE_OPEN.fullmatch(raw)
-        if opening is None or opening.group("arguments").rstrip().endswith("/"):
+        tag = _code_shortcode(raw)
+        if tag is None or tag.closes or tag.arguments.rstrip().endswith("/"):
             return None  # `{{< code-toggle config=server />}}` shows data, not a body
-        name = opening.group("name")
         language = (
             _config_language(_line_after(*self._rest))
-            if name == "code-toggle"
-            else _shortcode_language(opening.group("arguments"))
+            if tag.name == "code-toggle"
+            else _shortcode_language(tag.arguments)
         )
-        self._code_shortcode = name
-        return SourceLine(
-            position, f"{opening.group(1)}```{language}", ((0, base),), FenceRole.OPEN
-        )
+        self._code_shortcode = tag.name
+        return SourceLine(position, f"{tag.indent}```{language}", ((0, base),), FenceRole.OPEN)
 
     def _line_in_code_shortcode(self, raw: str, position: int, base: int) -> SourceLine:
         """A line of a code shortcode's body kept as written, or its closing tag read as the
         fence that closes it."""
-        closing = _CODE_SHORTCODE_CLOSE.fullmatch(raw)
-        if closing is None or closing.group("name") != self._code_shortcode:
+        tag = _code_shortcode(raw)
+        if tag is None or not tag.closes or tag.name != self._code_shortcode:
             return SourceLine(position, raw, ((0, base),), FenceRole.BODY)
         self._code_shortcode = ""
-        return SourceLine(position, f"{closing.group(1)}```", ((0, base),), FenceRole.CLOSE)
+        return SourceLine(position, f"{tag.indent}```", ((0, base),), FenceRole.CLOSE)
 
     def _close_directive(self, raw: str) -> bool:
         """Whether ``raw`` closes the innermost open MyST directive (which it then pops)."""
@@ -365,15 +362,27 @@ _SHORTCODE_OPEN = re.compile(r"\{\{[<%]")
 # Shortcodes whose body a page shows as a code block: Hugo's `highlight`, and the `code-toggle`
 # (one configuration shown as TOML, YAML and JSON) and `code` of Hugo's own documentation.
 CODE_SHORTCODES = ("code-toggle", "highlight", "code")
-_CODE_SHORTCODE_OPEN = re.compile(
-    r"([ \t]*)\{\{([<%])[ \t]*(?P<name>"
-    + "|".join(CODE_SHORTCODES)
-    + r")(?P<arguments>(?:[ \t][^}]*)?)"
-    r"[>%]\}\}[ \t]*"
-)
-_CODE_SHORTCODE_CLOSE = re.compile(
-    r"([ \t]*)\{\{[<%][ \t]*/[ \t]*(?P<name>" + "|".join(CODE_SHORTCODES) + r")[ \t]*[>%]\}\}[ \t]*"
-)
+
+
+@dataclass(frozen=True)
+class _ShortcodeTag:
+    indent: str
+    closes: bool
+    name: str
+    arguments: str
+
+
+def _code_shortcode(raw: str) -> _ShortcodeTag | None:
+    """The tag of a code shortcode (``CODE_SHORTCODES``) that ``raw`` is alone on, else None."""
+    if "{{" not in raw:
+        return None
+    tag = markup.SHORTCODE.fullmatch(raw.strip())
+    if tag is None or tag.group(3) not in CODE_SHORTCODES:
+        return None
+    indent = raw[: len(raw) - len(raw.lstrip())]
+    return _ShortcodeTag(indent, bool(tag.group(2)), tag.group(3), tag.group(4))
+
+
 _YAML_KEY = re.compile(r"[ \t]*(?:- )?[\w.\-\"']+:(?:[ \t]|$)")
 
 
