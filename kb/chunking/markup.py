@@ -10,6 +10,7 @@ Includes cannot be resolved (the file they name is not a document), so they are 
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -127,16 +128,11 @@ def inline_markup(
             warnings.append(f"{match.group()} not resolved (its text is not included)")
         drop.append(match.span())
     shortcodes = list(drop)
-    for match in LIQUID_TAG.finditer(text):
+    # template tags, Liquid's and ERB's: `{% include x %}`, `<%= partial "x" %>`, `<% end %>`
+    for match in itertools.chain(LIQUID_TAG.finditer(text), ERB_TAG.finditer(text)):
         if in_code(match.start()) or any(
             a < match.end() and match.start() < b for a, b in shortcodes
         ):
-            continue
-        if match.group(1) in INCLUDES:
-            warnings.append(f"{match.group()} not resolved (its text is not included)")
-        drop.append(match.span())
-    for match in ERB_TAG.finditer(text):
-        if in_code(match.start()):
             continue
         name, rest = match.group(1), match.group(2)
         if name in INCLUDES or (name == "render" and re.search(r"\bpartial\b", rest)):
