@@ -37,6 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
+from typing import Literal
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -176,7 +177,7 @@ class FlaggedLine:
     reasons: tuple[str, ...]
     # what went: the "line", only the "sentence" in ``text``, or, in code, each "address"
     # elsewhere (the line kept with ``ADDRESS_REMOVED`` in its place)
-    cut: str = "line"
+    cut: Literal["line", "sentence", "address"] = "line"
 
 
 @dataclass(frozen=True)
