@@ -3,13 +3,17 @@ case names its section, and, where the set's pages are staged, names only pages 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from search.tooling.evalsets.cases import cases_as_lines, cases_derive
+from search.tooling.evalsets.pages import pages_read
+from search.tooling.evalsets.sources import sources_load
 from search.tooling.evaluation import cases_load
 from tests.conftest import CORPUS_DIR
-from tests.support.staged_sets import pages_missing_from_staged
+from tests.support.staged_sets import pages_missing_from_staged, staged_folder
 
 DERIVED = {  # cases file -> the staged set its paths are relative to
     CORPUS_DIR / "eval-sets" / "argo-cd.jsonl": "argo-cd",
@@ -26,3 +30,18 @@ def test_a_derived_set_names_a_section_for_every_case_and_only_staged_pages(path
     assert len({case.id for case in cases}) == len(cases) >= 150
     assert all(case.relevant and case.relevant_sections for case in cases)
     assert pages_missing_from_staged(cases, DERIVED[path]) == set()
+
+
+@pytest.mark.parametrize("path", list(DERIVED), ids=lambda p: p.name)
+def test_a_derived_set_is_what_the_builder_derives_from_its_staged_pages(path: Path) -> None:
+    # A parser or chunker change that moves a section, or a question that loses its words,
+    # must show here as a re-derived set, not as a drift the figures silently rest on.
+    source = sources_load()[DERIVED[path]]
+    derivation = cases_derive(
+        pages_read(staged_folder(source.name)), reference_folders=source.reference_folders
+    )
+
+    committed = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert cases_as_lines(derivation.cases) == committed, (
+        f"run: manage.py eval_sets build {source.name}"
+    )

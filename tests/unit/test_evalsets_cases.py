@@ -4,7 +4,12 @@ from pathlib import Path
 
 import pytest
 
-from search.tooling.evalsets.cases import cases_as_lines, cases_derive, how_to_question
+from search.tooling.evalsets.cases import (
+    cases_as_lines,
+    cases_derive,
+    clean_inline,
+    how_to_question,
+)
 from search.tooling.evalsets.pages import pages_read
 
 FAQ = """# FAQ
@@ -152,3 +157,19 @@ def test_sampling_caps_each_kind(docs: Path) -> None:
 )
 def test_how_to_titles_are_rephrased_by_one_rule(title: str, question: str | None) -> None:
     assert how_to_question(title) == question
+
+
+@pytest.mark.parametrize(
+    ("text", "plain"),
+    [
+        # Starship's settings table: the option name is code, its underscores are not emphasis
+        (
+            "Which filenames should trigger this module (needs `only_with_files` to be true).",
+            "Which filenames should trigger this module (needs only_with_files to be true).",
+        ),
+        ("Set `__init__.py` and *then* **restart**", "Set __init__.py and then restart"),
+        ("An _emphasised_ word", "An emphasised word"),
+    ],
+)
+def test_inline_markup_is_removed_but_code_keeps_its_characters(text: str, plain: str) -> None:
+    assert clean_inline(text) == plain
