@@ -10,10 +10,10 @@ import pytest
 
 from search.tooling.evalsets.cases import cases_as_lines, cases_derive
 from search.tooling.evalsets.pages import pages_read
-from search.tooling.evalsets.sources import sources_load
+from search.tooling.evalsets.sources import sources_load, staged_verify
 from search.tooling.evaluation import cases_load
 from tests.conftest import CORPUS_DIR
-from tests.support.staged_sets import pages_missing_from_staged, staged_folder
+from tests.support.staged_sets import STAGED, pages_missing_from_staged, staged_folder
 
 DERIVED = {  # cases file -> the staged set its paths are relative to
     CORPUS_DIR / "eval-sets" / "argo-cd.jsonl": "argo-cd",
@@ -37,9 +37,10 @@ def test_a_derived_set_is_what_the_builder_derives_from_its_staged_pages(path: P
     # A parser or chunker change that moves a section, or a question that loses its words,
     # must show here as a re-derived set, not as a drift the figures silently rest on.
     source = sources_load()[DERIVED[path]]
-    derivation = cases_derive(
-        pages_read(staged_folder(source.name)), reference_folders=source.reference_folders
-    )
+    staged_folder(source.name)  # skipped where the set is not staged
+    # the builder's own check: the staged pages are the pinned ones (else it refuses, and so do we)
+    folder = staged_verify(source, root=STAGED)
+    derivation = cases_derive(pages_read(folder), reference_folders=source.reference_folders)
 
     committed = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
     assert cases_as_lines(derivation.cases) == committed, (
