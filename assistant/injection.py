@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import structlog
 
 from kb.chunking.lines import FenceRole, scan_lines
-from kb.chunking.markup import CODE_SPAN
+from kb.chunking.markup import outside_code_spans
 from kb.chunking.spans import SECTION_SEPARATOR
 from kb.content_checks import reader_directed_reasons, without_reader_directed_lines
 
@@ -188,11 +188,7 @@ def _outside_code(text: str, change: Callable[[str], str]) -> str:
 
     def prose_done() -> None:
         if prose:
-            joined, start, pieces = "\n".join(prose), 0, []
-            for span in CODE_SPAN.finditer(joined):
-                pieces += [change(joined[start : span.start()]), span.group()]
-                start = span.end()
-            kept.append("".join([*pieces, change(joined[start:])]))
+            kept.append(outside_code_spans("\n".join(prose), change))
             prose.clear()
 
     for line, scanned in zip(lines, scan_lines(text), strict=True):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 # `{{< hint info >}}`, `{{% /tab %}}`, `{{< relref "admin/config.md" >}}`
@@ -236,3 +237,13 @@ def indent_chars(text: str, columns: int) -> int | None:
         else:
             return None
     return len(text) if width >= columns or not text.strip() else None
+
+
+def outside_code_spans(text: str, change: Callable[[str], str]) -> str:
+    """``text`` with ``change`` applied to what lies between its inline code spans (``CODE_SPAN``);
+    the spans themselves are left as written: `only_with_files` is a name, not emphasis."""
+    pieces, start = [], 0
+    for span in CODE_SPAN.finditer(text):
+        pieces += [change(text[start : span.start()]), span.group()]
+        start = span.end()
+    return "".join([*pieces, change(text[start:])])

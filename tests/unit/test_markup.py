@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from kb.chunking import ChunkDraft, ChunkLimits, chunk_markdown, embedding_text
 from kb.chunking.lines import markup_left, markup_warnings, scan_lines
+from kb.chunking.markup import outside_code_spans
 from kb.chunking.structure import split_sections
 
 LIMITS = ChunkLimits(target_tokens=200, max_tokens=300, overlap_tokens=0)
@@ -588,3 +589,10 @@ def test_footnote_marks_read_as_numbers() -> None:
 
 def test_a_highlight_is_its_words_and_code_keeps_its_marks() -> None:
     assert visible("Paid ==within 30 days==, `a==b==c`.\n") == "Paid within 30 days, `a==b==c`.\n"
+
+
+def test_only_the_text_between_code_spans_is_changed() -> None:
+    # a span is a run of backticks closed by a run of the same length, as CommonMark reads it
+    text = "a_b `c_d` and ``e`f`` then g"
+
+    assert outside_code_spans(text, str.upper) == "A_B `c_d` AND ``e`f`` THEN G"

@@ -23,7 +23,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from kb.chunking.markup import CODE_SPAN
+from kb.chunking.markup import outside_code_spans
 from kb.chunking.sentences import first_sentence
 from kb.chunking.structure import BlockKind, is_table_delimiter_row
 from search.tooling.evalsets.pages import Page, PageFolder, PageSection
@@ -283,12 +283,7 @@ def clean_inline(text: str) -> str:
     text = _LINK.sub(lambda match: match.group(1) or match.group(2) or "", text)
     text = re.sub(r"<br\s*/?>", " ", text, flags=re.IGNORECASE)
     text = _HTML_TAG.sub("", text)
-    # emphasis is read outside code only: `only_with_files` is a name, not "with" in italics
-    pieces, end = [], 0
-    for span in CODE_SPAN.finditer(text):
-        pieces += [_EMPHASIS.sub(r"\2", text[end : span.start()]), span.group().strip("`")]
-        end = span.end()
-    text = "".join([*pieces, _EMPHASIS.sub(r"\2", text[end:])]).replace("`", "")
+    text = outside_code_spans(text, lambda prose: _EMPHASIS.sub(r"\2", prose)).replace("`", "")
     text = text.replace("\\|", "|").replace("\\_", "_").replace("\\*", "*")
     return " ".join(text.split())
 
