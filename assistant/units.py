@@ -36,6 +36,7 @@ from assistant.generators.base import Source
 from assistant.injection import is_flagged
 from assistant.question_cues import cues_for
 from kb.chunking.lines import FenceRole
+from kb.chunking.markup import CODE_SPAN, outside_code_spans
 from kb.chunking.sentences import split_sentences
 from kb.selectors.passages import PassageLine, passage_lines
 from search.keywords import ENGLISH_STOP_WORDS
@@ -72,7 +73,6 @@ HTML_MEDIA = re.compile(
     r"</?(?:img|picture|source|video|audio|iframe|svg)(?:\s[^<>]*)?/?>", re.IGNORECASE
 )
 CHARACTER_REFERENCE = re.compile(r"&(?:#\d+|#x[0-9a-f]+|[a-z][a-z0-9]*);", re.IGNORECASE)
-CODE_SPAN = re.compile(r"(`+[^`]*`+)")
 WORDY = re.compile(r"\b[^\W\d_]{2,}")  # a word with letters in it
 # A line that is one bold span ("**Once the billing period ends**", "**Use this when:**"): a
 # label that heads what follows it, as a heading would, in pages that use no heading there. One
@@ -843,10 +843,7 @@ def clean(text: str) -> str:
     label may hold a code span, so links are read first, over the whole text."""
     text = IMAGE.sub("", text)
     text = REFERENCE_LINK.sub(r"\1", LINK.sub(r"\1", text))
-    text = "".join(
-        piece if index % 2 else _prose_cleaned(piece)
-        for index, piece in enumerate(CODE_SPAN.split(text))
-    )
+    text = outside_code_spans(text, _prose_cleaned)
     # a space a removed tag or image left before punctuation goes ("Click Save ."), not the one
     # of a symbol written spaced ("Framework :: Flask", "a ... b")
     return re.sub(r"\s+([.,;:!?])(?=\s|$)", r"\1", " ".join(text.split()))

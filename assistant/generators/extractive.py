@@ -35,7 +35,6 @@ from assistant.injection import as_written
 from assistant.languages import ENGLISH, question_language, reads
 from assistant.prompting import ANSWER_PASSAGES, NOT_COVERED_SENTENCE
 from assistant.units import (
-    CODE_SPAN,
     FEATURES,
     STEP_KINDS,
     WORDY,
@@ -53,6 +52,7 @@ from assistant.units import (
     unquoted,
     weighted,
 )
+from kb.chunking.markup import CODE_SPAN
 from kb.embedders import Embedder, get_embedder
 from kb.errors import one_line
 from search.services import SECTION_PAGES, SECTIONS_PER_PAGE
@@ -491,7 +491,7 @@ def _named(chosen: Sequence[Unit]) -> list[Unit]:
     headed: set[str] = set()
     for unit in chosen:
         heading = last_heading(unit)
-        spans = [span.strip("`").strip() for span in CODE_SPAN.findall(heading)]
+        spans = [span.group().strip("`").strip() for span in CODE_SPAN.finditer(heading)]
         # the heading is the name, not a sentence about it ("How Do I Fix `invalid cookie`?")
         naming = len(WORDY.findall(CODE_SPAN.sub(" ", heading))) <= NAMING_HEADING_WORDS
         said = fact_text(unit.words_text)
