@@ -159,7 +159,7 @@ def neutralise(text: str, *, origin: str | None = None) -> Neutralised:
 
     def escape_delimiter(match: re.Match[str]) -> str:
         findings.append(f"forged delimiter escaped: {_excerpt(match.group())}")
-        return match.group().replace("<", "&lt;").replace(">", "&gt;")
+        return _escaped(match.group())
 
     text = FORGED_DELIMITER.sub(escape_delimiter, text)
     # What is aimed at the reader (a request for credentials, a contact, link or site elsewhere)
@@ -199,6 +199,17 @@ def _outside_code(text: str, change: Callable[[str], str]) -> str:
             kept.append(line)
     prose_done()
     return "\n".join(kept)
+
+
+def unforged(text: str) -> str:
+    """``text`` with every delimiter-shaped tag escaped (`<user>` -> `&lt;user&gt;`), nothing
+    recorded: for what goes to a model that is not a passage (the customer's question, the best
+    lines drawn from passages already neutralised)."""
+    return FORGED_DELIMITER.sub(lambda match: _escaped(match.group()), text)
+
+
+def _escaped(tag: str) -> str:
+    return tag.replace("<", "&lt;").replace(">", "&gt;")
 
 
 def as_written(text: str) -> str:

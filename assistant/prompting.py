@@ -22,9 +22,9 @@ from assistant.generators.base import Prompt, Source, Turn
 from assistant.injection import (
     FLAG_CLOSE,
     FLAG_OPEN,
-    FORGED_DELIMITER,
     neutralise,
     source_labels,
+    unforged,
 )
 from search.results import Hit
 
@@ -217,7 +217,7 @@ def prompt_with_best_lines(prompt: Prompt, *, lines: Sequence[tuple[int, str]]) 
     neutralised; they sit inside the prompt's nonce delimiters, as data."""
     if not lines:
         return prompt
-    shown = "\n".join(f"[{number}] {_unforged(text)}" for number, text in lines)
+    shown = "\n".join(f"[{number}] {unforged(text)}" for number, text in lines)
     block = f"<best-lines-{prompt.nonce}>\n{shown}\n</best-lines-{prompt.nonce}>\n\n"
     messages = [
         *prompt.messages[:-1],
@@ -226,18 +226,10 @@ def prompt_with_best_lines(prompt: Prompt, *, lines: Sequence[tuple[int, str]]) 
     return dataclasses.replace(prompt, messages=messages)
 
 
-def _unforged(text: str) -> str:
-    return FORGED_DELIMITER.sub(
-        lambda match: match.group().replace("<", "&lt;").replace(">", "&gt;"), text
-    )
-
-
 def _final_message(question: str, blocks: list[str], language: str | None = None) -> str:
     # The question is the customer's own words, not retrieved data, so it is not flagged; but it
     # must not be able to forge a delimiter either.
-    question = FORGED_DELIMITER.sub(
-        lambda match: match.group().replace("<", "&lt;").replace(">", "&gt;"), question.strip()
-    )
+    question = unforged(question.strip())
     if blocks:
         documents = "Help-center documents for this question:\n\n" + "\n\n".join(blocks)
     else:
