@@ -8,14 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from search.tooling.evalsets import sources
 from search.tooling.evaluation import EvalCase
-from tests.conftest import CORPUS_DIR
-
-STAGED = CORPUS_DIR.parent / ".data" / "eval-sources"
 
 
 def staged_folder(name: str) -> Path:
-    folder = STAGED / name
+    folder = sources.staged_folder(name)  # where `eval_sets stage` puts it
     if not folder.is_dir():
         pytest.skip(f"stage it first: manage.py eval_sets stage {name}")
     return folder

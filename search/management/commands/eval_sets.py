@@ -1,10 +1,8 @@
 from __future__ import annotations
 
-import json
-
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from search.tooling.evalsets.cases import KINDS, cases_as_lines, cases_derive
+from search.tooling.evalsets.cases import KINDS, cases_as_lines, cases_derive, cases_text
 from search.tooling.evalsets.pages import pages_read
 from search.tooling.evalsets.sources import (
     SOURCES_FILE,
@@ -51,9 +49,7 @@ class Command(BaseCommand):
         derivation = cases_derive(pages_read(folder), reference_folders=source.reference_folders)
         target = SOURCES_FILE.parent / f"{name}.jsonl"
         lines = cases_as_lines(derivation.cases)
-        with target.open("w", encoding="utf-8") as handle:
-            for line in lines:
-                handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+        target.write_text(cases_text(lines), encoding="utf-8")
         for kind in KINDS:
             written = sum(1 for line in lines if line["kind"] == kind)
             self.stdout.write(

@@ -17,6 +17,7 @@ stratified sampling (round-robin over where the questions came from), so the out
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from collections import Counter, defaultdict
@@ -254,6 +255,11 @@ def cases_as_lines(cases: Sequence[DerivedCase]) -> list[dict[str, object]]:
             case.as_json(f"{kind}-{number:03d}") for number, case in enumerate(ordered, start=1)
         )
     return lines
+
+
+def cases_text(lines: Sequence[dict[str, object]]) -> str:
+    """The cases file as `eval_sets build` writes it: one JSON object per line."""
+    return "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
 
 
 def how_to_question(text: str) -> str | None:
