@@ -241,7 +241,9 @@ def indent_chars(text: str, columns: int) -> int | None:
 
 def outside_code_spans(text: str, change: Callable[[str], str]) -> str:
     """``text`` with ``change`` applied to what lies between its inline code spans (``CODE_SPAN``);
-    the spans themselves are left as written: `only_with_files` is a name, not emphasis."""
+    the spans themselves are left as written: `only_with_files` is a name, not emphasis. A span
+    is read within one line, as the chunker reads lines: give a paragraph with its lines joined
+    (``assistant.units`` does) to keep a span that wraps."""
     pieces, start = [], 0
     for span in CODE_SPAN.finditer(text):
         pieces += [change(text[start : span.start()]), span.group()]
