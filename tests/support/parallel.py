@@ -38,7 +38,8 @@ class FilesWithE2ETogether(LoadFileScheduling):
         return super()._split_scope(nodeid)
 
 
-@pytest.hookimpl(tryfirst=True)
+# optional: a run without pytest-xdist's plugin (``-p no:xdist``) has no such hook to implement
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
     if config.getvalue("dist") != "loadfile":
         return None
