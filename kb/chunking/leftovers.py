@@ -63,6 +63,12 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("Liquid/Jinja tag", r"(?<!\{)\{%-?[ \t]*\w", "{% include note.html %}"),
     _p("template expression", r"\{\{(?![<%])-?[ \t]*[\w.\"'(\[|-].*?\}\}", "Hi {{ page.title }}"),
     _p("Templater/ERB tag", r"<%[=_-]?[ \t].*?%>", "<% tp.date.now() %>"),
+    # A tag the reading cannot drop: it closes on a later line (Ruby components' arguments).
+    _p(
+        "ERB tag over several lines",
+        r"<%(?!%)[=_#-]?[ \t](?!.*%>)",
+        "<% api_info = ApiInfoComponent.new(",
+    ),
     _p("admonition", r"(?:^|[ \t])(?:!!!|\?\?\?\+?)[ \t]+[\w-]+", '!!! warning "Careful"'),
     _p("content tab", r"^[ \t]*===\+?[ \t]+\"", '=== "Linux"'),
     _p("colon fence", r":::", ":::tip Keep it short"),

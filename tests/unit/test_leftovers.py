@@ -87,3 +87,24 @@ def test_a_toml_table_header_is_not_a_wiki_link_and_a_link_text_in_brackets_is_n
     assert [leftover.kind for leftover in line_leftovers("date = '{{ .Date }}'")] == [
         "template expression"
     ]
+
+
+def test_an_erb_tag_spread_over_several_lines_is_reported() -> None:
+    # given a page of Ruby components (Fly.io's Machines API reference) whose tag opens on one
+    # line and closes lines later: the reading drops tags within a line, so this one stays as
+    # prose, and the check must say so rather than report no markup left
+    text = (
+        "Given the name of a Fly App, get a list of all its volumes.\n\n"
+        "<% api_info = ApiInfoComponent.new(\n"
+        "  heading: 'Path parameters',\n"
+        "  name: 'app_name',\n"
+        ") %>\n"
+    )
+
+    # when the chunk's text is checked
+    found = markup_leftovers(text)
+
+    # then the opening line is named as a tag left open
+    assert [(leftover.kind, leftover.line) for leftover in found] == [
+        ("ERB tag over several lines", "<% api_info = ApiInfoComponent.new(")
+    ]
