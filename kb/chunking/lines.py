@@ -212,6 +212,10 @@ class _Scanner:
         visible, runs, self._in_comment = _strip_comments(raw, 0, base)
         return self._unwrap(SourceLine(position, visible, runs, FenceRole.NONE), number)
 
+    def _closes_later(self, close: str) -> bool:
+        text, line_end = self._rest
+        return line_end >= 0 and text.find(close, line_end) >= 0
+
     def _line_in_tag(self, raw: str, position: int, base: int, number: int) -> SourceLine:
         """A line inside a shortcode or component tag of several lines: hidden up to its close."""
         close = raw.find(self._tag_close)
@@ -350,15 +354,17 @@ class _Scanner:
             # `<VideoEmbed` with its attributes on the lines below: the tag runs to its `>`
             self._tag_close = ">"
             return _cut(line, ((0, len(line.text)),))
-        opener = _unclosed_shortcode(line.text)
-        if opener is None:
-            return line
-        # `{{< asciinema` with its arguments on the lines below: the tag runs to its `>}}`
-        self._tag_close = "%}}" if line.text[opener + 2] == "%" else ">}}"
+        unclosed = _unclosed_tag(line.text)
+        if unclosed is None or not self._closes_later(unclosed[1]):
+            return line  # a tag nothing closes is text: the rest of the page is not hidden
+        # `{{< asciinema` or `<% x = Component.new(` with its arguments on the lines below: the
+        # tag runs to its `>}}` or `%>`
+        opener, self._tag_close = unclosed
         return _cut(line, ((opener, len(line.text)),))
 
 
 _SHORTCODE_OPEN = re.compile(r"\{\{[<%]")
+_ERB_OPEN = re.compile(r"<%(?!%)")  # `<%%` writes a literal `<%`
 # Shortcodes whose body a page shows as a code block: Hugo's `highlight`, and the `code-toggle`
 # (one configuration shown as TOML, YAML and JSON) and `code` of Hugo's own documentation.
 CODE_SHORTCODES = ("code-toggle", "highlight", "code")
@@ -415,12 +421,18 @@ def _config_language(first: str) -> str:
     return "toml"
 
 
-def _unclosed_shortcode(text: str) -> int | None:
-    """Where a shortcode tag that the line does not close starts, outside code, or None."""
+def _unclosed_tag(text: str) -> tuple[int, str] | None:
+    """Where the first tag that the line does not close starts, outside code, and what closes
+    it: a shortcode's `>}}` or `%}}`, an ERB tag's `%>` (the tags a line closes are dropped
+    before, by ``markup.inline_markup``); None when no tag is left open."""
     code_spans = [match.span() for match in CODE_SPAN.finditer(text)]
-    for match in _SHORTCODE_OPEN.finditer(text):
-        if not any(start <= match.start() < end for start, end in code_spans):
-            return match.start()
+    openers = [
+        (match.start(), "%}}" if match.group().endswith("%") else ">}}")
+        for match in _SHORTCODE_OPEN.finditer(text)
+    ] + [(match.start(), "%>") for match in _ERB_OPEN.finditer(text)]
+    for start, close in sorted(openers):
+        if not any(begin <= start < end for begin, end in code_spans):
+            return start, close
     return None
 
 

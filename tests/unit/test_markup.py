@@ -529,6 +529,30 @@ def test_a_shortcode_tag_written_over_several_lines_is_dropped_whole() -> None:
     assert visible(body) == "\n\n\nAfter the demo.\n"
 
 
+def test_an_erb_tag_written_over_several_lines_is_dropped_whole() -> None:
+    # Fly.io's Machines API pages call Ruby components with their arguments on the lines below
+    body = (
+        "Get a list of all the volumes of an app.\n"
+        "<% api_info = ApiInfoComponent.new(\n"
+        "  heading: 'Path parameters',\n"
+        "  name: 'app_name'\n"
+        ") %>\n"
+        "<%= render(api_info) %>\n"
+        "After the parameters. `<% not a tag` stays, <%% is a literal.\n"
+    )
+
+    assert visible(body) == (
+        "Get a list of all the volumes of an app.\n\n\n\n\n\n"
+        "After the parameters. `<% not a tag` stays, <%% is a literal.\n"
+    )
+
+
+def test_a_tag_that_nothing_closes_leaves_the_rest_of_the_page_as_text() -> None:
+    body = "Templates open with <% and the page goes on.\nNext line.\n{{< hint\nLast line.\n"
+
+    assert visible(body) == body
+
+
 # --- the check: markup left in what the chunker produced ----------------------------------------
 
 
