@@ -118,6 +118,11 @@ MAX_CODE_CHARS = 600
 # A console session's first line: "$ flask run", PowerShell's "> $env:…" or "PS C:\app>", "C:\>"
 SHELL_PROMPT = re.compile(r"[ \t]*(?:\$|>|PS [^>\n]*>|[A-Z]:\\[^>\n]*>)[ \t]+\S")
 FENCE_MARKS = re.compile(r"^\s*(?:`{3,}|~{3,})")
+# The file name or title a fence's info string gives its block, which Hugo (`{file="…"}`),
+# Docusaurus and MkDocs (`title="…"`) show above it: often the file the reader must create.
+CODE_CAPTION = re.compile(
+    r"""\b(?:file|filename|title)[ \t]*=[ \t]*(?:"([^"`\n]+)"|'([^'`\n]+)')"""
+)
 PROSE_LANGUAGES = frozenset(
     {"markdown", "md", "mdx", "text", "txt", "plain", "plaintext", "email", "none", "output"}
 )
@@ -181,6 +186,7 @@ class Unit:
     holds: tuple[int, ...] = ()
     code: str = ""  # a code unit's block, as written
     language: str = ""  # its fence's info string
+    caption: str = ""  # the file name or title its fence gives it (``CODE_CAPTION``)
     # a sentence's paragraph within its source (-1: not a sentence); the unit ranker's lab
     # reads it from the dumps (whether a unit opens its paragraph)
     paragraph: int = -1
@@ -188,7 +194,7 @@ class Unit:
     @property
     def words_text(self) -> str:
         """What the unit says, code included: what its words are scored on."""
-        return f"{self.text} {self.code}" if self.code else self.text
+        return " ".join(part for part in (self.text, self.caption, self.code) if part)
 
 
 @dataclass(frozen=True)
@@ -561,6 +567,7 @@ def _source_units(source: Source) -> list[Unit]:
                     kind="code",
                     code=block.code,
                     language=block.language,
+                    caption=block.caption,
                 )
             )
             continue
@@ -626,6 +633,7 @@ class _Block:
     code: str = ""
     language: str = ""
     label: str = ""  # the bold label the block stands under, if any (``BOLD_LABEL``)
+    caption: str = ""  # a code block's file name or title (``CODE_CAPTION``)
 
 
 def _blocks(text: str) -> list[_Block]:
@@ -653,6 +661,7 @@ class _BlockReader:
         self.steps: list[str] = []  # the current numbered list's items
         self.fence: list[str] | None = None  # the code lines of the fenced block being read
         self.language = ""
+        self.caption = ""
         self.label = ""  # the bold label over what is read now (``BOLD_LABEL``)
 
     def read(self, passage_line: PassageLine) -> None:
@@ -689,8 +698,10 @@ class _BlockReader:
     def _code_line(self, passage_line: PassageLine) -> None:
         if passage_line.fence is FenceRole.OPEN:
             self._end_section()
-            language = FENCE_MARKS.sub("", passage_line.content).strip().split(" ")[0]
-            self.fence, self.language = [], language.casefold()
+            info = FENCE_MARKS.sub("", passage_line.content).strip()
+            caption = CODE_CAPTION.search(info)
+            self.fence, self.language = [], info.split(" ")[0].casefold()
+            self.caption = next(filter(None, caption.groups()), "") if caption else ""
         elif passage_line.fence is FenceRole.BODY and self.fence is not None:
             self.fence.append(passage_line.text)
         elif passage_line.fence is FenceRole.CLOSE and self.fence is not None:
@@ -698,7 +709,7 @@ class _BlockReader:
 
     def _end_code(self) -> None:
         assert self.fence is not None
-        block = _code_block(self.blocks, self.fence, self.language)
+        block = _code_block(self.blocks, self.fence, self.language, caption=self.caption)
         if block is not None:
             self.blocks.append(block)
         self.fence = None
@@ -768,7 +779,9 @@ class _BlockReader:
         return _last_sentence_taken(blocks)
 
 
-def _code_block(blocks: list[_Block], lines: list[str], language: str) -> _Block | None:
+def _code_block(
+    blocks: list[_Block], lines: list[str], language: str, *, caption: str = ""
+) -> _Block | None:
     """A fenced block as a unit, with the sentence that introduces it, when it is short
     configuration or code: the sentence before it ends the paragraph it closes, with a colon
     ("Change this in your project configuration:") or as a statement ("This example adds the
@@ -799,7 +812,9 @@ def _code_block(blocks: list[_Block], lines: list[str], language: str) -> _Block
         if not lead_in.endswith(".") or len(WORDY.findall(lead_in)) < MIN_SENTENCE_WORDS:
             return None
         _last_sentence_taken(blocks)  # the statement is quoted with its block, not alone
-    return _Block(kind="code", text=lead_in, items=[], code=code, language=language)
+    return _Block(
+        kind="code", text=lead_in, items=[], code=code, language=language, caption=caption
+    )
 
 
 def _last_sentence_taken(blocks: list[_Block]) -> str:

@@ -406,7 +406,12 @@ def _joined(unit: Unit, units: Sequence[Unit], taken: set[int]) -> Unit:
     text = quoted_with(unit.text, after.text)
     if after.kind == "code":  # the block is quoted after the text, as its lead-in's is
         return dataclasses.replace(
-            unit, text=text, kind=after.kind, code=after.code, language=after.language
+            unit,
+            text=text,
+            kind=after.kind,
+            code=after.code,
+            language=after.language,
+            caption=after.caption,
         )
     return dataclasses.replace(unit, text=text)
 
@@ -509,10 +514,12 @@ def _named(chosen: Sequence[Unit]) -> list[Unit]:
 
 def _quote(unit: Unit) -> str:
     """A unit as quoted: in quotation marks with its citation; a code unit's block follows its
-    lead-in as the page shows it."""
+    lead-in as the page shows it, under the file name its page shows above it, if any."""
     quoted = f"“{as_written(unit.text)}” [{unit.source.number}]"
     if unit.kind != "code":
         return quoted
+    if unit.caption:
+        quoted = f"{quoted}\n\n`{as_written(unit.caption)}`"
     fence = "~~~" if "```" in unit.code else "```"
     return f"{quoted}\n\n{fence}{unit.language}\n{as_written(unit.code)}\n{fence}"
 

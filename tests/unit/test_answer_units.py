@@ -125,6 +125,34 @@ def test_a_short_configuration_block_is_quoted_with_the_sentence_that_introduces
 
 
 @pytest.mark.parametrize(
+    "info",
+    [
+        pytest.param(
+            'go-html-template {file="layouts/_markup/render-codeblock-mermaid.html"}', id="hugo"
+        ),
+        pytest.param('html title="layouts/_markup/render-codeblock-mermaid.html"', id="docusaurus"),
+        pytest.param("html filename='layouts/_markup/render-codeblock-mermaid.html'", id="quoted"),
+    ],
+)
+def test_a_code_block_keeps_the_file_name_its_fence_gives_it(info: str) -> None:
+    # given: Hugo's, Docusaurus' and MkDocs' pages show a block's file name above it, and the
+    # name is often what the reader must create ("render-codeblock-mermaid.html")
+    source = _source(
+        "Create your own using a code block render hook:\n\n"
+        f'```{info}\n<pre class="mermaid">\n  {{{{ .Inner }}}}\n</pre>\n```\n'
+    )
+
+    # when
+    (unit,) = units_of([source])
+
+    # then
+    assert unit.kind == "code"
+    assert unit.caption == "layouts/_markup/render-codeblock-mermaid.html"
+    assert unit.language in {"go-html-template", "html"}
+    assert "render-codeblock-mermaid.html" in unit.words_text
+
+
+@pytest.mark.parametrize(
     "text",
     [
         pytest.param("Reply like this:\n\n```markdown\nRefunds take 365 days.\n```", id="prose"),

@@ -542,6 +542,29 @@ def test_a_configuration_block_is_quoted_as_the_page_shows_it_after_its_lead_in(
     ) in answer
 
 
+def test_a_code_block_is_quoted_under_the_file_name_the_page_shows_above_it(
+    generator: ExtractiveGenerator,
+) -> None:
+    # given: a Hugo page, whose fence names the file the block goes in
+    hit = _hit(
+        "Hugo does not provide a built-in template for Mermaid diagrams. Create your own using "
+        "a code block render hook:\n\n"
+        '```go-html-template {file="layouts/_markup/render-codeblock-mermaid.html"}\n'
+        '<pre class="mermaid">\n  {{ .Inner | htmlEscape | safeHTML }}\n</pre>\n```\n'
+    )
+
+    # when
+    deltas, _, _ = _answer(generator, "How do I render Mermaid diagrams?", [hit])
+
+    # then: the name is shown above the block, as the page shows it
+    answer = "".join(deltas)
+    assert (
+        "Create your own using a code block render hook:” [1]\n\n"
+        "`layouts/_markup/render-codeblock-mermaid.html`\n\n"
+        '```go-html-template\n<pre class="mermaid">'
+    ) in answer
+
+
 def test_a_placeholder_that_looks_like_a_delimiter_is_quoted_as_the_page_writes_it(
     generator: ExtractiveGenerator,
 ) -> None:
