@@ -118,6 +118,10 @@ MAX_CODE_CHARS = 600
 # A console session's first line: "$ flask run", PowerShell's "> $env:…" or "PS C:\app>", "C:\>"
 SHELL_PROMPT = re.compile(r"[ \t]*(?:\$|>|PS [^>\n]*>|[A-Z]:\\[^>\n]*>)[ \t]+\S")
 FENCE_MARKS = re.compile(r"^\s*(?:`{3,}|~{3,})")
+# A block that names no language but is settings (``_settings``): a TOML or INI `key = value`
+# line (a comment may follow), and a `[table]`, `[[array]]` or comment line.
+SETTING_LINE = re.compile(r"""[ \t]*[A-Za-z_][\w.-]*[ \t]*=[ \t]*\S.*""")
+SETTING_HEADER = re.compile(r"""[ \t]*(?:\[\[?[\w.-]+\]\]?[ \t]*(?:#.*)?|#.*)""")
 # The file name or title a fence's info string gives its block, which Hugo (`{file="…"}`),
 # Docusaurus and MkDocs (`title="…"`) show above it: often the file the reader must create.
 CODE_CAPTION = re.compile(
@@ -792,11 +796,14 @@ def _code_block(
     A block without a language, or in a prose one (Markdown, plain text, e-mail), is an example
     of what someone might write, not what the help center says: never quoted, unless it is
     plain text whose first line is a shell prompt ("$ coverage run -m pytest"), which makes it
-    a console session. So is a block with no lead-in: without it a reader cannot
-    tell what the code is for."""
+    a console session, or settings (``_settings``: Fly.io writes `fly.toml` sections in fences
+    that name no language), read as TOML. So is a block with no lead-in: without it a reader
+    cannot tell what the code is for."""
     code = "\n".join(lines).strip("\n")
     if language in PLAIN_LANGUAGES and SHELL_PROMPT.match(code):
         language = "console"
+    elif language in PLAIN_LANGUAGES and _settings(code):
+        language = "toml"
     if (
         not language
         or language in PROSE_LANGUAGES
@@ -814,6 +821,16 @@ def _code_block(
         _last_sentence_taken(blocks)  # the statement is quoted with its block, not alone
     return _Block(
         kind="code", text=lead_in, items=[], code=code, language=language, caption=caption
+    )
+
+
+def _settings(code: str) -> bool:
+    """Whether a block is TOML or INI settings: every line a `[table]`, a `key = value` or a
+    comment, at least one a setting ("[http_service]\\n  auto_stop_machines = \"suspend\"").
+    Prose is never written so, and a reply or a note shown as an example does not look so."""
+    lines = [line for line in code.splitlines() if line.strip()]
+    return any(SETTING_LINE.fullmatch(line) for line in lines) and all(
+        SETTING_LINE.fullmatch(line) or SETTING_HEADER.fullmatch(line) for line in lines
     )
 
 

@@ -216,6 +216,23 @@ def test_a_block_opening_with_a_shell_prompt_is_a_console_session(language: str)
     ]
 
 
+@pytest.mark.parametrize("language", ["", "text"])
+def test_a_plain_block_of_settings_is_configuration_not_an_example(language: str) -> None:
+    # given: Fly.io's pages give a `fly.toml` section in a fence that names no language
+    source = _source(
+        "Configure in `fly.toml`:\n\n"
+        f'```{language}\n[http_service]\n  auto_stop_machines = "suspend"  # or "stop"\n'
+        "  auto_start_machines = true\n```\n"
+    )
+
+    # when
+    code = [unit for unit in units_of([source]) if unit.kind == "code"]
+
+    # then
+    assert [(unit.language, unit.text) for unit in code] == [("toml", "Configure in `fly.toml`:")]
+    assert 'auto_stop_machines = "suspend"' in code[0].code
+
+
 def test_turn_on_and_turn_off_are_told_apart_by_their_word_pairs() -> None:
     # given
     on = _source("Go to Settings and click Enable.", section="Two-factor > Turning on 2FA")
