@@ -592,16 +592,26 @@ def _source_units(source: Source) -> list[Unit]:
         is_row = block.kind == "row"
         pieces = [block.text] if is_row else split_sentences(block.text, abbreviations=True)
         minimum = MIN_ROW_WORDS if is_row else MIN_SENTENCE_WORDS
-        for piece in pieces:
+        for number, piece in enumerate(pieces, start=1):
             if _mostly_link_labels(piece):
                 continue
             text = clean(piece)
             # A lead-in ("…request a refund on 10 April:") promises what it does not say, as
-            # a sentence about the page does; a sentence that asks ("Have you lost your
-            # recovery codes?") says nothing either, and a formula or a bare link reads as
-            # nothing on its own.
+            # a sentence about the page does, unless it leads into a table and states an
+            # amount the rows do not ("By default, Acme retries a failed payment 4 times:"
+            # before the schedule); a sentence that asks ("Have you lost your recovery
+            # codes?") says nothing either, and a formula or a bare link reads as nothing on
+            # its own.
             asks = text.endswith("?") and not is_row  # a row's last cell may ask; it is one
-            promises = text.endswith(":") or (not is_row and ABOUT_THE_PAGE.match(text))
+            states_amount = (
+                block.introduces_table
+                and number == len(pieces)
+                and bool(NUMBER.search(text))
+                and len(WORDY.findall(text)) >= MIN_SENTENCE_WORDS
+            )
+            promises = (text.endswith(":") and not states_amount) or (
+                not is_row and ABOUT_THE_PAGE.match(text)
+            )
             short = len(WORDY.findall(text)) < minimum
             if promises or asks or (short and not _names_value(text)):
                 continue
@@ -638,6 +648,7 @@ class _Block:
     language: str = ""
     label: str = ""  # the bold label the block stands under, if any (``BOLD_LABEL``)
     caption: str = ""  # a code block's file name or title (``CODE_CAPTION``)
+    introduces_table: bool = False  # a paragraph whose last sentence leads into a table
 
 
 def _blocks(text: str) -> list[_Block]:
@@ -734,6 +745,8 @@ class _BlockReader:
             return
         if self.table_header is None:
             self.table_header = cells
+            if self.blocks and self.blocks[-1].kind == "paragraph":
+                self.blocks[-1].introduces_table = True
         else:
             self.blocks.append(
                 _Block(kind="row", text=table_row(self.table_header, cells), items=[])

@@ -233,6 +233,28 @@ def test_a_plain_block_of_settings_is_configuration_not_an_example(language: str
     assert 'auto_stop_machines = "suspend"' in code[0].code
 
 
+def test_a_table_s_lead_in_that_states_an_amount_is_a_unit_and_one_that_only_promises_is_not() -> (
+    None
+):
+    # given: the retry count is stated only in the sentence that introduces the schedule
+    source = _source(
+        "By default, Acme retries a failed payment **4 times**:\n\n"
+        "| Retry | When |\n|---|---|\n| 1st retry | 1 day after the original failure |\n\n"
+        "The schedule is as follows:\n\n"
+        "| Retry | When |\n|---|---|\n| 2nd retry | 3 days after the original failure |\n"
+    )
+
+    # when
+    units = units_of([source])
+
+    # then
+    assert [(unit.kind, unit.text) for unit in units] == [
+        ("sentence", "By default, Acme retries a failed payment 4 times:"),
+        ("row", "Retry: 1st retry; When: 1 day after the original failure"),
+        ("row", "Retry: 2nd retry; When: 3 days after the original failure"),
+    ]
+
+
 def test_turn_on_and_turn_off_are_told_apart_by_their_word_pairs() -> None:
     # given
     on = _source("Go to Settings and click Enable.", section="Two-factor > Turning on 2FA")
