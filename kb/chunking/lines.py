@@ -166,9 +166,11 @@ class _Scanner:
         self._tag_close = ""  # `>}}` or `>` inside a shortcode or component tag of several lines
         self._code_shortcode = ""  # the name of the open shortcode whose body is code
         self._rest: tuple[str, int] = ("", -1)  # the text scanned, and where the line read ends
+        self._last_close: dict[str, int] = {}  # where each tag close last occurs in that text
 
     def scan(self, text: str, *, first_line: int = 1) -> list[SourceLine]:
         lines: list[SourceLine] = []
+        self._last_close = {}
         position = 0
         number = first_line - 1
         while position <= len(text):
@@ -213,8 +215,13 @@ class _Scanner:
         return self._unwrap(SourceLine(position, visible, runs, FenceRole.NONE), number)
 
     def _closes_later(self, close: str) -> bool:
+        """Whether ``close`` occurs after the line being read. Its last place in the text is
+        looked up once per text: a search from each line with an open tag made a page of many
+        (2 MB, 32,000 such lines) take 30 s to read instead of 0.5 s."""
         text, line_end = self._rest
-        return line_end >= 0 and text.find(close, line_end) >= 0
+        if close not in self._last_close:
+            self._last_close[close] = text.rfind(close)
+        return line_end >= 0 and self._last_close[close] >= line_end
 
     def _line_in_tag(self, raw: str, position: int, base: int, number: int) -> SourceLine:
         """A line inside a shortcode or component tag of several lines: hidden up to its close."""

@@ -553,6 +553,36 @@ def test_a_tag_that_nothing_closes_leaves_the_rest_of_the_page_as_text() -> None
     assert visible(body) == body
 
 
+class _SearchCountingText(str):
+    """A page that counts how often the text after a line is searched for a tag's close."""
+
+    searches = 0
+
+    def find(self, sub, *args):  # type: ignore[override]
+        if sub == "%>":
+            _SearchCountingText.searches += 1
+        return super().find(sub, *args)
+
+    def rfind(self, sub, *args):  # type: ignore[override]
+        if sub == "%>":
+            _SearchCountingText.searches += 1
+        return super().rfind(sub, *args)
+
+
+def test_a_page_of_unclosed_tags_searches_for_their_close_once_not_once_a_line() -> None:
+    # given: a page whose every line opens a tag that nothing closes (a search from each line
+    # to the end made a 2 MB page of them take 30 s to read)
+    page = _SearchCountingText("Templates open with <% and the page goes on.\n" * 1000)
+    _SearchCountingText.searches = 0
+
+    # when
+    lines = scan_lines(page)
+
+    # then: every line is read as text, and the rest of the page was searched once
+    assert [line.text for line in lines[:2]] == ["Templates open with <% and the page goes on."] * 2
+    assert _SearchCountingText.searches == 1
+
+
 # --- the check: markup left in what the chunker produced ----------------------------------------
 
 
