@@ -199,38 +199,37 @@ def test_a_block_after_a_statement_is_quoted_with_it_and_the_statement_not_again
     assert "app.cli.command" in units[1].code
 
 
+CONSOLE_SESSION = (
+    # a command written as plain text, as Sphinx's `code-block:: none` writes it
+    "To measure the code coverage of your tests, use the `coverage` command to run pytest "
+    "instead of running it directly.",
+    "$ coverage run -m pytest",
+    "console",
+)
+SETTINGS = (
+    # Fly.io's pages give a `fly.toml` section in a fence that names no language
+    "Configure in `fly.toml`:",
+    '[http_service]\n  auto_stop_machines = "suspend"  # or "stop"\n  auto_start_machines = true',
+    "toml",
+)
+
+
 @pytest.mark.parametrize("language", ["", "text", "none"])
-def test_a_block_opening_with_a_shell_prompt_is_a_console_session(language: str) -> None:
-    # given: a command written as plain text, as Sphinx's `code-block:: none` writes it
-    source = _source(
-        "To measure the code coverage of your tests, use the `coverage` command to run "
-        f"pytest instead of running it directly.\n\n```{language}\n$ coverage run -m pytest\n```\n"
-    )
+@pytest.mark.parametrize(
+    ("lead_in", "block", "read_as"),
+    [pytest.param(*CONSOLE_SESSION, id="console"), pytest.param(*SETTINGS, id="settings")],
+)
+def test_a_plain_block_is_read_as_what_it_holds_a_console_session_or_settings(
+    language: str, lead_in: str, block: str, read_as: str
+) -> None:
+    # given: a block whose fence names no language, or plain text
+    source = _source(f"{lead_in}\n\n```{language}\n{block}\n```\n")
 
     # when
     code = [unit for unit in units_of([source]) if unit.kind == "code"]
 
-    # then
-    assert [(unit.language, unit.code) for unit in code] == [
-        ("console", "$ coverage run -m pytest")
-    ]
-
-
-@pytest.mark.parametrize("language", ["", "text"])
-def test_a_plain_block_of_settings_is_configuration_not_an_example(language: str) -> None:
-    # given: Fly.io's pages give a `fly.toml` section in a fence that names no language
-    source = _source(
-        "Configure in `fly.toml`:\n\n"
-        f'```{language}\n[http_service]\n  auto_stop_machines = "suspend"  # or "stop"\n'
-        "  auto_start_machines = true\n```\n"
-    )
-
-    # when
-    code = [unit for unit in units_of([source]) if unit.kind == "code"]
-
-    # then
-    assert [(unit.language, unit.text) for unit in code] == [("toml", "Configure in `fly.toml`:")]
-    assert 'auto_stop_machines = "suspend"' in code[0].code
+    # then: it is quoted as code of what it holds, with the sentence that introduces it
+    assert [(unit.language, unit.text, unit.code) for unit in code] == [(read_as, lead_in, block)]
 
 
 def test_a_table_s_lead_in_that_states_an_amount_is_a_unit_and_one_that_only_promises_is_not() -> (
