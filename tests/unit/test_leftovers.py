@@ -91,8 +91,8 @@ def test_a_toml_table_header_is_not_a_wiki_link_and_a_link_text_in_brackets_is_n
 
 def test_an_erb_tag_spread_over_several_lines_is_reported() -> None:
     # given a page of Ruby components (Fly.io's Machines API reference) whose tag opens on one
-    # line and closes lines later: the reading drops tags within a line, so this one stays as
-    # prose, and the check must say so rather than report no markup left
+    # line and closes lines later: the check reads a chunk's lines as written, and such a tag
+    # left in one (by a chunker before version 8) must be named, not reported as no markup left
     text = (
         "Given the name of a Fly App, get a list of all its volumes.\n\n"
         "<% api_info = ApiInfoComponent.new(\n"
