@@ -561,7 +561,14 @@ def _slips(a: str, b: str, *, limit: int) -> int:
 
 def _source_units(source: Source) -> list[Unit]:
     found: list[Unit] = []
-    for paragraph, block in enumerate(_blocks(source.text)):
+    blocks = _blocks(source.text)
+    for paragraph, block in enumerate(blocks):
+        # a paragraph the rows of a table follow: its last sentence leads into the table
+        leads_into_table = (
+            block.kind == "paragraph"
+            and paragraph + 1 < len(blocks)
+            and blocks[paragraph + 1].kind == "row"
+        )
         if block.kind == "code":
             found.append(
                 Unit(
@@ -604,7 +611,7 @@ def _source_units(source: Source) -> list[Unit]:
             # its own.
             asks = text.endswith("?") and not is_row  # a row's last cell may ask; it is one
             states_amount = (
-                block.introduces_table
+                leads_into_table
                 and number == len(pieces)
                 and bool(NUMBER.search(text))
                 and len(WORDY.findall(text)) >= MIN_SENTENCE_WORDS
@@ -648,7 +655,6 @@ class _Block:
     language: str = ""
     label: str = ""  # the bold label the block stands under, if any (``BOLD_LABEL``)
     caption: str = ""  # a code block's file name or title (``CODE_CAPTION``)
-    introduces_table: bool = False  # a paragraph whose last sentence leads into a table
 
 
 def _blocks(text: str) -> list[_Block]:
@@ -745,8 +751,6 @@ class _BlockReader:
             return
         if self.table_header is None:
             self.table_header = cells
-            if self.blocks and self.blocks[-1].kind == "paragraph":
-                self.blocks[-1].introduces_table = True
         else:
             self.blocks.append(
                 _Block(kind="row", text=table_row(self.table_header, cells), items=[])
