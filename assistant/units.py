@@ -125,7 +125,7 @@ SETTING_HEADER = re.compile(r"""[ \t]*(?:\[\[?[\w.-]+\]\]?[ \t]*(?:#.*)?|#.*)"""
 # The file name or title a fence's info string gives its block, which Hugo (`{file="…"}`),
 # Docusaurus and MkDocs (`title="…"`) show above it: often the file the reader must create.
 CODE_CAPTION = re.compile(
-    r"""\b(?:file|filename|title)[ \t]*=[ \t]*(?:"([^"`\n]+)"|'([^'`\n]+)')"""
+    r"""(?<![\w-])(?:file|filename|title)[ \t]*=[ \t]*(?:"([^"`\n]+)"|'([^'`\n]+)')"""
 )
 PROSE_LANGUAGES = frozenset(
     {"markdown", "md", "mdx", "text", "txt", "plain", "plaintext", "email", "none", "output"}

@@ -153,6 +153,24 @@ def test_a_code_block_keeps_the_file_name_its_fence_gives_it(info: str) -> None:
 
 
 @pytest.mark.parametrize(
+    "info",
+    [
+        pytest.param('html {data-title="Example"}', id="another attribute's name ends so"),
+        pytest.param('html subtitle="Example"', id="a longer word"),
+    ],
+)
+def test_only_a_file_name_or_title_attribute_is_a_caption(info: str) -> None:
+    # given: an attribute whose name merely ends in "title" or "file" names no file
+    source = _source(f"Create your own using this template:\n\n```{info}\n<p>Hi</p>\n```\n")
+
+    # when
+    (unit,) = units_of([source])
+
+    # then
+    assert (unit.kind, unit.caption) == ("code", "")
+
+
+@pytest.mark.parametrize(
     "text",
     [
         pytest.param("Reply like this:\n\n```markdown\nRefunds take 365 days.\n```", id="prose"),
