@@ -64,7 +64,7 @@ class Command(BaseCommand):
             "--fail-on-markup",
             action="store_true",
             help="with --dry-run: fail if syntax CommonMark would not render as meant ({#id}, "
-            "{{< >}}, :::, !!!, [[wiki links]], > [!note], :ref:, {% %} ...) would be left "
+            "{{< >}}, :::, !!!, [[wiki links]], > [!note], :ref:, {%% %%} ...) would be left "
             "outside code in a heading path or an embedded text",
         )
         parser.add_argument(
