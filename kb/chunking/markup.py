@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 # `{{< hint info >}}`, `{{% /tab %}}`, `{{< relref "admin/config.md" >}}`
@@ -46,6 +46,26 @@ _COMPONENT = r"([A-Z][\w$]*)(?:\.[\w$]+)*"
 COMPONENT_TAG = re.compile(rf"<(/?){_COMPONENT}((?:{_JSX_ATTRIBUTE})*)[ \t]*/?>")
 # A tag whose attributes go on over the next lines: `<VideoEmbed` then `  id="x"` then `/>`
 COMPONENT_OPENER = re.compile(rf"[ \t]*<{_COMPONENT}(?:{_JSX_ATTRIBUTE})*[ \t]*")
+# An HTML element a Markdown page uses for emphasis, layout or media (`<kbd>`, `<div
+# class="browser">`, `<br>`, `<img alt="…" src={useBaseUrl("x.png")} />`): the page shows what it
+# wraps, never the tag. Lower case, as pages write HTML: `<Token>` or `<KEYID>` is a placeholder.
+_HTML_INLINE = (
+    "a|abbr|audio|b|bdi|big|cite|code|del|dfn|em|embed|font|i|iframe|img|ins|kbd|mark|picture|q|"
+    "s|samp|small|source|span|strike|strong|sub|sup|track|tt|u|var|video"
+)
+# Elements the page shows as a break or a box: between two words a reader sees them apart.
+_HTML_BLOCK = (
+    "blockquote|br|caption|center|dd|details|div|dl|dt|figcaption|figure|hr|li|ol|p|section|"
+    "summary|table|tbody|td|tfoot|th|thead|tr|ul|wbr"
+)
+_HTML_ATTRIBUTE = (
+    r"""[ \t]+([\w:.-]+)(?:[ \t]*=[ \t]*(?:"[^"]*"|'[^']*'"""
+    r"""|\{(?:[^{}]|\{[^{}]*\})*\}|[^\s"'=<>`{}]+))?"""
+)
+HTML_TAG = re.compile(rf"<(/?)({_HTML_INLINE}|{_HTML_BLOCK})((?:{_HTML_ATTRIBUTE})*)[ \t]*/?>")
+_HTML_BLOCK_NAME = re.compile(rf"(?:{_HTML_BLOCK})")
+_HTML_NAMES = re.compile(_HTML_ATTRIBUTE)
+_HTML_ANCHOR = re.compile(r"""^<a[ \t][^>]*?\b(?:id|name)[ \t]*=[ \t]*["']?([\w-]+)""")
 # What a box or tab says of itself: Docusaurus `<TabItem label="Linux">`, `<Details title="Why">`
 _TITLE_ATTRIBUTE = re.compile(
     r"""[ \t](?:title|label)[ \t]*=[ \t]*"""
@@ -153,6 +173,8 @@ def inline_markup(
             drop += [(0, start), (end, len(text))]
             continue
         drop.append(match.span())
+    html_tags = _html_tags(text, taken=drop, in_code=in_code)
+    drop += [tag.span() for tag in html_tags]
     for match in FOOTNOTE.finditer(text):
         if in_code(match.start()):
             continue
@@ -164,13 +186,47 @@ def inline_markup(
         for match in HIGHLIGHT.finditer(text):
             if not in_code(match.start()):
                 drop += [(match.start(), match.start() + 2), (match.end() - 2, match.end())]
-    anchor = ""
+    # `## Will I lose units? <a id="cutter"></a>`: the heading's id, as `{#cutter}` would be
+    anchor = next(
+        (named.group(1) for tag in html_tags if (named := _HTML_ANCHOR.search(tag.group()))), ""
+    )
     attributes = ATTRIBUTES.search(text)
     if attributes is not None and not in_code(attributes.start()):
         drop.append(attributes.span())
         found = _ATTRIBUTE_ID.search(attributes.group(1))
-        anchor = found.group(1) if found else ""
+        anchor = found.group(1) if found else anchor
     return Cut(tuple(sorted(drop)), anchor, "; ".join(warnings))
+
+
+def _html_tags(
+    text: str, *, taken: Sequence[tuple[int, int]], in_code: Callable[[int], bool]
+) -> list[re.Match[str]]:
+    """The HTML tags of ``text`` a reader never sees (``HTML_TAG``), outside code and outside
+    what is dropped already. A line keeps every tag as written where dropping them would hide
+    hostile markup (a tag with an event handler, `onerror=`: shown as text, never hidden) or
+    run two words together (a break or a cell between them: "Time<br>limit", "<td>a</td><td>b")."""
+    tags = [
+        match
+        for match in HTML_TAG.finditer(text)
+        if not in_code(match.start())
+        and not any(a < match.end() and match.start() < b for a, b in taken)
+    ]
+    if any(
+        name.casefold().startswith("on")
+        for match in tags
+        for name in _HTML_NAMES.findall(match.group(3))
+    ):
+        return []
+    group_start = 0
+    for index, match in enumerate(tags):
+        if index + 1 < len(tags) and tags[index + 1].start() == match.end():
+            continue  # tags side by side are read together
+        group, group_start = tags[group_start : index + 1], index + 1
+        before, after = text[: group[0].start()], text[group[-1].end() :]
+        between_words = before[-1:].strip() and after[:1].strip()
+        if between_words and any(_HTML_BLOCK_NAME.fullmatch(tag.group(2)) for tag in group):
+            return []
+    return tags
 
 
 def block_marker(text: str) -> tuple[Cut, int | None] | None:

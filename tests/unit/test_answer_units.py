@@ -455,8 +455,11 @@ def test_a_following_item_is_quoted_without_the_lead_in_it_shares() -> None:
         pytest.param(
             # help centers exported from other tools write links and lists as HTML in Markdown
             'For site settings, see <a href="/docs/website-settings">website settings</a>.</p>\n'
-            "<ul> <li>Two-factor authentication</li> </ul>",
-            ["For site settings, see website settings. Two-factor authentication"],
+            "<ul> <li>Two-factor authentication: secure your account with a code</li> </ul>",
+            [
+                "For site settings, see website settings.",
+                "Two-factor authentication: secure your account with a code",
+            ],
             id="inline HTML",
         ),
         pytest.param(

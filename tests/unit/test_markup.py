@@ -7,6 +7,8 @@ still point at the original body.
 
 from __future__ import annotations
 
+import pytest
+
 from kb.chunking import ChunkDraft, ChunkLimits, chunk_markdown, embedding_text
 from kb.chunking.lines import markup_left, markup_warnings, scan_lines
 from kb.chunking.markup import outside_code_spans
@@ -650,3 +652,88 @@ def test_only_the_text_between_code_spans_is_changed() -> None:
     text = "a_b `c_d` and ``e`f`` then g"
 
     assert outside_code_spans(text, str.upper) == "A_B `c_d` AND ``e`f`` THEN G"
+
+
+# --- HTML a Markdown page uses for layout and emphasis -----------------------------------------
+
+DOCUSAURUS_HTML = """\
+<div class="browser">
+<img alt="Track file downloads" src={useBaseUrl('img/track-file-downloads.png')} />
+</div>
+
+| <div style={{minWidth: '200px'}}>Channel</div> | Definition |
+| :--- | :--- |
+| Audio | `Medium` is "audio" <br> or "podcast" |
+
+Press <kbd>Ctrl</kbd>+<kbd>C</kbd> to copy, or read <a href="https://example.com/x">the guide</a>.
+"""
+
+
+def test_html_a_page_uses_for_layout_and_emphasis_is_not_text() -> None:
+    # given: Docusaurus and Fly.io pages wrap images in boxes and style table headers with
+    # HTML (Plausible's "Channel" header carries a JSX style object); the page shows what the
+    # tags wrap, never the tags
+    lines = visible(DOCUSAURUS_HTML).split("\n")
+
+    assert lines[:3] == ["", "", ""]
+    assert lines[4] == "| Channel | Definition |"
+    assert lines[6] == '| Audio | `Medium` is "audio"  or "podcast" |'
+    assert lines[8] == "Press Ctrl+C to copy, or read the guide."
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "| Time<br>limit | Cores<br/>per node |",
+        "<b>Time</b><br>limit",
+        "<tr><td>Growth</td><td>$99</td></tr>",
+    ],
+)
+def test_a_line_whose_tags_keep_two_words_apart_stays_as_written(line: str) -> None:
+    # a break or a cell between two words keeps them apart on the page; without the tags they
+    # would run together ("Timelimit"), so the line is left as it is
+    assert visible(line) == line
+
+
+def test_html_with_an_event_handler_or_in_code_stays_as_written() -> None:
+    body = (
+        "<img src=x onerror=alert(1)>\n\n<b onmouseover='x'>bold</b>\n\n<script>alert(1)</script>"
+        '\n\nWrite `<br>` for a break.\n\n```html\n<div class="x">Hi</div>\n```\n'
+    )
+
+    assert visible(body) == body
+
+
+def test_a_placeholder_in_angle_brackets_is_not_an_html_tag() -> None:
+    assert visible("Replace <token> and <KEYID> with yours.") == (
+        "Replace <token> and <KEYID> with yours."
+    )
+
+
+def test_the_page_shows_what_the_html_wraps_and_never_the_tags() -> None:
+    from kb.rendering import document_render
+
+    html = document_render(body="# Channels\n\n" + DOCUSAURUS_HTML).html
+
+    assert "&lt;" not in html and "useBaseUrl" not in html and "minWidth" not in html
+    assert "<th>Channel</th>" in html and "Press Ctrl+C to copy" in html
+
+
+def test_html_tags_never_reach_a_chunk() -> None:
+    (draft,) = chunk("## Channels\n\n" + DOCUSAURUS_HTML)
+
+    assert "<" not in draft.text.replace("<br>", "") and "useBaseUrl" not in draft.text
+    assert "| Channel | Definition |" in draft.text
+
+
+def test_an_html_anchor_in_a_heading_is_the_headings_id_not_its_text() -> None:
+    from kb.rendering import document_render
+
+    body = '## 6. Will I lose units to the cutter? <a id="cutter"></a>\n\nOnly unused ones.\n'
+
+    rendered = document_render(body=body)
+
+    assert [(heading.text, heading.anchor) for heading in rendered.headings] == [
+        ("6. Will I lose units to the cutter?", "cutter")
+    ]
+    assert [draft.heading_path for draft in chunk(body)] == ["6. Will I lose units to the cutter?"]
