@@ -479,8 +479,11 @@ def _cut(line: SourceLine, drop: tuple[tuple[int, int], ...], *, anchor: str = "
     kept: list[str] = []
     runs: list[tuple[int, int]] = []
     previous = -2
+    spans, span = markup.Spans(drop).merged, 0
     for index, character in enumerate(line.text):
-        if any(start <= index < end for start, end in drop):
+        while span < len(spans) and spans[span][1] <= index:
+            span += 1
+        if span < len(spans) and spans[span][0] <= index:
             continue
         offset = line.source_offset(index)
         if offset != previous + 1:

@@ -20,6 +20,8 @@ MARKDOWN_PIECES = st.sampled_from(
         "| a | b |\n", "|---|---|\n", "- ", "1. ", "> ", "    ", "\t", "**", "[x](y)",
         "\u200b", "\u0000", "\r\n",
         "é", "日本語", "🙂", "\ufeff", "\u202e", "E4012", "invoice.paid", " ", "word ",
+        "<div class=\"x\">", "</div>", "<br>", "<img src={x('a')} />", "<b onclick=y>", "`",
+        "{{< x >}}", "<a id=\"z\"></a>",
     ]
 )  # fmt: skip
 MARKDOWNISH = st.lists(st.one_of(MARKDOWN_PIECES, st.text(max_size=40)), max_size=80).map("".join)

@@ -8,10 +8,12 @@ still point at the original body.
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kb.chunking import ChunkDraft, ChunkLimits, chunk_markdown, embedding_text
 from kb.chunking.lines import markup_left, markup_warnings, scan_lines
-from kb.chunking.markup import outside_code_spans
+from kb.chunking.markup import Spans, outside_code_spans
 from kb.chunking.structure import split_sections
 
 LIMITS = ChunkLimits(target_tokens=200, max_tokens=300, overlap_tokens=0)
@@ -737,3 +739,18 @@ def test_an_html_anchor_in_a_heading_is_the_headings_id_not_its_text() -> None:
         ("6. Will I lose units to the cutter?", "cutter")
     ]
     assert [draft.heading_path for draft in chunk(body)] == ["6. Will I lose units to the cutter?"]
+
+
+SPAN = st.tuples(st.integers(0, 60), st.integers(0, 12)).map(lambda pair: (pair[0], sum(pair)))
+
+
+@given(spans=st.lists(SPAN, max_size=12), position=st.integers(0, 80), other=SPAN)
+def test_spans_answer_as_a_search_through_every_span_would(
+    spans: list[tuple[int, int]], position: int, other: tuple[int, int]
+) -> None:
+    # the reading asks these once a tag; a search through every span made a line of thousands
+    # of tags and code spans take minutes (make bench: "reading a line of tags and code spans")
+    found = Spans(spans)
+
+    assert found.holds(position) == any(a <= position < b for a, b in spans)
+    assert found.meets(*other) == any(a < other[1] and other[0] < b for a, b in spans)

@@ -18,6 +18,7 @@ from django.core.management.base import BaseCommand, CommandParser
 from django.db import connection
 
 from kb.actors import SYSTEM
+from kb.chunking.lines import scan_lines
 from kb.chunking.sentences import split_sentences
 from kb.embedders import Embedder, get_embedder
 from kb.parsing import parse_document
@@ -29,6 +30,9 @@ THROUGHPUT_TARGET = 0.85
 NOOP_TARGET_SECONDS = 2.0
 # Chunking a 2,000-word page must stay a small part of saving it (DESIGN: well under 50 ms).
 CHUNKING_TARGET_MS = 50.0
+# Reading a line four times as long may take at most twice four times as long (linear, with
+# room for noise; quadratic would be sixteen).
+READING_SCALE_TARGET = 2.0
 
 
 DATABASE_NAME = "test_groundwork_kb_bench"
@@ -67,6 +71,7 @@ class Command(BaseCommand):
             )
         self._print(rows)
         self._print_chunking_speed(corpus, embedder)
+        self._print_reading_scale()
 
     def _print_chunking_speed(self, corpus: Path, embedder: Embedder) -> None:
         """The fastest of five chunkings of a ~2,000-word page (the refund policy, repeated)."""
@@ -84,6 +89,24 @@ class Command(BaseCommand):
         self.stdout.write(
             f"chunking a {len(body.split()):,}-word page: {best:.1f} ms "
             f"(target < {CHUNKING_TARGET_MS:.0f} ms) {verdict}"
+        )
+
+    def _print_reading_scale(self) -> None:
+        """Reading one line of many tags between code spans, at two sizes: the time must grow
+        with the line, not with its square (a 220 kB line once took 90 s to read)."""
+        timings = {}
+        for repeats in (4_000, 16_000):
+            line = "<b>x</b> {{< y >}} `c` " * repeats
+            started = time.perf_counter()
+            scan_lines(line)
+            timings[len(line)] = time.perf_counter() - started
+        (small, small_seconds), (large, large_seconds) = sorted(timings.items())
+        ratio = large_seconds / max(small_seconds, 1e-9)
+        verdict = "ok" if ratio < READING_SCALE_TARGET * large / small else "ABOVE TARGET"
+        self.stdout.write(
+            f"reading a line of tags and code spans: {small / 1000:,.0f} kB {small_seconds:.3f} s,"
+            f" {large / 1000:,.0f} kB {large_seconds:.3f} s: x{ratio:.1f} for x{large / small:.0f}"
+            f" the length (target < x{READING_SCALE_TARGET * large / small:.0f}) {verdict}"
         )
 
     def _measure(self, directory: Path, embedder: Embedder, repeats: int) -> dict:
