@@ -364,6 +364,8 @@ class _Scanner:
         unclosed = _unclosed_tag(line.text)
         if unclosed is None or not self._closes_later(unclosed[1]):
             return line  # a tag nothing closes is text: the rest of the page is not hidden
+        if unclosed[1] == ">" and not _HTML_ATTRIBUTES_GO_ON.match(_line_after(*self._rest)):
+            return line  # "…if i<p" ends a sentence: an element's tag goes on with attributes
         # `{{< asciinema` or `<% x = Component.new(` with its arguments on the lines below: the
         # tag runs to its `>}}` or `%>`
         opener, self._tag_close = unclosed
@@ -371,6 +373,8 @@ class _Scanner:
 
 
 _SHORTCODE_OPEN = re.compile(r"\{\{[<%]")
+# The line after an HTML element's open tag that goes on: an attribute, or the tag's end
+_HTML_ATTRIBUTES_GO_ON = re.compile(r"[ \t]*(?:[\w:.-]+[ \t]*(?:=|/?>|$)|/?>)")
 _ERB_OPEN = re.compile(r"<%(?!%)")  # `<%%` writes a literal `<%`
 # Shortcodes whose body a page shows as a code block: Hugo's `highlight`, and the `code-toggle`
 # (one configuration shown as TOML, YAML and JSON) and `code` of Hugo's own documentation.
@@ -430,15 +434,19 @@ def _config_language(first: str) -> str:
 
 def _unclosed_tag(text: str) -> tuple[int, str] | None:
     """Where the first tag that the line does not close starts, outside code, and what closes
-    it: a shortcode's `>}}` or `%}}`, an ERB tag's `%>` (the tags a line closes are dropped
-    before, by ``markup.inline_markup``); None when no tag is left open."""
-    code_spans = [match.span() for match in CODE_SPAN.finditer(text)]
+    it: a shortcode's `>}}` or `%}}`, an ERB tag's `%>`, an HTML element's `>` (`<a` then its
+    `href="…">` on the next line; the tags a line closes are dropped before, by
+    ``markup.inline_markup``); None when no tag is left open."""
+    code = markup.Spans(match.span() for match in CODE_SPAN.finditer(text))
     openers = [
         (match.start(), "%}}" if match.group().endswith("%") else ">}}")
         for match in _SHORTCODE_OPEN.finditer(text)
     ] + [(match.start(), "%>") for match in _ERB_OPEN.finditer(text)]
+    html = markup.HTML_OPENER.search(text)
+    if html is not None:
+        openers.append((html.start(), ">"))
     for start, close in sorted(openers):
-        if not any(begin <= start < end for begin, end in code_spans):
+        if not code.holds(start):
             return start, close
     return None
 

@@ -56,14 +56,19 @@ _HTML_INLINE = (
 )
 # Elements the page shows as a break or a box: between two words a reader sees them apart.
 _HTML_BLOCK = (
-    "blockquote|br|caption|center|dd|details|div|dl|dt|figcaption|figure|hr|li|ol|p|section|"
-    "summary|table|tbody|td|tfoot|th|thead|tr|ul|wbr"
+    "article|aside|blockquote|br|caption|center|col|colgroup|dd|details|div|dl|dt|figcaption|"
+    "figure|footer|h[1-6]|header|hr|li|nav|ol|p|section|summary|table|tbody|td|tfoot|th|thead|"
+    "tr|ul|wbr"
 )
 _HTML_ATTRIBUTE = (
     r"""[ \t]+([\w:.-]+)(?:[ \t]*=[ \t]*(?:"[^"]*"|'[^']*'"""
     r"""|\{(?:[^{}]|\{[^{}]*\})*\}|[^\s"'=<>`{}]+))?"""
 )
-HTML_TAG = re.compile(rf"<(/?)({_HTML_INLINE}|{_HTML_BLOCK})((?:{_HTML_ATTRIBUTE})*)[ \t]*/?>")
+HTML_TAG = re.compile(
+    rf"<(/?)({_HTML_INLINE}|{_HTML_BLOCK})((?:{_HTML_ATTRIBUTE})*)[ \t]*(?:/[ \t]*)?>"
+)
+# An element's tag whose attributes go on over the next lines: `<a` then `  href="…">text</a>`
+HTML_OPENER = re.compile(rf"<({_HTML_INLINE}|{_HTML_BLOCK})(?:{_HTML_ATTRIBUTE})*[ \t]*$")
 _HTML_BLOCK_NAME = re.compile(rf"(?:{_HTML_BLOCK})")
 _HTML_NAMES = re.compile(_HTML_ATTRIBUTE)
 _HTML_ANCHOR = re.compile(r"""^<a[ \t][^>]*?\b(?:id|name)[ \t]*=[ \t]*["']?([\w-]+)""")

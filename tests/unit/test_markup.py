@@ -668,6 +668,10 @@ DOCUSAURUS_HTML = """\
 | Audio | `Medium` is "audio" <br> or "podcast" |
 
 Press <kbd>Ctrl</kbd>+<kbd>C</kbd> to copy, or read <a href="https://example.com/x">the guide</a>.
+
+<hr / >
+<aside class="callout">Back up your data first.</aside>
+<h3>Verify the element</h3>
 """
 
 
@@ -681,6 +685,7 @@ def test_html_a_page_uses_for_layout_and_emphasis_is_not_text() -> None:
     assert lines[4] == "| Channel | Definition |"
     assert lines[6] == '| Audio | `Medium` is "audio"  or "podcast" |'
     assert lines[8] == "Press Ctrl+C to copy, or read the guide."
+    assert lines[10:] == ["", "Back up your data first.", "Verify the element", ""]
 
 
 @pytest.mark.parametrize(
@@ -754,3 +759,30 @@ def test_spans_answer_as_a_search_through_every_span_would(
 
     assert found.holds(position) == any(a <= position < b for a, b in spans)
     assert found.meets(*other) == any(a < other[1] and other[0] < b for a, b in spans)
+
+
+def test_an_html_tag_written_over_several_lines_is_dropped_whole() -> None:
+    body = (
+        "While Fly.io provides a <a\n"
+        '   href="https://fly.io/docs/machines/working-with-machines/">Machines API</a>,\n'
+        'you build the rest.\n\n<img\n  src="/static/x.png"\n  alt="A tiger" />\n\nDone.\n'
+    )
+
+    assert visible(body).split("\n") == [
+        "While Fly.io provides a ",
+        "Machines API,",
+        "you build the rest.",
+        "",
+        "",
+        "",
+        "",
+        "",
+        "Done.",
+        "",
+    ]
+
+
+def test_a_comparison_at_a_lines_end_is_not_an_html_tag() -> None:
+    body = "The loop runs while i<p\nholds, then stops.\n\nSee <b>the limits</b>.\n"
+
+    assert visible(body) == "The loop runs while i<p\nholds, then stops.\n\nSee the limits.\n"
