@@ -361,6 +361,10 @@ class _Scanner:
             # `<VideoEmbed` with its attributes on the lines below: the tag runs to its `>`
             self._tag_close = ">"
             return _cut(line, ((0, len(line.text)),))
+        if _HEAD_OPEN.fullmatch(line.text) and self._closes_later("</head>"):
+            # an MDX page's `<head>` (its title, a search engine's FAQ schema) is never shown
+            self._tag_close = "</head>"
+            return _cut(line, ((0, len(line.text)),))
         unclosed = _unclosed_tag(line.text)
         if unclosed is None or not self._closes_later(unclosed[1]):
             return line  # a tag nothing closes is text: the rest of the page is not hidden
@@ -373,6 +377,8 @@ class _Scanner:
 
 
 _SHORTCODE_OPEN = re.compile(r"\{\{[<%]")
+# A `<head>` element alone on its line, as Docusaurus pages set their <head> metadata
+_HEAD_OPEN = re.compile(r"[ \t]*<head(?:[ \t][^<>]*)?>[ \t]*")
 # The line after an HTML element's open tag that goes on: an attribute, or the tag's end
 _HTML_ATTRIBUTES_GO_ON = re.compile(r"[ \t]*(?:[\w:.-]+[ \t]*(?:=|/?>|$)|/?>)")
 _ERB_OPEN = re.compile(r"<%(?!%)")  # `<%%` writes a literal `<%`

@@ -786,3 +786,24 @@ def test_a_comparison_at_a_lines_end_is_not_an_html_tag() -> None:
     body = "The loop runs while i<p\nholds, then stops.\n\nSee <b>the limits</b>.\n"
 
     assert visible(body) == "The loop runs while i<p\nholds, then stops.\n\nSee the limits.\n"
+
+
+def test_a_pages_head_metadata_is_not_text() -> None:
+    # given: Docusaurus pages set <head> metadata in MDX, here a search engine's copy of the
+    # page's questions, which the reader never sees
+    body = (
+        "<head>\n"
+        '  <script type="application/ld+json">{`\n'
+        '    {"@type": "FAQPage", "name": "Is billing based per account?"}\n'
+        "  `}</script>\n"
+        "</head>\n\n"
+        "## Is billing based per account?\n\nPer team.\n\nAdd the script to your <head> tag.\n"
+    )
+
+    # when
+    drafts = chunk(body)
+
+    # then
+    assert [(draft.heading_path, draft.text) for draft in drafts] == [
+        ("Is billing based per account?", "Per team.\n\nAdd the script to your <head> tag.")
+    ]
