@@ -354,8 +354,8 @@ class _Scanner:
         )
         if cut.warning:
             self.warnings.append(f"line {number}: {cut.warning}")
-        if cut.drop:
-            line = _cut(line, cut.drop, anchor=cut.anchor)
+        if cut.drop or cut.breaks:
+            line = _cut(line, cut.drop, anchor=cut.anchor, breaks=cut.breaks)
         opening = markup.COMPONENT_OPENER.fullmatch(line.text)
         if opening is not None and opening.group(1) in self._components:
             # `<VideoEmbed` with its attributes on the lines below: the tag runs to its `>`
@@ -487,18 +487,28 @@ def _blank(position: int) -> SourceLine:
     return SourceLine(position, "", (), FenceRole.NONE)
 
 
-def _cut(line: SourceLine, drop: tuple[tuple[int, int], ...], *, anchor: str = "") -> SourceLine:
-    """`line` without the `drop` spans of its text, each kept character still mapped to the
+def _cut(
+    line: SourceLine,
+    drop: tuple[tuple[int, int], ...],
+    *,
+    anchor: str = "",
+    breaks: tuple[tuple[int, int], ...] = (),
+) -> SourceLine:
+    """`line` without the `drop` spans of its text and with each of the `breaks` spans read as
+    one space (mapped to the span's first offset), each kept character still mapped to the
     offset it came from."""
     kept: list[str] = []
     runs: list[tuple[int, int]] = []
     previous = -2
-    spans, span = markup.Spans(drop).merged, 0
+    spans, span = markup.Spans((*drop, *breaks)).merged, 0
+    spaces = {start for start, _ in breaks}
     for index, character in enumerate(line.text):
         while span < len(spans) and spans[span][1] <= index:
             span += 1
         if span < len(spans) and spans[span][0] <= index:
-            continue
+            if index not in spaces:
+                continue
+            character = " "
         offset = line.source_offset(index)
         if offset != previous + 1:
             runs.append((len(kept), offset))

@@ -144,6 +144,7 @@ class Cut:
     drop: tuple[tuple[int, int], ...]
     anchor: str = ""  # an explicit heading id, `{#install}`
     warning: str = ""
+    breaks: tuple[tuple[int, int], ...] = ()  # spans read as one space: tags between two words
 
 
 def inline_markup(
@@ -205,8 +206,8 @@ def inline_markup(
             drop += [(0, start), (end, len(text))]
             continue
         drop.append(match.span())
-    html_tags = _html_tags(text, taken=Spans(drop), in_code=in_code)
-    drop += [tag.span() for tag in html_tags]
+    html = _html_tags(text, taken=Spans(drop), in_code=in_code)
+    drop += html.drop
     for match in FOOTNOTE.finditer(text):
         if in_code(match.start()):
             continue
@@ -220,21 +221,30 @@ def inline_markup(
                 drop += [(match.start(), match.start() + 2), (match.end() - 2, match.end())]
     # `## Will I lose units? <a id="cutter"></a>`: the heading's id, as `{#cutter}` would be
     anchor = next(
-        (named.group(1) for tag in html_tags if (named := _HTML_ANCHOR.search(tag.group()))), ""
+        (named.group(1) for tag in html.tags if (named := _HTML_ANCHOR.search(tag.group()))), ""
     )
     attributes = ATTRIBUTES.search(text)
     if attributes is not None and not in_code(attributes.start()):
         drop.append(attributes.span())
         found = _ATTRIBUTE_ID.search(attributes.group(1))
         anchor = found.group(1) if found else anchor
-    return Cut(tuple(sorted(drop)), anchor, "; ".join(warnings))
+    return Cut(tuple(sorted(drop)), anchor, "; ".join(warnings), tuple(html.breaks))
 
 
-def _html_tags(text: str, *, taken: Spans, in_code: Callable[[int], bool]) -> list[re.Match[str]]:
+@dataclass(frozen=True)
+class _HtmlTags:
+    tags: list[re.Match[str]]  # every tag read
+    drop: list[tuple[int, int]]  # spans that go
+    breaks: list[tuple[int, int]]  # spans read as one space
+
+
+def _html_tags(text: str, *, taken: Spans, in_code: Callable[[int], bool]) -> _HtmlTags:
     """The HTML tags of ``text`` a reader never sees (``HTML_TAG``), outside code and outside
-    what is dropped already. A line keeps every tag as written where dropping them would hide
-    hostile markup (a tag with an event handler, `onerror=`: shown as text, never hidden) or
-    run two words together (a break or a cell between them: "Time<br>limit", "<td>a</td><td>b")."""
+    what is dropped already. Tags side by side are read together: where they stand between two
+    words and one of them is a break or a box (a cell, a line break), the reader sees the words
+    apart, so they read as one space ("Time<br>limit": "Time limit"; `<td>a</td><td>b`: "a b");
+    elsewhere they go. A line where a tag carries an event handler (`onerror=`) keeps every tag
+    as written: hostile markup is shown as text, never hidden."""
     tags = [
         match
         for match in HTML_TAG.finditer(text)
@@ -245,17 +255,21 @@ def _html_tags(text: str, *, taken: Spans, in_code: Callable[[int], bool]) -> li
         for match in tags
         for name in _HTML_NAMES.findall(match.group(3))
     ):
-        return []
+        return _HtmlTags([], [], [])
+    drop: list[tuple[int, int]] = []
+    breaks: list[tuple[int, int]] = []
     group_start = 0
     for index, match in enumerate(tags):
         if index + 1 < len(tags) and tags[index + 1].start() == match.end():
-            continue  # tags side by side are read together
+            continue
         group, group_start = tags[group_start : index + 1], index + 1
-        before, after = text[: group[0].start()], text[group[-1].end() :]
-        between_words = before[-1:].strip() and after[:1].strip()
+        start, end = group[0].start(), group[-1].end()
+        between_words = text[start - 1 : start].strip() and text[end : end + 1].strip()
         if between_words and any(_HTML_BLOCK_NAME.fullmatch(tag.group(2)) for tag in group):
-            return []
-    return tags
+            breaks.append((start, end))
+        else:
+            drop += [tag.span() for tag in group]
+    return _HtmlTags(tags, drop, breaks)
 
 
 def block_marker(text: str) -> tuple[Cut, int | None] | None:

@@ -689,17 +689,27 @@ def test_html_a_page_uses_for_layout_and_emphasis_is_not_text() -> None:
 
 
 @pytest.mark.parametrize(
-    "line",
+    ("line", "read"),
     [
-        "| Time<br>limit | Cores<br/>per node |",
-        "<b>Time</b><br>limit",
-        "<tr><td>Growth</td><td>$99</td></tr>",
+        ("| Time<br>limit | Cores<br/>per node |", "| Time limit | Cores per node |"),
+        ("<b>Time</b><br>limit", "Time limit"),
+        ("<tr><td>Growth</td><td>$99</td></tr>", "Growth $99"),
+        ("Ship <b>fast</b>er", "Ship faster"),
     ],
 )
-def test_a_line_whose_tags_keep_two_words_apart_stays_as_written(line: str) -> None:
-    # a break or a cell between two words keeps them apart on the page; without the tags they
-    # would run together ("Timelimit"), so the line is left as it is
-    assert visible(line) == line
+def test_tags_that_keep_two_words_apart_read_as_a_space(line: str, read: str) -> None:
+    # a break or a cell between two words keeps them apart on the page (CSC's table headers
+    # write "Memory<br/>(GiB)"); without a space the words would run together ("Timelimit")
+    assert visible(line) == read
+
+
+def test_a_space_read_for_tags_points_at_where_the_tags_were() -> None:
+    (line,) = scan_lines("Time<br>limit")
+
+    assert line.text == "Time limit"
+    assert [line.source_offset(index) for index in range(len(line.text))] == [
+        0, 1, 2, 3, 4, 8, 9, 10, 11, 12
+    ]  # fmt: skip
 
 
 def test_html_with_an_event_handler_or_in_code_stays_as_written() -> None:
