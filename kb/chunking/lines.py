@@ -261,6 +261,8 @@ class _Scanner:
         tag = _code_shortcode(raw)
         if tag is None or tag.closes or tag.arguments.rstrip().endswith("/"):
             return None  # `{{< code-toggle config=server />}}` shows data, not a body
+        if tag.name == "pre" and not self._closes_later("</pre>"):
+            return None  # a `<pre>` nothing closes is text: the rest of the page is not code
         language = (
             _config_language(_line_after(*self._rest))
             if tag.name == "code-toggle"
@@ -377,6 +379,10 @@ class _Scanner:
 
 
 _SHORTCODE_OPEN = re.compile(r"\{\{[<%]")
+# `<pre>` or `<pre class="x"><code>` alone on its line, or its close (group 1)
+_PRE_TAG = re.compile(
+    r"[ \t]*(?:<pre(?:[ \t][^<>]*)?>(?:<code(?:[ \t][^<>]*)?>)?|(</)(?:code></)?pre>)[ \t]*"
+)
 # A `<head>` element alone on its line, as Docusaurus pages set their <head> metadata
 _HEAD_OPEN = re.compile(r"[ \t]*<head(?:[ \t][^<>]*)?>[ \t]*")
 # The line after an HTML element's open tag that goes on: an attribute, or the tag's end
@@ -396,7 +402,14 @@ class _ShortcodeTag:
 
 
 def _code_shortcode(raw: str) -> _ShortcodeTag | None:
-    """The tag of a code shortcode (``CODE_SHORTCODES``) that ``raw`` is alone on, else None."""
+    """The tag of a code shortcode (``CODE_SHORTCODES``) that ``raw`` is alone on, else None;
+    an HTML `<pre>` (or `</pre>`) alone on its line is read as one, named "pre": the page shows
+    what it holds as preformatted text, a console session or a listing."""
+    if "pre>" in raw:
+        pre = _PRE_TAG.fullmatch(raw)
+        if pre is not None:
+            indent = raw[: len(raw) - len(raw.lstrip())]
+            return _ShortcodeTag(indent, bool(pre.group(1)), "pre", "")
     if "{{" not in raw:
         return None
     tag = markup.SHORTCODE.fullmatch(raw.strip())

@@ -817,3 +817,28 @@ def test_a_pages_head_metadata_is_not_text() -> None:
     assert [(draft.heading_path, draft.text) for draft in drafts] == [
         ("Is billing based per account?", "Per team.\n\nAdd the script to your <head> tag.")
     ]
+
+
+def test_an_html_pre_block_is_a_code_block() -> None:
+    # given: CSC's pages show console sessions in HTML <pre> blocks, the user's input in <b>
+    body = (
+        "Start the configuration:\n\n<pre>\n"
+        "[kkayttaj@puhti-login11 ~]$ <b>rclone config</b>\nCurrent remotes:\n</pre>\n\n"
+        "Then pick a name.\n"
+    )
+
+    # when
+    (draft,) = chunk(body)
+
+    # then: its lines stay lines, as written, and the prose around it is prose
+    assert draft.text == (
+        "Start the configuration:\n\n```\n"
+        "[kkayttaj@puhti-login11 ~]$ <b>rclone config</b>\nCurrent remotes:\n```\n\n"
+        "Then pick a name."
+    )
+
+
+def test_a_pre_tag_nothing_closes_is_text() -> None:
+    body = "Use <pre> for listings:\n\n<pre>\n\nThe rest of the page.\n"
+
+    assert "```" not in visible(body) and "The rest of the page." in visible(body)
