@@ -1,7 +1,8 @@
 """The static-site tools' markup that is not text: what each line of it leaves for a reader.
 
 Hugo shortcodes, MkDocs and Docusaurus admonitions, MyST directives, Liquid tags, MDX imports
-and component tags and heading attributes are instructions to a site generator. Left in, they
+and component tags, heading attributes and the HTML tags a page wraps its text in are
+instructions to a site generator or a browser. Left in, they
 reach the heading paths, the embedded text and the keyword index (`Text {#text} > Links
 {#links}`). Each rule here says which part of a line is markup; `scan_lines` keeps the rest, so
 offsets into the body still hold.
