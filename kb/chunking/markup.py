@@ -81,11 +81,12 @@ _TITLE_ATTRIBUTE = re.compile(
 # `--8<-- "snippets/x.md"` (pymdownx.snippets)
 SNIPPET = re.compile(r"[ \t]*-{1,2}8<-{1,2}[ \t]*(.*?)[ \t]*")
 # `{#install .wide}`, `{: #id}`, `{data-x=1}` at the end of a line (Pandoc, Hugo, kramdown)
+# (an id may hold dots: Docusaurus' `{#include.imports}`)
 ATTRIBUTES = re.compile(
-    r"[ \t]*\{:?[ \t]*((?:[#.][\w-]+|[\w-]+=(?:\"[^\"]*\"|\S+?))(?:[ \t]+(?:[#.][\w-]+|"
+    r"[ \t]*\{:?[ \t]*((?:[#.][\w.-]+|[\w-]+=(?:\"[^\"]*\"|\S+?))(?:[ \t]+(?:[#.][\w.-]+|"
     r"[\w-]+=(?:\"[^\"]*\"|\S+?)))*)[ \t]*\}[ \t]*$"
 )
-_ATTRIBUTE_ID = re.compile(r"(?:^|\s)#([\w-]+)")
+_ATTRIBUTE_ID = re.compile(r"(?:^|\s)#([\w.-]+)")
 # A MyST directive fence: ```{note} or ````{admonition} Title
 DIRECTIVE = re.compile(r"\{([\w-]+)\}(.*)")
 DIRECTIVE_OPTION = re.compile(r"[ \t]*:[\w-]+:.*")

@@ -68,6 +68,17 @@ def test_heading_attributes_become_the_sections_anchor() -> None:
     ]
 
 
+def test_a_heading_id_with_a_dot_is_the_headings_anchor() -> None:
+    # given: Plausible's Stats API reference names a parameter's section `{#include.imports}`
+    sections = split_sections("#### include.imports {#include.imports}\n\nCounts imports.\n")
+
+    # then: the id is the anchor, never part of the heading
+    assert [(section.heading_text, section.anchor) for section in sections] == [
+        ("include.imports", "include.imports")
+    ]
+    assert markup_left("#### include.imports {#include.imports}") != []
+
+
 def test_kramdown_attribute_line_is_not_text() -> None:
     assert visible("A paragraph.\n{: .note}\n") == "A paragraph.\n\n"
 
