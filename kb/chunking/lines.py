@@ -456,14 +456,16 @@ def _unclosed_tag(text: str) -> tuple[int, str] | None:
     it: a shortcode's `>}}` or `%}}`, an ERB tag's `%>`, an HTML element's `>` (`<a` then its
     `href="…">` on the next line; the tags a line closes are dropped before, by
     ``markup.inline_markup``); None when no tag is left open."""
-    code = markup.Spans(match.span() for match in CODE_SPAN.finditer(text))
     openers = [
         (match.start(), "%}}" if match.group().endswith("%") else ">}}")
         for match in _SHORTCODE_OPEN.finditer(text)
     ] + [(match.start(), "%>") for match in _ERB_OPEN.finditer(text)]
-    html = markup.HTML_OPENER.search(text)
+    html = markup.HTML_OPENER.search(text) if "<" in text else None
     if html is not None:
         openers.append((html.start(), ">"))
+    if not openers:
+        return None
+    code = markup.Spans.of([match.span() for match in CODE_SPAN.finditer(text)])
     for start, close in sorted(openers):
         if not code.holds(start):
             return start, close
@@ -513,7 +515,7 @@ def _cut(
     kept: list[str] = []
     runs: list[tuple[int, int]] = []
     previous = -2
-    spans, span = markup.Spans((*drop, *breaks)).merged, 0
+    spans, span = markup.Spans.of((*drop, *breaks)).merged, 0
     spaces = {start for start, _ in breaks}
     for index, character in enumerate(line.text):
         while span < len(spans) and spans[span][1] <= index:

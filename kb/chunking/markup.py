@@ -14,7 +14,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 # `{{< hint info >}}`, `{{% /tab %}}`, `{{< relref "admin/config.md" >}}`
@@ -118,7 +118,7 @@ class Spans:
     or meets a span: asked once a tag, a line of thousands of tags and code spans read in
     quadratic time (a 220 kB line of shortcodes between code spans: 90 s)."""
 
-    def __init__(self, spans: Iterable[tuple[int, int]]) -> None:
+    def __init__(self, spans: Sequence[tuple[int, int]]) -> None:
         merged: list[tuple[int, int]] = []
         for start, end in sorted(spans):
             if merged and start <= merged[-1][1]:
@@ -129,6 +129,11 @@ class Spans:
         self._starts = [start for start, _ in merged]
         self._ends = [end for _, end in merged]
 
+    @classmethod
+    def of(cls, spans: Sequence[tuple[int, int]]) -> Spans:
+        """The spans, the one empty instance for none: most lines have no markup at all."""
+        return cls(spans) if spans else _NO_SPANS
+
     def holds(self, position: int) -> bool:
         found = bisect.bisect_right(self._starts, position) - 1
         return found >= 0 and position < self._ends[found]
@@ -137,6 +142,9 @@ class Spans:
         """Whether a span overlaps ``start``..``end``."""
         found = bisect.bisect_right(self._ends, start)
         return found < len(self._starts) and self._starts[found] < end
+
+
+_NO_SPANS = Spans(())
 
 
 @dataclass(frozen=True)
@@ -167,10 +175,7 @@ def inline_markup(
     drop: list[tuple[int, int]] = []
     warnings: list[str] = []
 
-    code = Spans(code_spans)
-
-    def in_code(start: int) -> bool:
-        return code.holds(start)
+    in_code = Spans.of(code_spans).holds
 
     for match in SHORTCODE.finditer(text):
         if in_code(match.start()):
@@ -185,7 +190,7 @@ def inline_markup(
         if name in INCLUDES and not match.group(2):
             warnings.append(f"{match.group()} not resolved (its text is not included)")
         drop.append(match.span())
-    shortcodes = Spans(drop)
+    shortcodes = Spans.of(drop)
     # template tags, Liquid's and ERB's: `{% include x %}`, `<%= partial "x" %>`, `<% end %>`
     for match in itertools.chain(LIQUID_TAG.finditer(text), ERB_TAG.finditer(text)):
         if in_code(match.start()) or shortcodes.meets(*match.span()):
@@ -194,7 +199,7 @@ def inline_markup(
         if name in INCLUDES or (name == "render" and re.search(r"\bpartial\b", rest)):
             warnings.append(f"{match.group()} not resolved (its text is not included)")
         drop.append(match.span())
-    taken = Spans(drop)
+    taken = Spans.of(drop)
     for match in COMPONENT_TAG.finditer(text):
         if match.group(2) not in components or in_code(match.start()):
             continue
@@ -208,7 +213,7 @@ def inline_markup(
             drop += [(0, start), (end, len(text))]
             continue
         drop.append(match.span())
-    html = _html_tags(text, taken=Spans(drop), in_code=in_code)
+    html = _html_tags(text, taken=Spans.of(drop), in_code=in_code)
     drop += html.drop
     for match in FOOTNOTE.finditer(text):
         if in_code(match.start()):
@@ -247,6 +252,8 @@ def _html_tags(text: str, *, taken: Spans, in_code: Callable[[int], bool]) -> _H
     apart, so they read as one space ("Time<br>limit": "Time limit"; `<td>a</td><td>b`: "a b");
     elsewhere they go. A line where a tag carries an event handler (`onerror=`) keeps every tag
     as written: hostile markup is shown as text, never hidden."""
+    if "<" not in text:
+        return _HtmlTags([], [], [])
     tags = [
         match
         for match in HTML_TAG.finditer(text)
