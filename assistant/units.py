@@ -36,7 +36,7 @@ from assistant.generators.base import Source
 from assistant.injection import is_flagged
 from assistant.question_cues import cues_for
 from kb.chunking.lines import FenceRole
-from kb.chunking.markup import CODE_SPAN, outside_code_spans
+from kb.chunking.markup import CODE_SPAN, HTML_ELEMENTS, outside_code_spans
 from kb.chunking.sentences import split_sentences
 from kb.selectors.passages import PassageLine, passage_lines
 from search.keywords import ENGLISH_STOP_WORDS
@@ -55,23 +55,15 @@ LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
 REFERENCE_LINK = re.compile(r"\[([^\]]+)\]\[[^\]]*\]")
 LINK_DEFINITION = re.compile(r"^\[[^\]]+\]:\s*\S+")
 EMPHASIS = re.compile(r"\*\*|__")
-HTML_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
-# The formatting HTML a page writes in its Markdown (``<a href=…>``, ``<ul><li>``, ``</p>``): the
-# words are quoted, the tags never (pages exported from other help-center tools hold many). Any
-# other tag is left as written: a page telling the reader to paste ``<script …>`` means it.
-HTML_FORMATTING = (
-    "a|abbr|b|blockquote|br|caption|code|dd|del|details|div|dl|dt|em|figcaption|figure|"
-    "h[1-6]|hr|i|ins|kbd|li|mark|ol|p|pre|s|small|span|strong|sub|summary|sup|table|tbody|"
-    "td|tfoot|th|thead|tr|u|ul"
-)
-HTML_TAG = re.compile(rf"</?(?:{HTML_FORMATTING})(?:\s[^<>]*)?/?>", re.IGNORECASE)
-# Media a page embeds as HTML (``<img src=… alt=…>``) say nothing to quote, as a Markdown image
-# does not; a character reference closed by ";" (``&mdash;``, ``&#8212;``) is the character a
-# reader sees, outside code spans (Markdown leaves those as written). One not closed, as in a
-# query string's "&param=", is left as written.
-HTML_MEDIA = re.compile(
-    r"</?(?:img|picture|source|video|audio|iframe|svg)(?:\s[^<>]*)?/?>", re.IGNORECASE
-)
+# The formatting and media HTML a page writes in its Markdown (``<a href=…>``, ``<ul><li>``,
+# ``</p>``, ``<img src=… alt=…>``): the words are quoted, the tags never (pages exported from
+# other help-center tools hold many). The reading drops them already (the elements of
+# ``kb.chunking.markup.HTML_ELEMENTS``); this catches what a line kept as written and passages
+# chunked before it did. Any other tag is left as written: a page telling the reader to paste
+# ``<script …>`` means it. A character reference closed by ";" (``&mdash;``, ``&#8212;``) is the
+# character a reader sees, outside code spans (Markdown leaves those as written). One not
+# closed, as in a query string's "&param=", is left as written.
+HTML_TAG = re.compile(rf"</?(?:{HTML_ELEMENTS}|pre)(?:\s[^<>]*)?/?>", re.IGNORECASE)
 CHARACTER_REFERENCE = re.compile(r"&(?:#\d+|#x[0-9a-f]+|[a-z][a-z0-9]*);", re.IGNORECASE)
 WORDY = re.compile(r"\b[^\W\d_]{2,}")  # a word with letters in it
 # A line that is one bold span ("**Once the billing period ends**", "**Use this when:**"): a
@@ -900,6 +892,6 @@ def clean(text: str) -> str:
 
 def _prose_cleaned(text: str) -> str:
     """``clean`` on text outside code spans."""
-    text = HTML_MEDIA.sub(" ", HTML_TAG.sub(" ", HTML_BREAK.sub(" ", text)))
+    text = HTML_TAG.sub(" ", text)
     text = CHARACTER_REFERENCE.sub(lambda m: html.unescape(m[0]), text)
     return EMPHASIS.sub("", text)

@@ -51,26 +51,25 @@ COMPONENT_OPENER = re.compile(rf"[ \t]*<{_COMPONENT}(?:{_JSX_ATTRIBUTE})*[ \t]*"
 # An HTML element a Markdown page uses for emphasis, layout or media (`<kbd>`, `<div
 # class="browser">`, `<br>`, `<img alt="…" src={useBaseUrl("x.png")} />`): the page shows what it
 # wraps, never the tag. Lower case, as pages write HTML: `<Token>` or `<KEYID>` is a placeholder.
-_HTML_INLINE = (
+HTML_INLINE_ELEMENTS = (
     "a|abbr|audio|b|bdi|big|cite|code|del|dfn|em|embed|font|i|iframe|img|ins|kbd|mark|picture|q|"
-    "s|samp|small|source|span|strike|strong|sub|sup|track|tt|u|var|video"
+    "s|samp|small|source|span|strike|strong|sub|sup|svg|track|tt|u|var|video"
 )
 # Elements the page shows as a break or a box: between two words a reader sees them apart.
-_HTML_BLOCK = (
+HTML_BLOCK_ELEMENTS = (
     "article|aside|blockquote|br|caption|center|col|colgroup|dd|details|div|dl|dt|figcaption|"
     "figure|footer|h[1-6]|header|hr|li|nav|ol|p|section|summary|table|tbody|td|tfoot|th|thead|"
     "tr|ul|wbr"
 )
+HTML_ELEMENTS = f"{HTML_INLINE_ELEMENTS}|{HTML_BLOCK_ELEMENTS}"
 _HTML_ATTRIBUTE = (
     r"""[ \t]+([\w:.-]+)(?:[ \t]*=[ \t]*(?:"[^"]*"|'[^']*'"""
     r"""|\{(?:[^{}]|\{[^{}]*\})*\}|[^\s"'=<>`{}]+))?"""
 )
-HTML_TAG = re.compile(
-    rf"<(/?)({_HTML_INLINE}|{_HTML_BLOCK})((?:{_HTML_ATTRIBUTE})*)[ \t]*(?:/[ \t]*)?>"
-)
+HTML_TAG = re.compile(rf"<(/?)({HTML_ELEMENTS})((?:{_HTML_ATTRIBUTE})*)[ \t]*(?:/[ \t]*)?>")
 # An element's tag whose attributes go on over the next lines: `<a` then `  href="…">text</a>`
-HTML_OPENER = re.compile(rf"<({_HTML_INLINE}|{_HTML_BLOCK})(?:{_HTML_ATTRIBUTE})*[ \t]*$")
-_HTML_BLOCK_NAME = re.compile(rf"(?:{_HTML_BLOCK})")
+HTML_OPENER = re.compile(rf"<({HTML_ELEMENTS})(?:{_HTML_ATTRIBUTE})*[ \t]*$")
+_HTML_BLOCK_NAME = re.compile(rf"(?:{HTML_BLOCK_ELEMENTS})")
 _HTML_NAMES = re.compile(_HTML_ATTRIBUTE)
 _HTML_ANCHOR = re.compile(r"""^<a[ \t][^>]*?\b(?:id|name)[ \t]*=[ \t]*["']?([\w-]+)""")
 # What a box or tab says of itself: Docusaurus `<TabItem label="Linux">`, `<Details title="Why">`
