@@ -117,3 +117,16 @@ def test_the_lead_of_an_answer_is_its_first_quote_or_its_first_sentence() -> Non
 
     assert lead_sentence(quoted, quoted=True) == "“Go to Settings. Click Cancel.” [1]"
     assert lead_sentence(written, quoted=False) == "You can cancel in Settings [1]."
+
+
+def test_the_lead_quote_of_a_code_unit_holds_its_block() -> None:
+    # the answerer quotes a block with the sentence that introduces it, as one unit, and its
+    # replay (`answer_tuning`) scores the lead with the block: the eval must read it so too
+    block = "`config/app.toml`\n\n```toml\n[server]\n\nport = 8000\n```"
+    quoted = f"From our help center:\n\n“To change the port:” [1]\n\n{block}\n\n“Restart.” [2]"
+    sentence_first = (
+        f"From our help center:\n\n“Restart.” [2]\n\n“To change the port:” [1]\n\n{block}"
+    )
+
+    assert lead_sentence(quoted, quoted=True) == f"“To change the port:” [1]\n\n{block}"
+    assert lead_sentence(sentence_first, quoted=True) == "“Restart.” [2]"
