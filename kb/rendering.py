@@ -29,8 +29,9 @@ from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 
-from kb.chunking.lines import SourceLine, scan_lines
+from kb.chunking.lines import FenceRole, SourceLine, scan_lines
 from kb.chunking.markup import HIGHLIGHT
+from kb.chunking.structure import opens_block
 from kb.parsing import DOCUMENT_SUFFIXES
 
 _markdown = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
@@ -44,6 +45,7 @@ CITED_ID = "passage"
 # Private-use characters put into the body where a quoted sentence starts and ends, so Markdown
 # parses the text as it is and the marks come out where the sentence is in the HTML.
 _QUOTE_OPEN, _QUOTE_CLOSE = "\ue000", "\ue001"
+_QUOTE_MARKS = re.compile(r"[ \t]*(?:>[ \t]?)+")  # a quote's (or callout's) leading `> `
 MAX_QUOTED_SPANS = 12
 # Ids the page around the document uses: a heading slug must never take one of them.
 RESERVED_IDS = frozenset({CITED_ID, "main", "top", "content", "on-this-page", "document-title"})
@@ -310,7 +312,25 @@ def _toggled(tag: str, inside: bool) -> bool:
 def _visible_text(lines: list[SourceLine]) -> str:
     # markdown-it also breaks lines at a lone "\r"; scan_lines does not, and the two must agree
     # on line numbers for token.map to point at the right source lines.
-    return "\n".join(line.text.replace("\r", " ") for line in lines)
+    texts = [line.text.replace("\r", " ") for line in lines]
+    for index, line in enumerate(lines[:-1]):
+        if line.title and _goes_on(line.text, lines[index + 1]):
+            texts[index] += "\\"  # a hard break: the box's title on its own line, as on the site
+    return "\n".join(texts)
+
+
+def _goes_on(title: str, following: SourceLine) -> bool:
+    """Whether ``following`` goes on with the paragraph a box's ``title`` starts (both inside
+    the same quote, for a callout's)."""
+    if following.fence is not FenceRole.NONE:
+        return False
+    quoted = _QUOTE_MARKS.match(title)
+    text = following.text
+    if quoted is not None:
+        if not text.startswith(quoted.group()):
+            return False
+        text = text[len(quoted.group()) :]
+    return bool(text.strip()) and not opens_block(text)
 
 
 def _without_title_heading(tokens: list[Token], *, title: str) -> list[Token]:

@@ -41,6 +41,9 @@ class SourceLine:
     runs: tuple[tuple[int, int], ...]  # (index in `text`, offset in the original) per visible run
     fence: FenceRole
     anchor: str = ""  # an explicit id the line gave itself (`## Install {#install}`)
+    # a box's title (`:::tip Title`, `!!! note "Title"`): the page shows it on a line of its own,
+    # so it is a block of its own, never the start of the sentence under it
+    title: bool = False
 
     def source_offset(self, index: int) -> int:
         """Offset in the original text of `text[index]`."""
@@ -312,7 +315,9 @@ class _Scanner:
             title_start = opening.start(3) + opening.group(3).index("}") + 1
             title_start += len(raw[title_start:]) - len(raw[title_start:].lstrip())
             line = SourceLine(position, raw, ((0, base),), FenceRole.NONE)
-            return _cut(line, ((0, title_start),)) if not hidden else _blank(position)
+            if hidden:
+                return _blank(position)
+            return _cut(line, ((0, title_start),), title=bool(raw[title_start:].strip()))
         self._fence = (opening.group(2)[0], len(opening.group(2)))
         return SourceLine(position, raw, ((0, base),), FenceRole.OPEN)
 
@@ -346,7 +351,7 @@ class _Scanner:
                 self._admonitions.append(content_indent)
             if cut.warning:
                 self.warnings.append(f"line {number}: {cut.warning}")
-            return _cut(line, cut.drop)
+            return _cut(line, cut.drop, title=cut.title)
         code_spans = [match.span() for match in CODE_SPAN.finditer(line.text)]
         cut = markup.inline_markup(
             line.text,
@@ -357,7 +362,7 @@ class _Scanner:
         if cut.warning:
             self.warnings.append(f"line {number}: {cut.warning}")
         if cut.drop or cut.breaks:
-            line = _cut(line, cut.drop, anchor=cut.anchor, breaks=cut.breaks)
+            line = _cut(line, cut.drop, anchor=cut.anchor, breaks=cut.breaks, title=cut.title)
         opening = markup.COMPONENT_OPENER.fullmatch(line.text)
         if opening is not None and opening.group(1) in self._components:
             # `<VideoEmbed` with its attributes on the lines below: the tag runs to its `>`
@@ -508,10 +513,11 @@ def _cut(
     *,
     anchor: str = "",
     breaks: tuple[tuple[int, int], ...] = (),
+    title: bool = False,
 ) -> SourceLine:
     """`line` without the `drop` spans of its text and with each of the `breaks` spans read as
     one space (mapped to the span's first offset), each kept character still mapped to the
-    offset it came from."""
+    offset it came from; `title` when what is left is a box's title."""
     kept: list[str] = []
     runs: list[tuple[int, int]] = []
     previous = -2
@@ -529,7 +535,9 @@ def _cut(
             runs.append((len(kept), offset))
         kept.append(character)
         previous = offset
-    return SourceLine(line.start, "".join(kept), tuple(runs), line.fence, anchor or line.anchor)
+    return SourceLine(
+        line.start, "".join(kept), tuple(runs), line.fence, anchor or line.anchor, title
+    )
 
 
 def _strip_comments(

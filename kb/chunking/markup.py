@@ -154,6 +154,7 @@ class Cut:
     anchor: str = ""  # an explicit heading id, `{#install}`
     warning: str = ""
     breaks: tuple[tuple[int, int], ...] = ()  # spans read as one space: tags between two words
+    title: bool = False  # what is left is a box's title, which the page shows on its own line
 
 
 def inline_markup(
@@ -199,6 +200,7 @@ def inline_markup(
             warnings.append(f"{match.group()} not resolved (its text is not included)")
         drop.append(match.span())
     taken = Spans.of(drop)
+    titled = False
     for match in COMPONENT_TAG.finditer(text):
         if match.group(2) not in components or in_code(match.start()):
             continue
@@ -210,6 +212,7 @@ def inline_markup(
             group = next(number for number in (1, 2, 3, 4) if title.group(number) is not None)
             start, end = match.start(3) + title.start(group), match.start(3) + title.end(group)
             drop += [(0, start), (end, len(text))]
+            titled = True
             continue
         drop.append(match.span())
     html = _html_tags(text, taken=Spans.of(drop), in_code=in_code)
@@ -234,7 +237,7 @@ def inline_markup(
         drop.append(attributes.span())
         found = _ATTRIBUTE_ID.search(attributes.group(1))
         anchor = found.group(1) if found else anchor
-    return Cut(tuple(sorted(drop)), anchor, "; ".join(warnings), tuple(html.breaks))
+    return Cut(tuple(sorted(drop)), anchor, "; ".join(warnings), tuple(html.breaks), titled)
 
 
 @dataclass(frozen=True)
@@ -296,7 +299,7 @@ def block_marker(text: str) -> tuple[Cut, int | None] | None:
         return _keep_only(text, colon.span(title)), None
     callout = CALLOUT.fullmatch(text)
     if callout is not None:
-        return Cut((callout.span(1),)), None
+        return Cut((callout.span(1),), title=bool(callout.group(2).strip())), None
     snippet = SNIPPET.fullmatch(text)
     if snippet is not None:
         warning = (
@@ -321,10 +324,11 @@ def mdx_import(text: str) -> tuple[Cut, frozenset[str]] | None:
 
 
 def _keep_only(text: str, span: tuple[int, int]) -> Cut:
+    """Only ``span`` of ``text`` kept: a box's title, shown on its own line (or nothing)."""
     start, end = span
-    if start < 0 or start == end:
+    if start < 0 or not text[start:end].strip():
         return Cut(((0, len(text)),))
-    return Cut(((0, start), (end, len(text))))
+    return Cut(((0, start), (end, len(text))), title=True)
 
 
 def _columns(indent: str) -> int:

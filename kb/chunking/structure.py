@@ -181,17 +181,22 @@ def _is_setext_underline(lines: list[SourceLine], index: int) -> bool:
 
 
 def _starts_other_block(lines: list[SourceLine], index: int) -> bool:
-    """Whether line `index` begins a block that ends the paragraph or quote before it."""
+    """Whether line `index` begins a block that ends the paragraph or quote before it: a box's
+    title ends the block it is in, as the page shows it on its own line."""
     line = lines[index]
-    if line.fence is not FenceRole.NONE or _is_blank(line):
+    if line.fence is not FenceRole.NONE or _is_blank(line) or line.title or lines[index - 1].title:
         return True
-    text = line.text
+    return opens_block(line.text) or _starts_table(lines, index)
+
+
+def opens_block(text: str) -> bool:
+    """Whether a line of `text` ends the paragraph before it: a heading, a rule, a quote or a
+    list (a table also needs the line after it, `_starts_table`)."""
     return (
         atx_heading(text) is not None
         or bool(_THEMATIC_BREAK.fullmatch(text))
         or bool(_QUOTE.match(text))
         or _starts_list(text)
-        or _starts_table(lines, index)
     )
 
 
@@ -205,6 +210,8 @@ def _paragraph_end(lines: list[SourceLine], index: int) -> int:
 def _quote_end(lines: list[SourceLine], index: int) -> int:
     end = index + 1
     while end < len(lines):
+        if lines[end].title or lines[end - 1].title:
+            break  # a callout's title (`> [!tip] Title`) is a line of its own
         if _QUOTE.match(lines[end].text) and lines[end].fence is FenceRole.NONE:
             end += 1
         elif _starts_other_block(lines, end):

@@ -207,10 +207,34 @@ def test_mkdocs_admonition_is_its_title_and_text_chunked_as_prose() -> None:
     drafts = chunk(MKDOCS)
 
     assert [draft.text for draft in drafts] == [
-        "Read this first\nStop the workers before you upgrade.\n\n"
+        "Read this first\n\nStop the workers before you upgrade.\n\n"
         "```bash\nsystemctl stop worker\n```\n\nCollapsed by default.\n\nThe end."
     ]
     assert_no_markup(drafts)
+
+
+def test_a_box_title_is_a_line_of_its_own_not_the_start_of_its_first_sentence() -> None:
+    # Plausible's `:::tip You can exclude internal traffic by IP address too` over "This is the
+    # easiest way…": read as one paragraph, the page and the answers said "…too This is…".
+    titled = {
+        ":::tip Rotate often\nRotate keys every 90 days.\n:::\n": "Rotate often",
+        ":::danger[Never share]\nRotate keys every 90 days.\n:::\n": "Never share",
+        '!!! note "Rotate often"\n    Rotate keys every 90 days.\n': "Rotate often",
+        "```{admonition} Rotate often\nRotate keys every 90 days.\n```\n": "Rotate often",
+        "> [!tip] Rotate often\n> Rotate keys every 90 days.\n": "> Rotate often",
+        (
+            "import { Explainer } from '../components/Explainer';\n\n"
+            '<Explainer title="Rotate often">\nRotate keys every 90 days.\n</Explainer>\n'
+        ): "Rotate often",
+    }
+    for body, title in titled.items():
+        text = chunk(body)[0].text
+        assert text.split("\n\n")[:2] == [title, text.split("\n\n")[1]], body
+        assert text.endswith("Rotate keys every 90 days."), body
+    # a paragraph whose first line is not a box title is still one paragraph
+    assert chunk("Rotate often\nRotate keys every 90 days.\n")[0].text == (
+        "Rotate often\nRotate keys every 90 days."
+    )
 
 
 def test_mkdocs_snippet_is_reported() -> None:
@@ -240,7 +264,7 @@ def test_docusaurus_admonitions_render_as_their_text() -> None:
     drafts = chunk(DOCUSAURUS)
 
     assert [draft.text for draft in drafts] == [
-        "Rotate often\n\nRotate API keys every **90 days**.\n\nNever share\nA key is a password."
+        "Rotate often\n\nRotate API keys every **90 days**.\n\nNever share\n\nA key is a password."
     ]
     assert_no_markup(drafts)
 
@@ -275,7 +299,7 @@ def test_myst_directives_are_prose_and_code_inside_them_stays_code() -> None:
     drafts = chunk(MYST)
 
     assert [draft.text for draft in drafts] == [
-        "Run the installer as an administrator.\n\nPorts\nOpen port 8443.\n\n"
+        "Run the installer as an administrator.\n\nPorts\n\nOpen port 8443.\n\n"
         "```yaml\nport: 8443\n```"
     ]
     assert_no_markup(drafts)
@@ -470,6 +494,17 @@ def test_shortcodes_and_admonitions_never_reach_the_page() -> None:
     assert not any(mark in html for mark in ("{{", ":::", "!!!"))
     # the admonition's text is prose, not an indented code block
     assert "Stop the workers before you upgrade.</p>" in html and "<code>Stop" not in html
+
+
+def test_the_page_shows_a_box_title_on_its_own_line() -> None:
+    from kb.rendering import document_render
+
+    html = document_render(body=":::tip Rotate often\nRotate keys every 90 days.\n:::\n").html
+
+    assert "<p>Rotate often<br>\nRotate keys every 90 days.</p>" in html
+    # a title with nothing under it, and a plain paragraph, get no break
+    assert "<br" not in document_render(body=":::tip Rotate often\n:::\n\nText.\n").html
+    assert "<br" not in document_render(body="Rotate often\nRotate keys.\n").html
 
 
 def test_links_between_pages_point_at_their_docs_pages() -> None:
