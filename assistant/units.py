@@ -308,9 +308,18 @@ def continued(lead: str, following: str) -> str:
 _Quoted = TypeVar("_Quoted")  # a unit, or a dumped one
 
 
+# The end of a statement, after any closing quote, bracket or emphasis mark
+_STATEMENT_END = re.compile(r"[.!?:;\u2026][\"'\u201d\u2019)\]*_`]*$")
+
+
 def quoted_with(text: str, following: str | None) -> str:
-    """A quote's ``text`` with the unit quoted after it (``following_unit``), if any."""
-    return text if following is None else f"{text} {continued(text, following)}"
+    """A quote's ``text`` with the unit quoted after it (``following_unit``), if any: after a
+    semicolon when ``text`` ends with no stop, as list items do ("…are preserved in the
+    cluster; The finalizer is removed…"), which would otherwise run into one sentence."""
+    if following is None:
+        return text
+    separator = " " if _STATEMENT_END.search(text.rstrip()) else "; "
+    return f"{text}{separator}{continued(text, following)}"
 
 
 def unquoted(after: _Quoted | None, taken: set[int]) -> _Quoted | None:

@@ -744,6 +744,28 @@ def test_each_quote_brings_the_unit_after_it_unless_that_one_is_quoted() -> None
     assert quoted_already.text == rule.text
 
 
+def test_a_list_item_without_a_full_stop_is_quoted_apart_from_the_item_after_it() -> None:
+    # given: Argo CD's deletion modes list their effects as items with no full stop
+    units = units_of(
+        [
+            _passage_of(
+                "- All managed resources are preserved in the cluster\n"
+                "- The finalizer is removed automatically before deletion\n"
+            )
+        ]
+    )
+    preserved, _ = units
+
+    # when
+    joined = _joined(preserved, units, {id(preserved)})
+
+    # then: the two read as two items, not as "…in the cluster The finalizer…"
+    assert joined.text == (
+        "All managed resources are preserved in the cluster; "
+        "The finalizer is removed automatically before deletion"
+    )
+
+
 def test_a_quote_is_read_under_the_identifier_its_section_describes(
     generator: ExtractiveGenerator,
 ) -> None:
