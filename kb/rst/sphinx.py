@@ -134,6 +134,11 @@ class VersionNote(_Prose):
         "versionchanged": "Changed in version {}",
         "deprecated": "Deprecated since version {}",
         "versionremoved": "Removed in version {}",
+        # Sphinx 8's names for the same directives
+        "version-added": "Added in version {}",
+        "version-changed": "Changed in version {}",
+        "version-deprecated": "Deprecated since version {}",
+        "version-removed": "Removed in version {}",
     }
 
     def run(self) -> list[nodes.Node]:
@@ -163,6 +168,15 @@ class Code(Directive):
             text_nodes, messages = self.state.inline_text(caption, self.lineno)
             return [nodes.paragraph("", "", nodes.strong("", "", *text_nodes)), *messages, node]
         return [node]
+
+
+class DoctestCode(Code):
+    """``sphinx.ext.doctest``'s ``testcode``, ``doctest`` and ``testoutput``: code (or its
+    output) in the language the directive implies; its argument names a test group, not one."""
+
+    def run(self) -> list[nodes.Node]:
+        text = "\n".join(self.content)
+        return [nodes.literal_block(text, text, language=DOCTEST_DIRECTIVES[self.name])]
 
 
 class Highlight(Directive):
@@ -343,10 +357,17 @@ PROSE_DIRECTIVES: dict[str, type[Directive]] = {
     **dict.fromkeys(VersionNote.labels, VersionNote),
 }  # fmt: skip
 CODE_DIRECTIVES = ("code-block", "sourcecode", "code", "code-tab", "productionlist")
+# `sphinx.ext.doctest`: the page shows the code and its output (its setup and cleanup it hides)
+DOCTEST_DIRECTIVES = {"testcode": "python", "doctest": "pycon", "testoutput": "none"}
 HIDDEN_DIRECTIVES = (
     "index", "currentmodule", "py:currentmodule", "module", "py:module",
     "rst-class", "tabularcolumns", "sectionauthor", "moduleauthor", "codeauthor", "todo",
-    "default-domain", "program", "cssclass", "toctree-hidden",
+    "default-domain", "program", "cssclass", "toctree-hidden", "testsetup", "testcleanup",
+    # where the domains' names that follow live: set up for the build, never shown
+    "c:namespace", "c:namespace-push", "c:namespace-pop", "cpp:namespace",
+    "cpp:namespace-push", "cpp:namespace-pop", "js:module", "rst:directive:option-group",
+    # pictures (`sphinx.ext.graphviz`, `sphinx.ext.inheritance_diagram`): no text to read
+    "graphviz", "graph", "digraph", "inheritance-diagram",
 )  # fmt: skip
 AUTODOC_DIRECTIVES = (
     "automodule", "autoclass", "autofunction", "automethod", "autoattribute", "autodata",
@@ -357,8 +378,20 @@ _OBJECT_TYPES = (
     "function", "class", "method", "classmethod", "staticmethod", "attribute", "property",
     "data", "exception", "decorator", "decoratormethod", "type",
 )  # fmt: skip
+# Sphinx's other domains describe their objects the same way (C and C++ APIs, JavaScript,
+# reStructuredText's own directives and roles in Sphinx's docs)
+_DOMAIN_OBJECT_TYPES = {
+    "c": ("function", "macro", "struct", "union", "enum", "enumerator", "type", "var", "member"),
+    "cpp": (
+        "class", "struct", "function", "member", "var", "type", "concept", "enum",
+        "enum-struct", "enum-class", "enumerator", "union", "alias",
+    ),
+    "js": ("function", "method", "class", "data", "attribute"),
+    "rst": ("directive", "directive:option", "role"),
+}  # fmt: skip
 OBJECT_DIRECTIVES = (
     *_OBJECT_TYPES, *(f"py:{name}" for name in _OBJECT_TYPES),
+    *(f"{domain}:{name}" for domain, names in _DOMAIN_OBJECT_TYPES.items() for name in names),
     "envvar", "option", "cmdoption", "describe", "object", "confval", "setting",
     "std:envvar", "std:option", "std:cmdoption",
 )  # fmt: skip
@@ -508,6 +541,8 @@ def register() -> None:
         directives.register_directive(name, directive)
     for name in CODE_DIRECTIVES:
         directives.register_directive(name, Code)
+    for name in DOCTEST_DIRECTIVES:
+        directives.register_directive(name, DoctestCode)
     for name in HIDDEN_DIRECTIVES:
         directives.register_directive(name, Nothing)
     for name in AUTODOC_DIRECTIVES:

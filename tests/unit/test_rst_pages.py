@@ -334,6 +334,41 @@ def test_object_descriptions_head_their_text(tmp_path: Path) -> None:
     ]
 
 
+def test_sphinx_domains_and_extensions_are_read_as_sphinx_shows_them(tmp_path: Path) -> None:
+    # Sphinx's C, C++, JavaScript and reST domains describe objects as its Python domain does
+    # (Sphinx's own docs: 156 `rst:directive`/`rst:role` entries), `sphinx.ext.doctest` shows
+    # its code, and a diagram is a picture: none of it was read before, their text was lost
+    document = _page(
+        tmp_path,
+        "API\n===\n\n"
+        ".. c:function:: PyObject *PyList_New(Py_ssize_t len)\n\n   Return a new list.\n\n"
+        ".. js:function:: $.getJSON(href, callback)\n\n   Fetch JSON from *href*.\n\n"
+        ".. rst:directive:: .. toctree::\n\n   Lists the pages below this one.\n\n"
+        ".. cpp:namespace-push:: acme\n\n"
+        ".. testcode::\n\n   print(1 + 1)\n\n"
+        ".. testoutput::\n\n   2\n\n"
+        ".. graphviz::\n\n   digraph { a -> b }\n\n"
+        ".. version-added:: 8.1\n",
+    )
+
+    sections = split_sections(document.body)
+    assert [section.path[-1] for section in sections[1:]] == [
+        "`PyObject *PyList_New(Py_ssize_t len)`",
+        "`$.getJSON(href, callback)`",
+        "`.. toctree::`",
+    ]
+    assert [block.text for block in sections[1].blocks] == ["Return a new list."]
+    assert [block.text for block in sections[2].blocks] == ["Fetch JSON from *href*."]
+    assert [block.text for block in sections[3].blocks] == [
+        "Lists the pages below this one.",
+        "```python\nprint(1 + 1)\n```",
+        "```none\n2\n```",
+        "*Added in version 8.1.*",
+    ]
+    assert "digraph" not in document.body and "acme" not in document.body
+    assert document.warnings == ()
+
+
 def test_prose_that_looks_like_markdown_stays_prose(tmp_path: Path) -> None:
     # given paragraphs (escaped in reStructuredText) that would open a block in Markdown
     document = _page(
