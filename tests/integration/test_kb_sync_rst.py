@@ -47,7 +47,7 @@ def test_dry_run_loads_every_page_with_no_markup_left_and_reports_what_it_lost(
     assert "billing.rst: 'Billing' published, public, 2 chunk(s)" in out
     assert "  section: Installing Acme > Troubleshooting\n" in out
     assert "warning: guide/_requirements.rst: included by guide/install.rst, read as part" in out
-    assert 'guide/install.rst: line 30: unknown directive ".. graphviz::"' in out
+    assert 'guide/install.rst: line 30: unknown directive ".. mermaid::"' in out
     assert "guide/install.rst: line 34: include ../../outside.rst: outside the folder" in out
     assert 'billing.rst: line 21: unknown role ":ticket:"' in out
     assert (
@@ -78,7 +78,7 @@ def test_synced_pages_chunk_link_and_render_like_markdown_pages(
     }
     texts = " ".join(Chunk.objects.values_list("text", flat=True))
     assert "Acme needs Python 3.10 or newer" in texts  # the include, inside the folder
-    assert "outside the folder" not in texts and "digraph" not in texts
+    assert "outside the folder" not in texts and "graph TD" not in texts
     assert "Never share your API key." in texts and ":guilabel:" not in texts
 
     # and a :ref: on one page lands on the section of the other page's rendered /docs page
