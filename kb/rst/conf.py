@@ -1,6 +1,8 @@
 """What a Sphinx project's ``conf.py`` says about how its pages read: ``default_role`` (what
 single backticks mean), ``extlinks`` (roles such as ``:issue:`123```) and
-``highlight_language`` (the language of a literal block that names none).
+``highlight_language`` (the language of a literal block that names none); and which of its
+files are not pages: ``templates_path``, ``html_static_path``, ``html_extra_path`` (folders)
+and ``exclude_patterns`` (globs).
 
 ``conf.py`` is a Python program and is never run: it is parsed (``ast``) and only top-level
 assignments of literal values to these names are read. Anything else in it (imports,
@@ -13,7 +15,8 @@ import ast
 from dataclasses import dataclass, field
 
 CONF_FILE = "conf.py"
-_READ = ("default_role", "extlinks", "highlight_language")
+_PATH_LISTS = ("templates_path", "html_static_path", "html_extra_path", "exclude_patterns")
+_READ = ("default_role", "extlinks", "highlight_language", *_PATH_LISTS)
 
 
 @dataclass(frozen=True)
@@ -22,6 +25,8 @@ class SphinxConf:
     extlinks: dict[str, tuple[str, str | None]] = field(default_factory=dict)
     highlight_language: str | None = None
     warnings: tuple[str, ...] = ()
+    # `templates_path`, `html_static_path`, `html_extra_path`, `exclude_patterns`, as written
+    paths: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def sphinx_conf_read(source: bytes) -> SphinxConf:
@@ -32,6 +37,7 @@ def sphinx_conf_read(source: bytes) -> SphinxConf:
     default_role: str | None = None
     highlight_language: str | None = None
     extlinks: dict[str, tuple[str, str | None]] = {}
+    paths: dict[str, tuple[str, ...]] = {}
     warnings: list[str] = []
     for statement in tree.body:
         if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
@@ -50,6 +56,8 @@ def sphinx_conf_read(source: bytes) -> SphinxConf:
             default_role = value
         elif target.id == "highlight_language" and isinstance(value, str):
             highlight_language = value
+        elif target.id in _PATH_LISTS and isinstance(value, list | tuple):
+            paths[target.id] = tuple(item for item in value if isinstance(item, str))
         elif target.id == "extlinks" and isinstance(value, dict):
             for name, link in value.items():
                 if (
@@ -65,4 +73,5 @@ def sphinx_conf_read(source: bytes) -> SphinxConf:
         extlinks=extlinks,
         highlight_language=highlight_language,
         warnings=tuple(warnings),
+        paths=paths,
     )

@@ -14,6 +14,7 @@ import functools
 import json
 import math
 import posixpath
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,7 @@ from kb.chunking.lines import markup_leftovers
 from kb.obsidian import Note, Vault, note_aliases
 from kb.parsing import (
     DOCUMENT_SUFFIXES,
+    HTML_SUFFIXES,
     MARKDOWN_SUFFIXES,
     MAX_DOCUMENT_BYTES,
     RST_SUFFIXES,
@@ -34,6 +36,7 @@ from kb.parsing import (
     source_byte_limit,
 )
 from kb.rst import RstPages, rst_pages_read
+from kb.rst.conf import CONF_FILE, sphinx_conf_read
 from kb.services.sync.provenance import SyncedFile, synced_file_of
 from kb.services.sync.report import SyncFailure, SyncReport
 from kb.services.sync.rows import document_limits_check
@@ -107,7 +110,62 @@ def folder_sources(directory: Path, *, markup: Markup = "auto") -> FolderSources
     chosen = folder_markup(directory, markup)
     if chosen == "obsidian":
         return _vault_sources(directory)
-    return FolderSources(directory_sources(directory), chosen)
+    sources, warnings = _sphinx_sources(directory, directory_sources(directory))
+    return FolderSources(sources, chosen, warnings)
+
+
+_SPHINX_FOLDERS = ("templates_path", "html_static_path", "html_extra_path")
+SKIPPED_NAMED = 8  # the skipped files a warning names, the rest counted
+
+
+def _sphinx_sources(directory: Path, sources: list[Source]) -> tuple[list[Source], list[str]]:
+    """``sources`` as Sphinx reads them when ``directory`` is a Sphinx project (a ``conf.py``
+    beside reStructuredText pages): not its HTML, which Sphinx builds rather than reads (theme
+    templates, example pages among the static files, test fixtures, an old build), nor the
+    folders its ``conf.py`` gives templates and static files, nor what its ``exclude_patterns``
+    match. Each file left out is named in one warning: nothing is dropped unsaid."""
+    if not any(_is_rst(path) for path, _read in sources):
+        return sources, []
+    try:
+        raw = FolderFile(directory.resolve(), CONF_FILE)()
+    except (DocumentParseError, OSError):
+        return sources, []
+    conf = sphinx_conf_read(raw)
+    folders = [
+        posixpath.normpath(folder.strip("/"))
+        for name in _SPHINX_FOLDERS
+        for folder in conf.paths.get(name, ())
+    ]
+    excluded = [_glob(pattern) for pattern in conf.paths.get("exclude_patterns", ())]
+
+    def skipped(path: str) -> bool:
+        # a pattern that names a folder excludes what it holds, as Sphinx's walk does
+        prefixes = [path, *(path.rsplit("/", depth)[0] for depth in range(1, path.count("/") + 1))]
+        return (
+            path.lower().endswith(HTML_SUFFIXES)
+            or any(path.startswith(f"{folder}/") for folder in folders)
+            or any(pattern.fullmatch(prefix) for pattern in excluded for prefix in prefixes)
+        )
+
+    kept = [(path, read) for path, read in sources if not skipped(path)]
+    left_out = [path for path, _read in sources if skipped(path)]
+    if not left_out:
+        return kept, []
+    named = ", ".join(left_out[:SKIPPED_NAMED])
+    more = f" and {len(left_out) - SKIPPED_NAMED} more" if len(left_out) > SKIPPED_NAMED else ""
+    return kept, [
+        f"{CONF_FILE}: {len(left_out)} file(s) are not pages of this Sphinx project (HTML, "
+        "which Sphinx builds rather than reads; its templates_path, html_static_path and "
+        f"exclude_patterns): {named}{more}"
+    ]
+
+
+def _glob(pattern: str) -> re.Pattern[str]:
+    """A Sphinx exclude pattern as a regular expression: ``**`` crosses folders, ``*`` and
+    ``?`` do not (``sphinx.util.matching``)."""
+    parts = re.split(r"(\*\*/?|\*|\?)", pattern.strip("/"))
+    translated = {"**": ".*", "**/": "(?:.*/)?", "*": "[^/]*", "?": "[^/]"}
+    return re.compile("".join(translated.get(part, re.escape(part)) for part in parts))
 
 
 @dataclass(frozen=True)
