@@ -159,6 +159,8 @@ class MarkdownWriter:
             self._warn(node["reason"])
             return []
         if isinstance(node, sphinx.object_description):
+            if not node.children and _heads_its_section(node):
+                return []  # a target (Scrapy's `.. setting:: X` over the section on X)
             heading = "#" * min(level + 1, _MAX_LEVEL) + " " + _code_span(node["signature"])
             return [heading, *self._blocks(node.children, level=level + 1)]
         if isinstance(node, sphinx.tab):
@@ -425,6 +427,29 @@ def section_anchor(section: nodes.section) -> str:
             if document.nametypes.get(name) and document.nameids.get(name) in section["ids"]:
                 return str(document.nameids[name])
     return str(section["ids"][0])
+
+
+def _heads_its_section(node: nodes.Element) -> bool:
+    """Whether a described object with no text of its own stands right before a section of its
+    name: then it marks that section for cross-references (a project's ``add_crossref_type``,
+    Scrapy's 200 ``.. setting::``), which Sphinx does not show, and heading it would head the
+    section twice."""
+    following = next(
+        (
+            found
+            for found in node.findall(include_self=False, descend=False, siblings=True, ascend=True)
+            if not isinstance(found, nodes.target | nodes.comment | nodes.system_message)
+        ),
+        None,
+    )
+    if not isinstance(following, nodes.section):
+        return False
+    title = following.next_node(nodes.title)
+    return title is not None and _bare(title.astext()) == _bare(str(node["signature"]))
+
+
+def _bare(text: str) -> str:
+    return " ".join(text.replace("`", "").split()).casefold()
 
 
 def _escape(text: str) -> str:

@@ -334,6 +334,26 @@ def test_object_descriptions_head_their_text(tmp_path: Path) -> None:
     ]
 
 
+def test_a_description_with_no_text_before_its_own_section_is_a_target(tmp_path: Path) -> None:
+    # given Scrapy's settings page: `.. setting:: X` marks the section about X that follows it
+    # (a cross-reference target, invisible in Sphinx), 200 times
+    document = _page(
+        tmp_path,
+        "Settings\n========\n\n.. setting:: AWS_KEY\n\nAWS_KEY\n-------\n\nDefault: ``None``\n\n"
+        ".. setting:: BOT_NAME\n\nBOT_NAME\n--------\n\nThe bot's name.\n\n"
+        ".. option:: --verbose\n\nBelow.\n",
+    )
+
+    # then each section is headed once, not by an empty heading first
+    assert [section.path for section in split_sections(document.body)] == [
+        ("Settings",),
+        ("Settings", "AWS_KEY"),
+        ("Settings", "BOT_NAME"),
+        # a description with no text that no section of its name follows is still shown
+        ("Settings", "BOT_NAME", "`--verbose`"),
+    ]
+
+
 def test_sphinx_domains_and_extensions_are_read_as_sphinx_shows_them(tmp_path: Path) -> None:
     # Sphinx's C, C++, JavaScript and reST domains describe objects as its Python domain does
     # (Sphinx's own docs: 156 `rst:directive`/`rst:role` entries), `sphinx.ext.doctest` shows
