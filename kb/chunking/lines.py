@@ -167,6 +167,9 @@ class _Scanner:
         self._in_comment = False
         self._components: frozenset[str] = frozenset()  # names the page's MDX imports bind
         self._tag_close = ""  # `>}}` or `>` inside a shortcode or component tag of several lines
+        self._tag_titled = False  # that tag is a component's, whose title is shown
+        # per open MDX component, the indent of its content's first line (-1 before it)
+        self._component_indents: list[int] = []
         self._code_shortcode = ""  # the name of the open shortcode whose body is code
         self._rest: tuple[str, int] = ("", -1)  # the text scanned, and where the line read ends
         self._last_close: dict[str, int] = {}  # where each tag close last occurs in that text
@@ -192,6 +195,7 @@ class _Scanner:
 
     def _line(self, raw: str, position: int, number: int) -> SourceLine:
         dedent = self._admonition_dedent(raw)
+        dedent += self._component_dedent(raw[dedent:])
         raw, base = raw[dedent:], position + dedent
         if self._tag_close:
             return self._line_in_tag(raw, position, base, number)
@@ -227,14 +231,26 @@ class _Scanner:
         return line_end >= 0 and self._last_close[close] >= line_end
 
     def _line_in_tag(self, raw: str, position: int, base: int, number: int) -> SourceLine:
-        """A line inside a shortcode or component tag of several lines: hidden up to its close."""
+        """A line inside a shortcode or component tag of several lines: hidden up to its close
+        (but a component's title, `title="Log in"`, on a line of its own)."""
         close = raw.find(self._tag_close)
         if close < 0:
-            return SourceLine(position, "", (), FenceRole.NONE)
+            line = SourceLine(position, raw, ((0, base),), FenceRole.NONE)
+            return self._tag_title(line) if self._tag_titled else _blank(position)
         close += len(self._tag_close)
-        self._tag_close = ""
+        if self._tag_titled and not raw[:close].endswith("/>"):
+            self._component_indents.append(-1)  # a component's tag of several lines opened it
+        self._tag_close, self._tag_titled = "", False
         visible, runs, self._in_comment = _strip_comments(raw, close, base)
         return self._unwrap(SourceLine(position, visible, runs, FenceRole.NONE), number)
+
+    def _tag_title(self, line: SourceLine) -> SourceLine:
+        """``line`` of a component tag written over several lines: only the value of a title
+        attribute it holds, as a box's title, else nothing."""
+        span = markup.title_value(line.text)
+        if span is None:
+            return _cut(line, ((0, len(line.text)),))
+        return _cut(line, ((0, span[0]), (span[1], len(line.text))), title=True)
 
     def _line_in_comment(self, raw: str, position: int, base: int, number: int) -> SourceLine:
         close = raw.find("-->")
@@ -321,6 +337,31 @@ class _Scanner:
         self._fence = (opening.group(2)[0], len(opening.group(2)))
         return SourceLine(position, raw, ((0, base),), FenceRole.OPEN)
 
+    def _component_dedent(self, raw: str) -> int:
+        """Characters of indent that belong to the open MDX components (`<Note>`, `<Step>`):
+        MDX has no indented code, so the content a page indents under a component is its text,
+        as far in as its first line (a list or code under it keeps its own indent)."""
+        if not self._component_indents or self._in_comment or self._tag_close or not raw.strip():
+            return 0
+        indent = len(raw) - len(raw.lstrip(" \t"))
+        if self._component_indents[-1] < 0:
+            self._component_indents[-1] = indent  # the component's first line of content
+        return min(indent, self._component_indents[-1])
+
+    def _component_opened(self, text: str) -> None:
+        """Counts a component tag alone on its line (`<Steps>`, `</Step>`) as opening or closing
+        a block whose content `_component_dedent` reads."""
+        tag = markup.COMPONENT_TAG.fullmatch(text.strip()) if "<" in text else None
+        if tag is None or not (
+            tag.group(2) in self._components or markup.unimported_component(tag.group(2))
+        ):
+            return
+        if tag.group(1):
+            if self._component_indents:
+                self._component_indents.pop()
+        elif not tag.group().endswith("/>") and self._closes_later(f"</{tag.group(2)}>"):
+            self._component_indents.append(-1)
+
     def _admonition_dedent(self, raw: str) -> int:
         """Characters of indent that belong to the open MkDocs admonitions, which end at the
         first non-blank line indented less than their content."""
@@ -337,6 +378,7 @@ class _Scanner:
         return found if found is not None else len(raw) - len(raw.lstrip(" \t"))
 
     def _unwrap(self, line: SourceLine, number: int) -> SourceLine:
+        self._component_opened(line.text)
         imported = markup.mdx_import(line.text)
         if imported is not None:
             cut, names = imported
@@ -364,10 +406,17 @@ class _Scanner:
         if cut.drop or cut.breaks:
             line = _cut(line, cut.drop, anchor=cut.anchor, breaks=cut.breaks, title=cut.title)
         opening = markup.COMPONENT_OPENER.fullmatch(line.text)
-        if opening is not None and opening.group(1) in self._components:
-            # `<VideoEmbed` with its attributes on the lines below: the tag runs to its `>`
-            self._tag_close = ">"
-            return _cut(line, ((0, len(line.text)),))
+        if opening is not None and (
+            opening.group(1) in self._components
+            or (
+                markup.unimported_component(opening.group(1))
+                and _HTML_ATTRIBUTES_GO_ON.match(_line_after(*self._rest))
+            )
+        ):
+            # `<VideoEmbed` with its attributes on the lines below: the tag runs to its `>`,
+            # and a title among them (`title="Log in"`) is what the box says, as on one line
+            self._tag_close, self._tag_titled = ">", True
+            return self._tag_title(line)
         if _HEAD_OPEN.fullmatch(line.text) and self._closes_later("</head>"):
             # an MDX page's `<head>` (its title, a search engine's FAQ schema) is never shown
             self._tag_close = "</head>"

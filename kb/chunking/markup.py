@@ -41,9 +41,13 @@ MDX_IMPORT = re.compile(
 _MDX_PARTIAL = re.compile(r"\.mdx?$", re.IGNORECASE)
 _FILE_SUFFIX = re.compile(r"\.\w+$")
 _IMPORT_BINDING = re.compile(r"(?:[\w$]+[ \t]+as[ \t]+)?([\w$]+)")
-# A JSX tag of a component the page imported, `<Tabs>`, `</TabItem>`, `<Explainer title="Why" />`.
-# Only imported names: elsewhere `<Token>` is as likely a placeholder a reader must see.
-_JSX_ATTRIBUTE = r"""[ \t]+[\w:.-]+(?:[ \t]*=[ \t]*(?:"[^"]*"|'[^']*'|\{[^{}]*\}))?"""
+# A JSX tag of a component, `<Tabs>`, `</TabItem>`, `<Explainer title="Why" />`: read as one
+# when the page imported it or writes it as JSX (`_is_component`); `<Token>` in a sentence is
+# as likely a placeholder a reader must see. An attribute's value in braces may hold one level
+# more (`rss={{ title: "x" }}`).
+_JSX_ATTRIBUTE = (
+    r"""[ \t]+[\w:.-]+(?:[ \t]*=[ \t]*(?:"[^"]*"|'[^']*'|\{(?:[^{}]|\{[^{}]*\})*\}))?"""
+)
 _COMPONENT = r"([A-Z][\w$]*)(?:\.[\w$]+)*"
 COMPONENT_TAG = re.compile(rf"<(/?){_COMPONENT}((?:{_JSX_ATTRIBUTE})*)[ \t]*/?>")
 # A tag whose attributes go on over the next lines: `<VideoEmbed` then `  id="x"` then `/>`
@@ -202,7 +206,7 @@ def inline_markup(
     taken = Spans.of(drop)
     titled = False
     for match in COMPONENT_TAG.finditer(text):
-        if match.group(2) not in components or in_code(match.start()):
+        if in_code(match.start()) or not _is_component(match, text, components):
             continue
         if taken.meets(*match.span()):
             continue
@@ -281,6 +285,42 @@ def _html_tags(text: str, *, taken: Spans, in_code: Callable[[int], bool]) -> _H
         else:
             drop += [tag.span() for tag in group]
     return _HtmlTags(tags, drop, breaks)
+
+
+# A component's name as pages write one they did not import (`Note`, `AccordionGroup`): a
+# capital, then a small letter somewhere; `<KEYID>` and `<API_TOKEN>` are placeholders
+_UNIMPORTED_COMPONENT = re.compile(r"[A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*")
+
+
+def unimported_component(name: str) -> bool:
+    """Whether ``name`` is written as a component's (a capital, a small letter), not as a
+    placeholder's (`KEYID`): what a tag not imported must be to be read as a component."""
+    return bool(_UNIMPORTED_COMPONENT.fullmatch(name))
+
+
+def title_value(text: str) -> tuple[int, int] | None:
+    """The span of a title attribute's value in ``text`` (`title="Log in"`), or None."""
+    found = _TITLE_ATTRIBUTE.search(f" {text}")
+    if found is None:
+        return None
+    group = next(number for number in (1, 2, 3, 4) if found.group(number) is not None)
+    return found.start(group) - 1, found.end(group) - 1
+
+
+def _is_component(match: re.Match[str], text: str, components: frozenset[str]) -> bool:
+    """Whether a capitalised tag (``COMPONENT_TAG``) is an MDX component: a name the page
+    imported, or one written as JSX, which a placeholder never is: alone on its line
+    (`<Note>`, `</Steps>`), with attributes (`<Step title="Log in">`, `<Icon icon="x" />`), or
+    closed on its line (`<Badge>New</Badge>`). Mintlify's pages use their components without
+    importing them. `<Token>` in a sentence stays: the reader must replace it."""
+    name = match.group(2)
+    if name in components:
+        return True
+    if not unimported_component(name):
+        return False
+    alone = not (text[: match.start()] + text[match.end() :]).strip()
+    closed = f"</{name}>" in text[match.end() :] if not match.group(1) else f"<{name}" in text
+    return alone or "=" in match.group(3) or closed
 
 
 def block_marker(text: str) -> tuple[Cut, int | None] | None:

@@ -356,11 +356,67 @@ def test_mdx_imports_and_the_imported_components_tags_are_not_text() -> None:
 
     assert [draft.text for draft in drafts] == [
         "In depth: what a leaked key allows\n\nA leaked key reads every **invoice**.\n\n"
+        "Rotating a key\n\n"  # the video's title, as a component's title on one line is kept
         "```jsx\nimport { Explainer } from '../components/Explainer'\n\n"
         '<Explainer title="Example">Text</Explainer>\n```\n\n'
         "Keys expire after 90 days. Replace <Token> with the new key."
     ]
     assert [draft.heading_path for draft in drafts] == ["Why rotate"]
+
+
+MINTLIFY = """\
+## Install
+
+<Note>
+  The CLI needs Node.js 20 or later.
+</Note>
+
+<Steps>
+  <Step title="Install the CLI">
+    Run the installer.
+  </Step>
+  <Step
+    title="Log in"
+    icon="key"
+  >
+    Paste your API key.
+  </Step>
+</Steps>
+
+<AccordionGroup>
+<Accordion title="Can I use Yarn?">
+Yes, any package manager works.
+</Accordion>
+</AccordionGroup>
+
+Keys rotate every <Badge>90 days</Badge>. Look for the <Icon icon="check" /> mark. Replace
+<Token> with your key, and <KEYID> with its id.
+"""
+
+
+def test_components_a_page_uses_without_importing_them_are_not_text() -> None:
+    # Mintlify's pages use their components without an import (`<Note>`, `<Steps>`, `<Step
+    # title="…">`, `<Accordion title="…">`): 1,278 chunks of Mintlify's own docs held the tags.
+    # A tag alone on its line, one with attributes, or one closed on its line is a component;
+    # `<Token>` in a sentence is a placeholder the reader must see.
+    (draft,) = chunk(MINTLIFY)
+
+    assert draft.text == (
+        "The CLI needs Node.js 20 or later.\n\n"
+        "Install the CLI\n\nRun the installer.\n\n"
+        "Log in\n\nPaste your API key.\n\n"
+        "Can I use Yarn?\n\nYes, any package manager works.\n\n"
+        "Keys rotate every 90 days. Look for the  mark. Replace\n"
+        "<Token> with your key, and <KEYID> with its id."
+    )
+
+    # and the page shows it so: no tags, and text indented under a component is not code
+    from kb.rendering import document_render
+
+    html = document_render(body=MINTLIFY).html
+    assert "&lt;Note" not in html and "&lt;Step" not in html and "title=" not in html
+    assert "Install the CLI<br>\nRun the installer.</p>" in html and "<code>" not in html
+    assert "&lt;Token&gt;" in html
 
 
 def test_docusaurus_tabs_are_their_labels_and_their_code_stays_code() -> None:
