@@ -196,15 +196,24 @@ def inline_markup(
         drop.append(match.span())
     shortcodes = Spans.of(drop)
     # template tags, Liquid's and ERB's: `{% include x %}`, `<%= partial "x" %>`, `<% end %>`
+    titled = False
     for match in itertools.chain(LIQUID_TAG.finditer(text), ERB_TAG.finditer(text)):
         if in_code(match.start()) or shortcodes.meets(*match.span()):
             continue
         name, rest = match.group(1), match.group(2)
         if name in INCLUDES or (name == "render" and re.search(r"\bpartial\b", rest)):
             warnings.append(f"{match.group()} not resolved (its text is not included)")
+        title = _TITLE_ATTRIBUTE.search(rest) if match.group().startswith("{%") else None
+        if title is not None and not (text[: match.start()] + text[match.end() :]).strip():
+            # a tab's or a code block's title, alone on its line (GitBook's `{% tab title="…"
+            # %}`): what the page shows over it, as a box's title
+            group = next(number for number in (1, 2, 3, 4) if title.group(number) is not None)
+            start, end = match.start(2) + title.start(group), match.start(2) + title.end(group)
+            drop += [(0, start), (end, len(text))]
+            titled = True
+            continue
         drop.append(match.span())
     taken = Spans.of(drop)
-    titled = False
     for match in COMPONENT_TAG.finditer(text):
         if in_code(match.start()) or not _is_component(match, text, components):
             continue

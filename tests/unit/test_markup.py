@@ -394,6 +394,19 @@ Keys rotate every <Badge>90 days</Badge>. Look for the <Icon icon="check" /> mar
 """
 
 
+def test_a_gitbook_tab_or_code_title_is_shown_as_its_title() -> None:
+    # GitBook's `{% tab title="…" %}` (82 on GitBook's own docs) and `{% code title="…" %}`:
+    # the tag goes, its title is what the page shows over the tab or the block
+    body = (
+        '{% tabs %}\n{% tab title="macOS" %}\nRun the installer.\n{% endtab %}\n{% endtabs %}\n\n'
+        '{% code title="index.js" %}\n```js\nrun()\n```\n{% endcode %}\n'
+    )
+
+    (draft,) = chunk(body)
+
+    assert draft.text == "macOS\n\nRun the installer.\n\nindex.js\n\n```js\nrun()\n```"
+
+
 def test_components_a_page_uses_without_importing_them_are_not_text() -> None:
     # Mintlify's pages use their components without an import (`<Note>`, `<Steps>`, `<Step
     # title="…">`, `<Accordion title="…">`): 1,278 chunks of Mintlify's own docs held the tags.
