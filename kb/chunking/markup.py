@@ -203,13 +203,10 @@ def inline_markup(
         name, rest = match.group(1), match.group(2)
         if name in INCLUDES or (name == "render" and re.search(r"\bpartial\b", rest)):
             warnings.append(f"{match.group()} not resolved (its text is not included)")
-        title = _TITLE_ATTRIBUTE.search(rest) if match.group().startswith("{%") else None
-        if title is not None and not (text[: match.start()] + text[match.end() :]).strip():
-            # a tab's or a code block's title, alone on its line (GitBook's `{% tab title="…"
-            # %}`): what the page shows over it, as a box's title
-            group = next(number for number in (1, 2, 3, 4) if title.group(number) is not None)
-            start, end = match.start(2) + title.start(group), match.start(2) + title.end(group)
-            drop += [(0, start), (end, len(text))]
+        # a tab's or a code block's title (GitBook's `{% tab title="…" %}`) shows over it
+        title = _box_title(text, match, 2) if match.group().startswith("{%") else None
+        if title is not None:
+            drop += [(0, title[0]), (title[1], len(text))]
             titled = True
             continue
         drop.append(match.span())
@@ -219,12 +216,9 @@ def inline_markup(
             continue
         if taken.meets(*match.span()):
             continue
-        title = _TITLE_ATTRIBUTE.search(match.group(3)) if not match.group(1) else None
-        if title is not None and not (text[: match.start()] + text[match.end() :]).strip():
-            # a box's title, alone on its line like an admonition's: it is what the box says
-            group = next(number for number in (1, 2, 3, 4) if title.group(number) is not None)
-            start, end = match.start(3) + title.start(group), match.start(3) + title.end(group)
-            drop += [(0, start), (end, len(text))]
+        title = _box_title(text, match, 3) if not match.group(1) else None
+        if title is not None:
+            drop += [(0, title[0]), (title[1], len(text))]
             titled = True
             continue
         drop.append(match.span())
@@ -309,11 +303,24 @@ def unimported_component(name: str) -> bool:
 
 def title_value(text: str) -> tuple[int, int] | None:
     """The span of a title attribute's value in ``text`` (`title="Log in"`), or None."""
-    found = _TITLE_ATTRIBUTE.search(f" {text}")
+    return _title_span(f" {text}", -1)
+
+
+def _box_title(text: str, match: re.Match[str], group: int) -> tuple[int, int] | None:
+    """The span of the title a tag alone on its line gives in its attributes (``match``'s
+    ``group``): what the page shows as its box's title, as an admonition's, or None."""
+    if (text[: match.start()] + text[match.end() :]).strip():
+        return None
+    return _title_span(match.group(group), match.start(group))
+
+
+def _title_span(attributes: str, offset: int) -> tuple[int, int] | None:
+    """Where the value of the title attribute among ``attributes`` stands, ``offset`` added."""
+    found = _TITLE_ATTRIBUTE.search(attributes)
     if found is None:
         return None
     group = next(number for number in (1, 2, 3, 4) if found.group(number) is not None)
-    return found.start(group) - 1, found.end(group) - 1
+    return found.start(group) + offset, found.end(group) + offset
 
 
 def _is_component(match: re.Match[str], text: str, components: frozenset[str]) -> bool:
