@@ -197,6 +197,9 @@ def inline_markup(
     shortcodes = Spans.of(drop)
     # template tags, Liquid's and ERB's: `{% include x %}`, `<%= partial "x" %>`, `<% end %>`
     titled = False
+    # where the line's text starts and ends: a tag with this span is alone on its line
+    bounds = (len(text) - len(text.lstrip()), len(text.rstrip()))
+    tag_names: tuple[frozenset[str], frozenset[str]] | None = None
     for match in itertools.chain(LIQUID_TAG.finditer(text), ERB_TAG.finditer(text)):
         if in_code(match.start()) or shortcodes.meets(*match.span()):
             continue
@@ -204,7 +207,7 @@ def inline_markup(
         if name in INCLUDES or (name == "render" and re.search(r"\bpartial\b", rest)):
             warnings.append(f"{match.group()} not resolved (its text is not included)")
         # a tab's or a code block's title (GitBook's `{% tab title="…" %}`) shows over it
-        title = _box_title(text, match, 2) if match.group().startswith("{%") else None
+        title = _box_title(match, 2, alone=match.span() == bounds) if liquid(match) else None
         if title is not None:
             drop += [(0, title[0]), (title[1], len(text))]
             titled = True
@@ -212,11 +215,14 @@ def inline_markup(
         drop.append(match.span())
     taken = Spans.of(drop)
     for match in COMPONENT_TAG.finditer(text):
-        if in_code(match.start()) or not _is_component(match, text, components):
+        if in_code(match.start()):
+            continue
+        tag_names = tag_names or _tag_names(text)
+        if not _is_component(match, components, alone=match.span() == bounds, named=tag_names):
             continue
         if taken.meets(*match.span()):
             continue
-        title = _box_title(text, match, 3) if not match.group(1) else None
+        title = _box_title(match, 3, alone=match.span() == bounds) if not match.group(1) else None
         if title is not None:
             drop += [(0, title[0]), (title[1], len(text))]
             titled = True
@@ -306,12 +312,14 @@ def title_value(text: str) -> tuple[int, int] | None:
     return _title_span(f" {text}", -1)
 
 
-def _box_title(text: str, match: re.Match[str], group: int) -> tuple[int, int] | None:
-    """The span of the title a tag alone on its line gives in its attributes (``match``'s
+def liquid(match: re.Match[str]) -> bool:
+    return match.group().startswith("{%")
+
+
+def _box_title(match: re.Match[str], group: int, *, alone: bool) -> tuple[int, int] | None:
+    """The span of the title a tag ``alone`` on its line gives in its attributes (``match``'s
     ``group``): what the page shows as its box's title, as an admonition's, or None."""
-    if (text[: match.start()] + text[match.end() :]).strip():
-        return None
-    return _title_span(match.group(group), match.start(group))
+    return _title_span(match.group(group), match.start(group)) if alone else None
 
 
 def _title_span(attributes: str, offset: int) -> tuple[int, int] | None:
@@ -323,20 +331,39 @@ def _title_span(attributes: str, offset: int) -> tuple[int, int] | None:
     return found.start(group) + offset, found.end(group) + offset
 
 
-def _is_component(match: re.Match[str], text: str, components: frozenset[str]) -> bool:
+_TAG_NAME = re.compile(r"<(/?)([A-Z][\w$]*)")
+
+
+def _tag_names(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The names of the capitalised tags ``text`` opens and closes, read once a line: asking
+    each tag whether its partner is on the line made a line of many tags cost its square."""
+    opened: set[str] = set()
+    closed: set[str] = set()
+    for found in _TAG_NAME.finditer(text):
+        (closed if found.group(1) else opened).add(found.group(2))
+    return frozenset(opened), frozenset(closed)
+
+
+def _is_component(
+    match: re.Match[str],
+    components: frozenset[str],
+    *,
+    alone: bool,
+    named: tuple[frozenset[str], frozenset[str]],
+) -> bool:
     """Whether a capitalised tag (``COMPONENT_TAG``) is an MDX component: a name the page
-    imported, or one written as JSX, which a placeholder never is: alone on its line
+    imported, or one written as JSX, which a placeholder never is: ``alone`` on its line
     (`<Note>`, `</Steps>`), with attributes (`<Step title="Log in">`, `<Icon icon="x" />`), or
-    closed on its line (`<Badge>New</Badge>`). Mintlify's pages use their components without
-    importing them. `<Token>` in a sentence stays: the reader must replace it."""
+    closed on its line (`<Badge>New</Badge>`; ``named``: the names the line opens and closes).
+    Mintlify's pages use their components without importing them. `<Token>` in a sentence
+    stays: the reader must replace it."""
     name = match.group(2)
     if name in components:
         return True
     if not unimported_component(name):
         return False
-    alone = not (text[: match.start()] + text[match.end() :]).strip()
-    closed = f"</{name}>" in text[match.end() :] if not match.group(1) else f"<{name}" in text
-    return alone or "=" in match.group(3) or closed
+    partner = named[0] if match.group(1) else named[1]
+    return alone or "=" in match.group(3) or name in partner
 
 
 def block_marker(text: str) -> tuple[Cut, int | None] | None:
