@@ -76,9 +76,10 @@ HTML_OPENER = re.compile(rf"<({HTML_ELEMENTS})(?:{_HTML_ATTRIBUTE})*[ \t]*$")
 _HTML_BLOCK_NAME = re.compile(rf"(?:{HTML_BLOCK_ELEMENTS})")
 _HTML_NAMES = re.compile(_HTML_ATTRIBUTE)
 _HTML_ANCHOR = re.compile(r"""^<a[ \t][^>]*?\b(?:id|name)[ \t]*=[ \t]*["']?([\w-]+)""")
-# What a box or tab says of itself: Docusaurus `<TabItem label="Linux">`, `<Details title="Why">`
+# What a box or tab says of itself: Docusaurus `<TabItem label="Linux">`, `<Details title="Why">`,
+# an API reference's field (Mintlify's `<ResponseField name="status">`)
 _TITLE_ATTRIBUTE = re.compile(
-    r"""[ \t](?:title|label)[ \t]*=[ \t]*"""
+    r"""[ \t](?:title|label|name)[ \t]*=[ \t]*"""
     r"""(?:"([^"]*)"|'([^']*)'|\{[ \t]*`([^`]*)`[ \t]*\}|\{[ \t]*"([^"]*)"[ \t]*\})"""
 )
 # `--8<-- "snippets/x.md"` (pymdownx.snippets)

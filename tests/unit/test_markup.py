@@ -423,6 +423,13 @@ def test_components_a_page_uses_without_importing_them_are_not_text() -> None:
         "<Token> with your key, and <KEYID> with its id."
     )
 
+    # an API reference's field is named by its `name` (416 `<ResponseField>` on Mintlify's docs)
+    (field,) = chunk(
+        '<ResponseField name="status" type="string" required>\n'
+        "  Where the deployment stands.\n</ResponseField>\n"
+    )
+    assert field.text == "status\n\nWhere the deployment stands."
+
     # and the page shows it so: no tags, and text indented under a component is not code
     from kb.rendering import document_render
 
