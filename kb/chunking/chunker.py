@@ -23,7 +23,7 @@ from kb.chunking.structure import Block, Section, split_sections
 # 9: HTML tags a page uses for emphasis, layout and media are not text, a <head> is not
 # either, a <pre> is a code block; 8: an ERB tag over several lines is not text, and a tag
 # nothing closes is; 7: ERB tags are not text; 6: a code shortcode's body is a code block
-CHUNKER_VERSION = "13"
+CHUNKER_VERSION = "14"
 
 # A title longer than this is cut in the embedding prefix. Titles are short in practice; the cap
 # exists so that a pathological title cannot leave no room for the text it is meant to label.

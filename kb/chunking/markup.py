@@ -208,7 +208,8 @@ def inline_markup(
         if name in INCLUDES or (name == "render" and re.search(r"\bpartial\b", rest)):
             warnings.append(f"{match.group()} not resolved (its text is not included)")
         # a tab's or a code block's title (GitBook's `{% tab title="…" %}`) shows over it
-        title = _box_title(match, 2, alone=match.span() == bounds) if liquid(match) else None
+        boxed = liquid(match) and name not in INCLUDES  # an include's arguments are its file's
+        title = _box_title(match, 2, alone=match.span() == bounds) if boxed else None
         if title is not None:
             drop += [(0, title[0]), (title[1], len(text))]
             titled = True

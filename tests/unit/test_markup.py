@@ -405,6 +405,8 @@ def test_a_gitbook_tab_or_code_title_is_shown_as_its_title() -> None:
     (draft,) = chunk(body)
 
     assert draft.text == "macOS\n\nRun the installer.\n\nindex.js\n\n```js\nrun()\n```"
+    # an include's arguments are for the file it includes, which is reported, not shown
+    assert chunk('{% include card.html title="Plans" %}\n\nText.\n')[0].text == "Text."
 
 
 def test_components_a_page_uses_without_importing_them_are_not_text() -> None:
