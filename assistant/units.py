@@ -37,7 +37,7 @@ from assistant.injection import is_flagged
 from assistant.question_cues import cues_for
 from kb.chunking.lines import FenceRole
 from kb.chunking.markup import CODE_SPAN, HTML_ELEMENTS, outside_code_spans
-from kb.chunking.sentences import split_sentences
+from kb.chunking.sentences import ends_statement, split_sentences
 from kb.selectors.passages import PassageLine, passage_lines
 from search.keywords import ENGLISH_STOP_WORDS
 from search.lexemes import WORD, lexemes, words
@@ -308,17 +308,13 @@ def continued(lead: str, following: str) -> str:
 _Quoted = TypeVar("_Quoted")  # a unit, or a dumped one
 
 
-# The end of a statement, after any closing quote, bracket or emphasis mark
-_STATEMENT_END = re.compile(r"[.!?:;\u2026][\"'\u201d\u2019)\]*_`]*$")
-
-
 def quoted_with(text: str, following: str | None) -> str:
     """A quote's ``text`` with the unit quoted after it (``following_unit``), if any: after a
     semicolon when ``text`` ends with no stop, as list items do ("…are preserved in the
     cluster; The finalizer is removed…"), which would otherwise run into one sentence."""
     if following is None:
         return text
-    separator = " " if _STATEMENT_END.search(text.rstrip()) else "; "
+    separator = " " if ends_statement(text) else "; "
     return f"{text}{separator}{continued(text, following)}"
 
 

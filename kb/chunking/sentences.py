@@ -12,16 +12,27 @@ import re
 from collections.abc import Iterator
 from itertools import pairwise
 
+# What may close a sentence after its stop: quotes, brackets, emphasis
+_CLOSERS = r"[\"'\u201d\u2019)\]*_]*"
 # A sentence ends at . ! ? (plus closing quotes, brackets or emphasis) followed by whitespace and
 # then anything but a lowercase letter, which keeps "e.g. the" and "approx. five" in one piece.
 SENTENCE_END = re.compile(
-    r"(?P<mark>[.!?\u2026]+[\"'\u201d\u2019)\]*_]*)\s+(?=[^\sa-z])|[\u3002\uff01\uff1f]+"
+    rf"(?P<mark>[.!?\u2026]+{_CLOSERS})\s+(?=[^\sa-z])|[\u3002\uff01\uff1f]+"
 )
+# Text that ends as a statement does: with a stop, or a colon or semicolon, then its closers
+_STATEMENT_END = re.compile(rf"(?:[.!?\u2026:;]{_CLOSERS}|[\u3002\uff01\uff1f])\s*$")
 # A full stop that ends an abbreviation, not a sentence, even before a capital: "e.g. Stripe".
 ABBREVIATION = re.compile(r"\b(?:e\.g|i\.e|etc|vs|approx|incl|no|Mr|Ms|Dr)\.$", re.IGNORECASE)
 # Enough text before a full stop to hold the longest abbreviation and the character before it,
 # so its leading word boundary is the text's own.
 _ABBREVIATION_WINDOW = 8
+
+
+def ends_statement(text: str) -> bool:
+    """Whether ``text`` ends with a stop (or a colon, a semicolon) and what closes it: a list
+    item or a label often does not, and what follows it then reads as a new statement only if
+    something marks it."""
+    return _STATEMENT_END.search(text) is not None
 
 
 def sentence_ends(
