@@ -20,6 +20,10 @@ from kb.chunking.structure import Block, Section, split_sections
 
 # Bump whenever the chunks produced for the same input can change: it is part of the key that
 # decides whether a document must be re-embedded.
+# 14: an include's title argument is not a box's title; 13: a component's `name` is its title;
+# 12: a titled template tag (GitBook's `{% tab title="…" %}`) keeps its title; 11: MDX
+# components written as JSX are components without an import, and text under them is not
+# indented code; 10: a box's title is a block of its own.
 # 9: HTML tags a page uses for emphasis, layout and media are not text, a <head> is not
 # either, a <pre> is a code block; 8: an ERB tag over several lines is not text, and a tag
 # nothing closes is; 7: ERB tags are not text; 6: a code shortcode's body is a code block

@@ -208,7 +208,8 @@ def inline_markup(
         if name in INCLUDES or (name == "render" and re.search(r"\bpartial\b", rest)):
             warnings.append(f"{match.group()} not resolved (its text is not included)")
         # a tab's or a code block's title (GitBook's `{% tab title="…" %}`) shows over it
-        boxed = liquid(match) and name not in INCLUDES  # an include's arguments are its file's
+        # (an ERB tag's arguments are Ruby's; an include's are its file's)
+        boxed = match.group().startswith("{%") and name not in INCLUDES
         title = _box_title(match, 2, alone=match.span() == bounds) if boxed else None
         if title is not None:
             drop += [(0, title[0]), (title[1], len(text))]
@@ -312,10 +313,6 @@ def unimported_component(name: str) -> bool:
 def title_value(text: str) -> tuple[int, int] | None:
     """The span of a title attribute's value in ``text`` (`title="Log in"`), or None."""
     return _title_span(f" {text}", -1)
-
-
-def liquid(match: re.Match[str]) -> bool:
-    return match.group().startswith("{%")
 
 
 def _box_title(match: re.Match[str], group: int, *, alone: bool) -> tuple[int, int] | None:
