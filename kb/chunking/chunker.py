@@ -20,6 +20,8 @@ from kb.chunking.structure import Block, Section, split_sections
 
 # Bump whenever the chunks produced for the same input can change: it is part of the key that
 # decides whether a document must be re-embedded.
+# 15: a link's or a picture's attributes, MkDocs Material's icons and a directive's attributes
+# are not text, and a box's title loses its inline markup as other text does.
 # 14: an include's title argument is not a box's title; 13: a component's `name` is its title;
 # 12: a titled template tag (GitBook's `{% tab title="…" %}`) keeps its title; 11: MDX
 # components written as JSX are components without an import, and text under them is not
@@ -27,7 +29,7 @@ from kb.chunking.structure import Block, Section, split_sections
 # 9: HTML tags a page uses for emphasis, layout and media are not text, a <head> is not
 # either, a <pre> is a code block; 8: an ERB tag over several lines is not text, and a tag
 # nothing closes is; 7: ERB tags are not text; 6: a code shortcode's body is a code block
-CHUNKER_VERSION = "14"
+CHUNKER_VERSION = "15"
 
 # A title longer than this is cut in the embedding prefix. Titles are short in practice; the cap
 # exists so that a pathological title cannot leave no room for the text it is meant to label.

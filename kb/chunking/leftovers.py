@@ -75,8 +75,14 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("snippet", r"-{1,2}8<-{1,2}", '--8<-- "snippets/x.md"'),
     _p(
         "attributes",
-        r"(?<!\{)\{:?[ \t]*[#.][\w.-]+(?:[ \t]+[^}\n]*)?\}(?!\})|\{:[ \t]*[^}\n]*\}",
+        r"(?<![{_^])\{:?[ \t]*(?:[#.][\w.-]+|[\w-]+=[^\s}]+)(?:[ \t]+[^}\n]*)?\}(?!\})"
+        r"|\{:[ \t]*[^}\n]*\}",
         "## Install {#install .wide}",
+    ),
+    _p(
+        "icon",
+        r"(?<![\w:]):(?:material|fontawesome|octicons|simple)-[\w-]+:(?![\w:])",
+        "Click :material-pencil: to edit.",
     ),
     _p("footnote", r"\[\^[^\]\s]+\]", "Fees apply.[^1]"),
     # MDX: an import or export line, a component's tag (`<Token>` placeholders are named too:

@@ -393,18 +393,10 @@ class _Scanner:
                 self._admonitions.append(content_indent)
             if cut.warning:
                 self.warnings.append(f"line {number}: {cut.warning}")
-            return _cut(line, cut.drop, title=cut.title)
-        code_spans = [match.span() for match in CODE_SPAN.finditer(line.text)]
-        cut = markup.inline_markup(
-            line.text,
-            code_spans=code_spans,
-            components=self._components,
-            keep_highlights=self._keep_highlights,
-        )
-        if cut.warning:
-            self.warnings.append(f"line {number}: {cut.warning}")
-        if cut.drop or cut.breaks:
-            line = _cut(line, cut.drop, anchor=cut.anchor, breaks=cut.breaks, title=cut.title)
+            line = _cut(line, cut.drop, title=cut.title)
+            # a title reads as any text does: its icons, shortcodes and tags go
+            return self._inline(line, number, title=True) if cut.title else line
+        line = self._inline(line, number)
         opening = markup.COMPONENT_OPENER.fullmatch(line.text)
         if opening is not None and (
             opening.group(1) in self._components
@@ -430,6 +422,20 @@ class _Scanner:
         # tag runs to its `>}}` or `%>`
         opener, self._tag_close = unclosed
         return _cut(line, ((opener, len(line.text)),))
+
+    def _inline(self, line: SourceLine, number: int, *, title: bool = False) -> SourceLine:
+        """``line`` without its inline markup (``markup.inline_markup``)."""
+        cut = markup.inline_markup(
+            line.text,
+            code_spans=[match.span() for match in CODE_SPAN.finditer(line.text)],
+            components=self._components,
+            keep_highlights=self._keep_highlights,
+        )
+        if cut.warning:
+            self.warnings.append(f"line {number}: {cut.warning}")
+        if not (cut.drop or cut.breaks):
+            return line
+        return _cut(line, cut.drop, anchor=cut.anchor, breaks=cut.breaks, title=title or cut.title)
 
 
 _SHORTCODE_OPEN = re.compile(r"\{\{[<%]")

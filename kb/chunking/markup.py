@@ -32,8 +32,11 @@ ADMONITION = re.compile(
     r"([ \t]*(?::[ \t]+)?)(?:(?:!!!|\?\?\?\+?)[ \t]+[\w-]+(?:[ \t]+(?:\"(.*)\"|(.*)))?"
     r"|===\+?[ \t]+\"(.*)\")[ \t]*"
 )
-# `:::tip Title`, `:::note[Title]`, `::::`, `:::{note}` (Docusaurus, MyST colon fences)
-COLON_FENCE = re.compile(r"[ \t]*:{3,}[ \t]*(?:\{[\w-]+\}|[\w-]+)?(?:\[(.*)\])?[ \t]*(.*?)[ \t]*")
+# `:::tip Title`, `:::note[Title]`, `::::`, `:::{note}` (Docusaurus, MyST colon fences), with
+# attributes after the name or the title (`:::tip[Title]{icon="heart"}`, remark-directive)
+COLON_FENCE = re.compile(
+    r"[ \t]*:{3,}[ \t]*(?:\{[\w-]+\}|[\w-]+)?(?:\[(.*)\])?(?:\{[^{}\n]*\})?[ \t]*(.*?)[ \t]*"
+)
 # MDX (Docusaurus): an ESM import, `import Tabs from '@theme/Tabs';`, `import X from './_x.mdx'`
 MDX_IMPORT = re.compile(
     r"import[ \t]+(?:([\w$*{}, \t]+?)[ \t]+from[ \t]*)?(['\"])([^'\"]+)\2[ \t]*;?[ \t]*"
@@ -91,6 +94,18 @@ ATTRIBUTES = re.compile(
     r"[\w-]+=(?:\"[^\"]*\"|\S+?)))*)[ \t]*\}[ \t]*$"
 )
 _ATTRIBUTE_ID = re.compile(r"(?:^|\s)#([\w.-]+)")
+# `:material-arrow-right:`, `:fontawesome-brands-github:{ .lg }`: an icon (MkDocs Material's
+# pymdownx.emoji sets), with its attributes; the page shows a picture
+ICON = re.compile(
+    r"(?<![\w:]):(?:material|fontawesome|octicons|simple)-[\w-]+:(?![\w:])(?:\{[^{}\n]*\})?"
+)
+# `[GitHub](https://…){ target=_blank }`, `[x](a.md){: .button }`: a link's or a picture's
+# attributes right after it, anywhere on the line (attr_list, kramdown, Pandoc); group 1
+_ATTRIBUTE = r"""(?:[#.][\w.-]+|[\w:-]+(?:=(?:"[^"\n]*"|'[^'\n]*'|[^\s"'}]+))?)"""
+LINK_ATTRIBUTES = re.compile(
+    r"""\]\((?:<[^<>\n]*>|[^()\s]*)(?:[ \t]+(?:"[^"\n]*"|'[^'\n]*'))?\)"""
+    rf"(\{{:?[ \t]*{_ATTRIBUTE}(?:[ \t]+{_ATTRIBUTE})*[ \t]*\}})"
+)
 # A MyST directive fence: ```{note} or ````{admonition} Title
 DIRECTIVE = re.compile(r"\{([\w-]+)\}(.*)")
 DIRECTIVE_OPTION = re.compile(r"[ \t]*:[\w-]+:.*")
@@ -233,6 +248,10 @@ def inline_markup(
         drop.append(match.span())
     html = _html_tags(text, taken=Spans.of(drop), in_code=in_code)
     drop += html.drop
+    drop += [
+        match.span(1) for match in LINK_ATTRIBUTES.finditer(text) if not in_code(match.start())
+    ]
+    drop += [match.span() for match in ICON.finditer(text) if not in_code(match.start())]
     for match in FOOTNOTE.finditer(text):
         if in_code(match.start()):
             continue

@@ -83,6 +83,62 @@ def test_kramdown_attribute_line_is_not_text() -> None:
     assert visible("A paragraph.\n{: .note}\n") == "A paragraph.\n\n"
 
 
+def test_a_links_and_a_pictures_attributes_are_not_text() -> None:
+    # given: MkDocs (attr_list), kramdown and Pandoc give a link or a picture attributes in
+    # braces right after it (CSC's guide: 56 links and pictures)
+    body = (
+        "| [`a-put`](#a-put) | [GitHub](https://github.com/x/a-put.md){ target=_blank }| Upload |\n"
+        "![The form](img/form.png){ width=80% }\n"
+        'See [the guide](guide.md "Guide"){:target="_blank"} first.\n'
+        "Open [the page](a.md){: .button #go data-x=1 }.\n"
+    )
+
+    # then: the page and the chunks read the link and the picture, not their attributes
+    assert visible(body) == (
+        "| [`a-put`](#a-put) | [GitHub](https://github.com/x/a-put.md)| Upload |\n"
+        "![The form](img/form.png)\n"
+        'See [the guide](guide.md "Guide") first.\n'
+        "Open [the page](a.md).\n"
+    )
+    # and: the check for markup left finds them where they were not read
+    assert markup_left("Read [GitHub](https://github.com/x){ target=_blank } first.") != []
+    assert markup_left(visible(body)) == []
+
+
+def test_an_icon_and_its_attributes_are_not_text() -> None:
+    # given: MkDocs Material's icons (pymdownx.emoji), as CSC's guide and Material's docs write
+    # them, some with attributes
+    body = (
+        "_File_ :material-arrow-right: _Load private key_\n"
+        '| :material-check:{ style="color: #4DB6AC" } __Clear__ | Index front matter |\n'
+        "- :fontawesome-brands-mastodon:{ .lg .middle } __Mastodon__\n"
+        "[Learn more :octicons-arrow-right-24:](roihu.md) or :simple-github:.\n"
+    )
+
+    # then: the page shows a picture there, and the text reads on without its name
+    assert visible(body) == (
+        "_File_  _Load private key_\n"
+        "|  __Clear__ | Index front matter |\n"
+        "-  __Mastodon__\n"
+        "[Learn more ](roihu.md) or .\n"
+    )
+    assert markup_left(body) != []
+    # a box's or a tab's title reads as any text does
+    tab = '=== ":octicons-mark-github-16: Octicons"\n\n    Text.\n'
+    assert visible(tab) == " Octicons\n\nText.\n"
+    assert visible('!!! tip ":material-pencil: Edit <kbd>E</kbd>"\n    Text.\n') == (
+        " Edit E\nText.\n"
+    )
+    # an emoji's or a word's colons are not an icon
+    assert visible("Time: 10:30 :smile: and :material:\n") == "Time: 10:30 :smile: and :material:\n"
+
+
+def test_braces_that_follow_no_link_are_text() -> None:
+    body = "Set {width=80%} by hand, or write [x](y) {as text}.\n"
+
+    assert visible(body) == body
+
+
 def test_braces_inside_inline_code_are_kept() -> None:
     assert visible("Use `{#id}` in a heading to name it.") == (
         "Use `{#id}` in a heading to name it."
@@ -236,6 +292,21 @@ def test_a_box_title_is_a_line_of_its_own_not_the_start_of_its_first_sentence() 
     assert chunk("Rotate often\nRotate keys every 90 days.\n")[0].text == (
         "Rotate often\nRotate keys every 90 days."
     )
+
+
+def test_a_directives_attributes_are_not_its_title() -> None:
+    # given: Starlight's asides take attributes after the type or the title (remark-directive)
+    bodies = {
+        ':::tip{icon="heart"}\nRotate keys every 90 days.\n:::\n': "Rotate keys every 90 days.",
+        ':::caution[Never share]{icon="warning"}\nRotate keys every 90 days.\n:::\n': (
+            "Never share\n\nRotate keys every 90 days."
+        ),
+    }
+
+    # then: the attributes are neither the box's title nor text
+    for body, text in bodies.items():
+        assert chunk(body)[0].text == text, body
+        assert markup_left(visible(body)) == [], body
 
 
 def test_mkdocs_snippet_is_reported() -> None:
