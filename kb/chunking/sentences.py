@@ -16,9 +16,7 @@ from itertools import pairwise
 _CLOSERS = r"[\"'\u201d\u2019)\]*_]*"
 # A sentence ends at . ! ? (plus closing quotes, brackets or emphasis) followed by whitespace and
 # then anything but a lowercase letter, which keeps "e.g. the" and "approx. five" in one piece.
-SENTENCE_END = re.compile(
-    rf"(?P<mark>[.!?\u2026]+{_CLOSERS})\s+(?=[^\sa-z])|[\u3002\uff01\uff1f]+"
-)
+SENTENCE_END = re.compile(rf"(?P<mark>[.!?\u2026]+{_CLOSERS})\s+(?=[^\sa-z])|[\u3002\uff01\uff1f]+")
 # Text that ends as a statement does: with a stop, or a colon or semicolon, then its closers
 _STATEMENT_END = re.compile(rf"(?:[.!?\u2026:;]{_CLOSERS}|[\u3002\uff01\uff1f])\s*$")
 # A full stop that ends an abbreviation, not a sentence, even before a capital: "e.g. Stripe".
