@@ -105,10 +105,11 @@ def rst_pages_read(pages: Mapping[str, bytes], *, read_file: FileReader | None) 
             )
         else:
             local_roles[""] = default
+    targets = sphinx.crossref_types(raw.decode("utf-8", "replace") for raw in pages.values())
     read: dict[str, _Read] = {}
     for path, raw in pages.items():
         # Per page: docutils drops the default role at the end of every document it parses.
-        with sphinx.project_roles(local_roles):
+        with sphinx.project_roles(local_roles, targets=targets):
             try:
                 read[path] = _parse(path, raw, read_file, highlight=conf.highlight_language)
             except DocumentParseError as exc:

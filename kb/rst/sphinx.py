@@ -18,7 +18,7 @@ import ast
 import contextlib
 import re
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, ClassVar, cast
 
 from docutils import nodes
@@ -507,22 +507,66 @@ def role_named(name: str) -> Callable[..., RoleResult] | None:
     return found if callable(found) else None
 
 
+# A directive line: its indent, its name, its argument (if any)
+_DIRECTIVE_LINE = re.compile(r"([ \t]*)\.\.[ \t]+([A-Za-z][\w-]*(?::[\w-]+)*)::(?:[ \t]+(\S.*))?")
+_OPTION_LINE = re.compile(r"[ \t]+:[\w-]+:(?:[ \t].*)?")
+
+
+def crossref_types(pages: Iterable[str]) -> frozenset[str]:
+    """The directives ``pages`` use as a project's own cross-reference types (Sphinx's
+    ``add_crossref_type``, as Scrapy's ``.. stat:: name`` and pytest's ``.. fixture:: name``):
+    names docutils and Sphinx do not know, written with an argument and never with content.
+    Such a directive marks a target and shows nothing, and the role of its name refers to it."""
+    used: set[str] = set()
+    with_content: set[str] = set()
+    for text in pages:
+        lines = text.splitlines()
+        for number, line in enumerate(lines):
+            found = _DIRECTIVE_LINE.fullmatch(line)
+            if found is None or _known_directive(found.group(2)):
+                continue
+            name = found.group(2).lower()
+            after = number + 1  # the first line after its options, blank lines skipped
+            while after < len(lines) and (
+                not lines[after].strip() or _OPTION_LINE.fullmatch(lines[after])
+            ):
+                after += 1
+            content = lines[after].expandtabs() if after < len(lines) else ""
+            indent = len(found.group(1).expandtabs())
+            if not found.group(3) or len(content) - len(content.lstrip()) > indent:
+                with_content.add(name)
+            used.add(name)
+    return frozenset(used - with_content)
+
+
+def _known_directive(name: str) -> bool:
+    name = name.lower()
+    return name in _DIRECTIVES or name in _DIRECTIVE_REGISTRY
+
+
 @contextlib.contextmanager
-def project_roles(local: dict[str, Callable[..., RoleResult]]) -> Iterator[None]:
-    """The roles one project's ``conf.py`` adds (``""`` is its default role), while one page is
-    read: docutils keeps roles in a module table, so they are put there and taken out again,
-    as Sphinx does for its default role. One page at a time per process (a lock), so two
-    threads reading two projects never see each other's roles."""
+def project_roles(
+    local: dict[str, Callable[..., RoleResult]], *, targets: Iterable[str] = ()
+) -> Iterator[None]:
+    """The roles one project's ``conf.py`` adds (``""`` is its default role), and its own
+    cross-reference types (``targets``: a directive that shows nothing, a role read as code),
+    while one page is read: docutils keeps roles and directives in module tables, so they are
+    put there and taken out again, as Sphinx does for its default role. One page at a time per
+    process (a lock), so two threads reading two projects never see each other's."""
+    targets = tuple(targets)
+    local = {**{name: _literal_role for name in targets}, **local}
     with _PROJECT_ROLES_LOCK:
-        table = _ROLES
-        saved = {name: table[name] for name in local if name in table}
-        table.update(local)
+        saved = {name: _ROLES[name] for name in local if name in _ROLES}
+        _ROLES.update(local)
+        _DIRECTIVES.update({name: Nothing for name in targets})
         try:
             yield
         finally:
             for name in local:
-                table.pop(name, None)
-            table.update(saved)
+                _ROLES.pop(name, None)
+            _ROLES.update(saved)
+            for name in targets:
+                _DIRECTIVES.pop(name, None)
 
 
 def _role_with_fallback(
@@ -570,3 +614,6 @@ _docutils_role = roles.role
 _ROLES: dict[str, Any] = vars(roles)["_roles"]
 _ROLE_REGISTRY: dict[str, Any] = vars(roles)["_role_registry"]
 _PROJECT_ROLES_LOCK = threading.Lock()
+# Docutils' directive tables: the ones registered (as ``register`` does), the canonical ones
+_DIRECTIVES: dict[str, Any] = vars(directives)["_directives"]
+_DIRECTIVE_REGISTRY: dict[str, Any] = vars(directives)["_directive_registry"]

@@ -309,6 +309,33 @@ def test_an_unknown_directive_is_reported_and_its_content_left_out(tmp_path: Pat
     )
 
 
+def test_a_projects_own_cross_reference_types_are_targets_and_references(tmp_path: Path) -> None:
+    # given: Scrapy marks each stat it documents with `.. stat:: name` (a type its extension adds
+    # with Sphinx's add_crossref_type) and refers to it with :stat:`name`; Sphinx shows nothing
+    # for the mark and the reference as code
+    pages = _read(
+        tmp_path,
+        {
+            "stats.rst": (
+                "Stats\n=====\n\n.. stat:: downloader/exception_count\n\n"
+                "``downloader/exception_count``\n    Number of exceptions.\n"
+            ),
+            "use.rst": (
+                "Use\n===\n\nWatch :stat:`downloader/exception_count` and :stat:`the depth "
+                "<depth/max>`.\n\n.. mermaid::\n\n   graph TD; A-->B\n"
+            ),
+        },
+    )
+
+    stats, use = pages.documents["stats.rst"], pages.documents["use.rst"]
+    # then: the mark is no text and no warning, the references read as code
+    assert stats.body == "# Stats\n\n**`downloader/exception_count`**\n\nNumber of exceptions.\n"
+    assert stats.warnings == ()
+    assert "Watch `downloader/exception_count` and `the depth`." in use.body
+    # and: a directive written with content, or with no argument, is still unknown
+    assert use.warnings == ('line 6: unknown directive ".. mermaid::": its content is left out',)
+
+
 def test_autodoc_directives_are_reported_as_text_built_from_code(tmp_path: Path) -> None:
     document = _page(tmp_path, "API\n===\n\n.. autofunction:: acme.sync\n")
 
