@@ -1,8 +1,9 @@
 """What a Sphinx project's ``conf.py`` says about how its pages read: ``default_role`` (what
-single backticks mean), ``extlinks`` (roles such as ``:issue:`123```) and
-``highlight_language`` (the language of a literal block that names none); and which of its
-files are not pages: ``templates_path``, ``html_static_path``, ``html_extra_path`` (folders)
-and ``exclude_patterns`` (globs).
+single backticks mean), ``extlinks`` (roles such as ``:issue:`123```), ``highlight_language``
+(the language of a literal block that names none), its ``extensions`` and the ``issues_*``
+settings of the sphinx-issues extension (its ``:issue:``, ``:pr:``, ``:user:`` roles); and
+which of its files are not pages: ``templates_path``, ``html_static_path``,
+``html_extra_path`` (folders) and ``exclude_patterns`` (globs).
 
 ``conf.py`` is a Python program and is never run: it is parsed (``ast``) and only top-level
 assignments of literal values to these names are read. Anything else in it (imports,
@@ -16,7 +17,9 @@ from dataclasses import dataclass, field
 
 CONF_FILE = "conf.py"
 _PATH_LISTS = ("templates_path", "html_static_path", "html_extra_path", "exclude_patterns")
-_READ = ("default_role", "extlinks", "highlight_language", *_PATH_LISTS)
+_READ = ("default_role", "extlinks", "highlight_language", "extensions", *_PATH_LISTS)
+# sphinx-issues' settings: `issues_github_path = "acme/billing"`, `issues_uri`, `issues_prefix`, …
+_ISSUES_SETTING = "issues_"
 
 
 @dataclass(frozen=True)
@@ -27,6 +30,8 @@ class SphinxConf:
     warnings: tuple[str, ...] = ()
     # `templates_path`, `html_static_path`, `html_extra_path`, `exclude_patterns`, as written
     paths: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    extensions: tuple[str, ...] = ()
+    issues: dict[str, str] = field(default_factory=dict)  # sphinx-issues' settings
 
 
 def sphinx_conf_read(source: bytes) -> SphinxConf:
@@ -38,12 +43,16 @@ def sphinx_conf_read(source: bytes) -> SphinxConf:
     highlight_language: str | None = None
     extlinks: dict[str, tuple[str, str | None]] = {}
     paths: dict[str, tuple[str, ...]] = {}
+    extensions: tuple[str, ...] = ()
+    issues: dict[str, str] = {}
     warnings: list[str] = []
     for statement in tree.body:
         if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
             continue
         target = statement.targets[0]
-        if not isinstance(target, ast.Name) or target.id not in _READ:
+        if not isinstance(target, ast.Name) or not (
+            target.id in _READ or target.id.startswith(_ISSUES_SETTING)
+        ):
             continue
         try:
             value = ast.literal_eval(statement.value)
@@ -56,6 +65,10 @@ def sphinx_conf_read(source: bytes) -> SphinxConf:
             default_role = value
         elif target.id == "highlight_language" and isinstance(value, str):
             highlight_language = value
+        elif target.id.startswith(_ISSUES_SETTING) and isinstance(value, str):
+            issues[target.id] = value
+        elif target.id == "extensions" and isinstance(value, list | tuple):
+            extensions = tuple(item for item in value if isinstance(item, str))
         elif target.id in _PATH_LISTS and isinstance(value, list | tuple):
             paths[target.id] = tuple(item for item in value if isinstance(item, str))
         elif target.id == "extlinks" and isinstance(value, dict):
@@ -74,4 +87,6 @@ def sphinx_conf_read(source: bytes) -> SphinxConf:
         highlight_language=highlight_language,
         warnings=tuple(warnings),
         paths=paths,
+        extensions=extensions,
+        issues=issues,
     )

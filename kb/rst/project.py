@@ -96,6 +96,8 @@ def rst_pages_read(pages: Mapping[str, bytes], *, read_file: FileReader | None) 
     local_roles: dict[str, Any] = {
         name: sphinx.extlink_role(url, caption) for name, (url, caption) in conf.extlinks.items()
     }
+    if "sphinx_issues" in conf.extensions:
+        local_roles = {**sphinx.issue_roles(conf.issues), **local_roles}
     if conf.default_role:
         default = sphinx.role_named(conf.default_role)
         if default is None:

@@ -18,7 +18,7 @@ import ast
 import contextlib
 import re
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar, cast
 
 from docutils import nodes
@@ -497,6 +497,64 @@ def extlink_role(url: str, caption: str | None) -> Callable[..., RoleResult]:
         shown = title if explicit else (caption.replace("%s", target) if caption else target)
         address = url.replace("%s", target)
         return [nodes.reference(rawtext, shown, refuri=address)], []
+
+    return role
+
+
+_GITHUB = "https://github.com"
+# sphinx-issues' roles: (setting prefix, its address on GitHub, what a link reads before the name)
+_ISSUE_ROLES = {
+    "issue": ("issues", "{group}/{project}/issues/{issue}", "#"),
+    "pr": ("issues_pr", "{group}/{project}/pull/{pr}", "#"),
+    "commit": ("issues_commit", "{group}/{project}/commit/{commit}", "@"),
+    "user": ("issues_user", "{user}", "@"),
+}
+_OTHER_REPOSITORY = re.compile(r"([\w.-]+/[\w.-]+)([#@])(\S+)")
+
+
+def issue_roles(settings: Mapping[str, str]) -> dict[str, Callable[..., RoleResult]]:
+    """The roles of the sphinx-issues extension, as its ``conf.py`` settings (``issues_github_path
+    = "acme/billing"``, or ``issues_uri`` and the rest) make them: ``:issue:`42``` reads "#42"
+    and links to the issue; ``:issue:`12,13``` is two links, ``:issue:`other/tool#7``` another
+    project's; ``:pr:``, ``:commit:`` (its first seven characters, "@6bb9124"), ``:user:``
+    ("@ada") and ``:pypi:`` likewise."""
+    path = settings.get("issues_default_group_project") or settings.get("issues_github_path", "")
+    group, _, project = path.partition("/")
+    found: dict[str, Callable[..., RoleResult]] = {"pypi": _issue_role("", "", "", "pypi")}
+    for name, (prefix, address, mark) in _ISSUE_ROLES.items():
+        uri = settings.get(f"{prefix}_uri") or f"{_GITHUB}/{address}"
+        uri = uri.replace("{group}", group).replace("{project}", project)
+        found[name] = _issue_role(uri, settings.get(f"{prefix}_prefix", mark), name, name)
+    return found
+
+
+def _issue_role(uri: str, mark: str, field: str, name: str) -> Callable[..., RoleResult]:
+    def link(target: str, shown: str | None) -> nodes.reference:
+        other = _OTHER_REPOSITORY.fullmatch(target) if name in ("issue", "pr", "commit") else None
+        if name == "pypi":
+            address, text = f"https://pypi.org/project/{target}", target
+        elif other is not None:
+            repository, _, number = other.groups()
+            address = f"{_GITHUB}/{repository}/{_ISSUE_ROLES[name][1].split('/', 2)[2]}"
+            address, text = address.replace(f"{{{field}}}", number), target
+        else:
+            text = mark + (target[:7] if name == "commit" else target)
+            address = uri.replace(f"{{{field}}}", target)
+        return nodes.reference(target, shown or text, refuri=address)
+
+    def role(
+        name: str, rawtext: str, text: str, lineno: int, inliner: Inliner, options: Any = None,
+        content: Any = None,
+    ) -> RoleResult:  # fmt: skip
+        title, target, explicit = _title_and_target(nodes.unescape(text))
+        if explicit:
+            return [link(target, title)], []
+        found: list[nodes.Node] = []
+        for each in (part.strip() for part in target.split(",")):
+            if each:
+                found += [nodes.Text(", ")] if found else []
+                found.append(link(each, None))
+        return found, []
 
     return role
 

@@ -447,6 +447,44 @@ def test_conf_py_gives_the_default_role_and_extlinks(tmp_path: Path) -> None:
     assert "Run `acme sync`; see [#42](https://t.example/42)." in pages.documents["page.rst"].body
 
 
+def test_sphinx_issues_roles_link_to_the_tracker(tmp_path: Path) -> None:
+    # given: a changelog written with the sphinx-issues extension (pytest's: 1,600 uses)
+    pages = _read(
+        tmp_path,
+        {
+            "conf.py": 'extensions = ["sphinx.ext.intersphinx", "sphinx_issues"]\n'
+            'issues_github_path = "acme/billing"\n',
+            "page.rst": (
+                "Changes\n=======\n\nFixed :issue:`42` and :issue:`12,13` (:pr:`58`, "
+                ":issue:`other/tool#7`), thanks to :user:`ada` and :user:`Grace <ghopper>`; "
+                "in :commit:`6bb9124d5e9dbb2f7b52864c3d8af7feb1b69403` with :pypi:`requests`.\n"
+            ),
+        },
+    )
+
+    document = pages.documents["page.rst"]
+    # then: each reads as the site shows it, a link to the issue, the pull request, the person,
+    # the commit, the package
+    assert (
+        "Fixed [#42](https://github.com/acme/billing/issues/42) and "
+        "[#12](https://github.com/acme/billing/issues/12), "
+        "[#13](https://github.com/acme/billing/issues/13) "
+        "([#58](https://github.com/acme/billing/pull/58), "
+        "[other/tool#7](https://github.com/other/tool/issues/7)), thanks to "
+        "[@ada](https://github.com/ada) and [Grace](https://github.com/ghopper); in "
+        "[@6bb9124](https://github.com/acme/billing/commit/6bb9124d5e9dbb2f7b52864c3d8af7feb1b69403)"
+        " with [requests](https://pypi.org/project/requests)."
+    ) in " ".join(document.body.split())
+    assert document.warnings == ()
+
+
+def test_sphinx_issues_roles_are_unknown_without_the_extension(tmp_path: Path) -> None:
+    document = _page(tmp_path, "Changes\n=======\n\nFixed :issue:`42`.\n")
+
+    assert "Fixed 42." in document.body
+    assert document.warnings == ('line 4: unknown role ":issue:" (:issue:`42`): read as its text',)
+
+
 def test_tables_are_pipe_tables(tmp_path: Path) -> None:
     document = _page(
         tmp_path,
