@@ -20,6 +20,8 @@ from kb.chunking.structure import Block, Section, split_sections
 
 # Bump whenever the chunks produced for the same input can change: it is part of the key that
 # decides whether a document must be re-embedded.
+# 16: MyST roles read as Sphinx shows them, MyST targets and a span's or a code span's
+# attributes are not text.
 # 15: a link's or a picture's attributes, MkDocs Material's icons and a directive's attributes
 # are not text, and a box's title loses its inline markup as other text does.
 # 14: an include's title argument is not a box's title; 13: a component's `name` is its title;
@@ -29,7 +31,7 @@ from kb.chunking.structure import Block, Section, split_sections
 # 9: HTML tags a page uses for emphasis, layout and media are not text, a <head> is not
 # either, a <pre> is a code block; 8: an ERB tag over several lines is not text, and a tag
 # nothing closes is; 7: ERB tags are not text; 6: a code shortcode's body is a code block
-CHUNKER_VERSION = "15"
+CHUNKER_VERSION = "16"
 
 # A title longer than this is cut in the embedding prefix. Titles are short in practice; the cap
 # exists so that a pathological title cannot leave no room for the text it is meant to label.

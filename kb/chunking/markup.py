@@ -94,6 +94,20 @@ ATTRIBUTES = re.compile(
     r"[\w-]+=(?:\"[^\"]*\"|\S+?)))*)[ \t]*\}[ \t]*$"
 )
 _ATTRIBUTE_ID = re.compile(r"(?:^|\s)#([\w.-]+)")
+# Roles Sphinx shows as code: registered so for reStructuredText (`kb.rst.sphinx`), and a MyST
+# page's `{py:class}`…`` reads the same way
+CODE_ROLES = (
+    "file", "samp", "envvar", "command", "program", "option", "mimetype", "makevar",
+    "regexp", "keyword", "token", "download", "confval", "setting",
+    *(f"{prefix}{name}" for prefix in ("", "py:") for name in (
+        "func", "meth", "class", "attr", "data", "exc", "mod", "obj", "const", "type",
+    )),
+)  # fmt: skip
+# `{ref}`Title <target>``, `{py:class}`~a.B``: a MyST role (group 1 its name, 3 its text)
+MYST_ROLE = re.compile(r"\{([a-z][\w:+.-]*)\}(`+)(.+?)\2(?!`)")
+_EXPLICIT_TARGET = re.compile(r"(.*?\S)\s*(<[^<>]+>)")
+# `(syntax/referencing)=` alone on its line: a MyST target, which Sphinx does not show
+MYST_TARGET = re.compile(r"[ \t]*\([^()\s]+\)=[ \t]*")
 # `:material-arrow-right:`, `:fontawesome-brands-github:{ .lg }`: an icon (MkDocs Material's
 # pymdownx.emoji sets), with its attributes; the page shows a picture
 ICON = re.compile(
@@ -106,6 +120,12 @@ LINK_ATTRIBUTES = re.compile(
     r"""\]\((?:<[^<>\n]*>|[^()\s]*)(?:[ \t]+(?:"[^"\n]*"|'[^'\n]*'))?\)"""
     rf"(\{{:?[ \t]*{_ATTRIBUTE}(?:[ \t]+{_ATTRIBUTE})*[ \t]*\}})"
 )
+# `[a span]{#target .note}` and `` `code`{l=md} ``: a bracketed span's or a code span's
+# attributes (Pandoc, MyST), each an id, a class or a key=value, never a bare word ("{name}")
+_KEYED_ATTRIBUTE = r"""(?:[#.][\w.-]+|[\w:-]+=(?:"[^"\n]*"|'[^'\n]*'|[^\s"'}]+))"""
+_KEYED_ATTRIBUTES = rf"\{{[ \t]*{_KEYED_ATTRIBUTE}(?:[ \t]+{_KEYED_ATTRIBUTE})*[ \t]*\}}"
+SPAN_ATTRIBUTES = re.compile(rf"(?<![!\]\\])(\[)[^\[\]\n]+(\]{_KEYED_ATTRIBUTES})")
+CODE_ATTRIBUTES = re.compile(_KEYED_ATTRIBUTES)
 # A MyST directive fence: ```{note} or ````{admonition} Title
 DIRECTIVE = re.compile(r"\{([\w-]+)\}(.*)")
 DIRECTIVE_OPTION = re.compile(r"[ \t]*:[\w-]+:.*")
@@ -251,7 +271,18 @@ def inline_markup(
     drop += [
         match.span(1) for match in LINK_ATTRIBUTES.finditer(text) if not in_code(match.start())
     ]
+    for match in SPAN_ATTRIBUTES.finditer(text):
+        if not in_code(match.start()):
+            drop += [match.span(1), match.span(2)]
+    for _, end in code_spans:
+        if after := CODE_ATTRIBUTES.match(text, end):
+            drop.append(after.span())
     drop += [match.span() for match in ICON.finditer(text) if not in_code(match.start())]
+    for match in MYST_ROLE.finditer(text):
+        if not in_code(match.start()):
+            drop += _myst_role_marks(match)
+    if MYST_TARGET.fullmatch(text):
+        drop.append((0, len(text)))
     for match in FOOTNOTE.finditer(text):
         if in_code(match.start()):
             continue
@@ -273,6 +304,23 @@ def inline_markup(
         found = _ATTRIBUTE_ID.search(attributes.group(1))
         anchor = found.group(1) if found else anchor
     return Cut(tuple(sorted(drop)), anchor, "; ".join(warnings), tuple(html.breaks), titled)
+
+
+def _myst_role_marks(role: re.Match[str]) -> list[tuple[int, int]]:
+    """What of a MyST role Sphinx does not show: its name, an explicit target (`Title <x>`),
+    and, for a role naming code, the module path a `~` hides; a role that names no code reads
+    as plain text, without its backticks."""
+    name, ticks, content = role.group(1), role.group(2), role.group(3)
+    start, end = role.start(3), role.end(3)
+    drop = [(role.start(), role.start(2))]  # `{ref}`
+    explicit = _EXPLICIT_TARGET.fullmatch(content)
+    if explicit is not None:
+        drop.append((start + explicit.end(1), end))
+    elif name.split(":")[-1] in CODE_ROLES and content.startswith("~"):
+        drop.append((start, start + content.rfind(".") + 1 if "." in content else start + 1))
+    if name not in CODE_ROLES and name.split(":")[-1] not in CODE_ROLES:
+        drop += [(role.start(2), start), (end, end + len(ticks))]
+    return drop
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from docutils import nodes
 from docutils.parsers.rst import Directive, directives, roles
 from docutils.parsers.rst.states import Inliner
 
+from kb.chunking.markup import CODE_ROLES
 from kb.rst.context import context_of
 
 # ---------------------------------------------------------------------------------------------
@@ -475,13 +476,7 @@ def _unknown_role(
 
 
 PAGE_REFERENCE_ROLES = ("ref", "doc", "std:ref", "std:doc", "numref", "any")
-LITERAL_ROLES = (
-    "file", "samp", "envvar", "command", "program", "option", "mimetype", "makevar",
-    "regexp", "keyword", "token", "download", "confval", "setting",
-    *(f"{prefix}{name}" for prefix in ("", "py:") for name in (
-        "func", "meth", "class", "attr", "data", "exc", "mod", "obj", "const", "type",
-    )),
-)  # fmt: skip
+LITERAL_ROLES = CODE_ROLES
 TEXT_ROLES = ("term", "guilabel", "kbd", "menuselection", "abbr", "dfn", "manpage", "newsgroup")
 
 

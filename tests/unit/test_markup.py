@@ -133,10 +133,43 @@ def test_an_icon_and_its_attributes_are_not_text() -> None:
     assert visible("Time: 10:30 :smile: and :material:\n") == "Time: 10:30 :smile: and :material:\n"
 
 
+def test_a_spans_or_a_code_spans_attributes_are_not_text() -> None:
+    # given: Pandoc's and MyST's attributes on a bracketed span or a code span
+    body = (
+        "This is a [span with an `id` attribute]{#span-target}.\n"
+        "Write `[*emphasis*](#syntax/emphasis)`{l=md} or [warn]{.bg-warning key=v}.\n"
+    )
+
+    assert visible(body) == (
+        "This is a span with an `id` attribute.\nWrite `[*emphasis*](#syntax/emphasis)` or warn.\n"
+    )
+    # a placeholder in braces is text
+    assert visible("Pass [0, 1]{n} or `f`{x} to it.\n") == "Pass [0, 1]{n} or `f`{x} to it.\n"
+
+
 def test_braces_that_follow_no_link_are_text() -> None:
     body = "Set {width=80%} by hand, or write [x](y) {as text}.\n"
 
     assert visible(body) == body
+
+
+def test_myst_roles_and_targets_read_as_sphinx_shows_them() -> None:
+    # given: MyST pages (Markdown read by Sphinx) refer with roles and mark targets
+    body = (
+        "(syntax/referencing)=\n"
+        "See {ref}`syntax/referencing`, {ref}`the guide <syntax/guide>` and {term}`my term`.\n"
+        "Call {py:class}`~mypackage.MyClass` or {py:func}`setup <mypackage.setup>`, "
+        "not ``{ref}`x` ``.\n"
+    )
+
+    # then: a reference reads as its text, a role naming code as code, a target is no text
+    assert visible(body) == (
+        "\n"
+        "See syntax/referencing, the guide and my term.\n"
+        "Call `MyClass` or `setup`, not ``{ref}`x` ``.\n"
+    )
+    assert markup_left(visible(body)) == []
+    assert markup_left(body) != []
 
 
 def test_braces_inside_inline_code_are_kept() -> None:
