@@ -476,7 +476,6 @@ def _unknown_role(
 
 
 PAGE_REFERENCE_ROLES = ("ref", "doc", "std:ref", "std:doc", "numref", "any")
-LITERAL_ROLES = CODE_ROLES
 TEXT_ROLES = ("term", "guilabel", "kbd", "menuselection", "abbr", "dfn", "manpage", "newsgroup")
 
 
@@ -515,26 +514,28 @@ def issue_roles(settings: Mapping[str, str]) -> dict[str, Callable[..., RoleResu
     ("@ada") and ``:pypi:`` likewise."""
     path = settings.get("issues_default_group_project") or settings.get("issues_github_path", "")
     group, _, project = path.partition("/")
-    found: dict[str, Callable[..., RoleResult]] = {"pypi": _issue_role("", "", "", "pypi")}
-    for name, (prefix, address, mark) in _ISSUE_ROLES.items():
+    found: dict[str, Callable[..., RoleResult]] = {"pypi": _issue_role("pypi", "", "")}
+    for kind, (prefix, address, mark) in _ISSUE_ROLES.items():
         uri = settings.get(f"{prefix}_uri") or f"{_GITHUB}/{address}"
         uri = uri.replace("{group}", group).replace("{project}", project)
-        found[name] = _issue_role(uri, settings.get(f"{prefix}_prefix", mark), name, name)
+        found[kind] = _issue_role(kind, uri, settings.get(f"{prefix}_prefix", mark))
     return found
 
 
-def _issue_role(uri: str, mark: str, field: str, name: str) -> Callable[..., RoleResult]:
+def _issue_role(kind: str, uri: str, mark: str) -> Callable[..., RoleResult]:
+    """One sphinx-issues role: ``kind`` is its name and the placeholder ``uri`` holds."""
+
     def link(target: str, shown: str | None) -> nodes.reference:
-        other = _OTHER_REPOSITORY.fullmatch(target) if name in ("issue", "pr", "commit") else None
-        if name == "pypi":
+        other = _OTHER_REPOSITORY.fullmatch(target) if kind in ("issue", "pr", "commit") else None
+        if kind == "pypi":
             address, text = f"https://pypi.org/project/{target}", target
-        elif other is not None:
+        elif other is not None:  # `other/tool#7`: the same page of another repository
             repository, _, number = other.groups()
-            address = f"{_GITHUB}/{repository}/{_ISSUE_ROLES[name][1].split('/', 2)[2]}"
-            address, text = address.replace(f"{{{field}}}", number), target
+            path = _ISSUE_ROLES[kind][1].split("/", 2)[2]  # "issues/{issue}"
+            address, text = f"{_GITHUB}/{repository}/{path}".replace(f"{{{kind}}}", number), target
         else:
-            text = mark + (target[:7] if name == "commit" else target)
-            address = uri.replace(f"{{{field}}}", target)
+            text = mark + (target[:7] if kind == "commit" else target)
+            address = uri.replace(f"{{{kind}}}", target)
         return nodes.reference(target, shown or text, refuri=address)
 
     def role(
@@ -652,7 +653,7 @@ def register() -> None:
     directives.register_directive("literalinclude", Include)
     for names, role in (
         (PAGE_REFERENCE_ROLES, _page_reference_role),
-        (LITERAL_ROLES, _literal_role),
+        (CODE_ROLES, _literal_role),
         (TEXT_ROLES, _text_role),
     ):
         for name in names:
