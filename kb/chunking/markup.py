@@ -268,20 +268,11 @@ def inline_markup(
         drop.append(match.span())
     html = _html_tags(text, taken=Spans.of(drop), in_code=in_code)
     drop += html.drop
-    drop += [
-        match.span(1) for match in LINK_ATTRIBUTES.finditer(text) if not in_code(match.start())
-    ]
-    for match in SPAN_ATTRIBUTES.finditer(text):
-        if not in_code(match.start()):
-            drop += [match.span(1), match.span(2)]
-    for _, end in code_spans:
-        if after := CODE_ATTRIBUTES.match(text, end):
-            drop.append(after.span())
-    drop += [match.span() for match in ICON.finditer(text) if not in_code(match.start())]
-    for match in MYST_ROLE.finditer(text):
-        if not in_code(match.start()):
-            drop += _myst_role_marks(match)
-    if MYST_TARGET.fullmatch(text):
+    if "{" in text:  # most lines hold none of these, and every line is read
+        drop += _braced_marks(text, code_spans, in_code)
+    if ":" in text:
+        drop += [match.span() for match in ICON.finditer(text) if not in_code(match.start())]
+    if ")=" in text and MYST_TARGET.fullmatch(text):
         drop.append((0, len(text)))
     for match in FOOTNOTE.finditer(text):
         if in_code(match.start()):
@@ -304,6 +295,24 @@ def inline_markup(
         found = _ATTRIBUTE_ID.search(attributes.group(1))
         anchor = found.group(1) if found else anchor
     return Cut(tuple(sorted(drop)), anchor, "; ".join(warnings), tuple(html.breaks), titled)
+
+
+def _braced_marks(
+    text: str, code_spans: list[tuple[int, int]], in_code: Callable[[int], bool]
+) -> list[tuple[int, int]]:
+    """What of ``text`` is attributes in braces after a link, a span or a code span, or the
+    markup of a MyST role (``_myst_role_marks``)."""
+    drop = [match.span(1) for match in LINK_ATTRIBUTES.finditer(text) if not in_code(match.start())]
+    for match in SPAN_ATTRIBUTES.finditer(text):
+        if not in_code(match.start()):
+            drop += [match.span(1), match.span(2)]
+    for _, end in code_spans:
+        if after := CODE_ATTRIBUTES.match(text, end):
+            drop.append(after.span())
+    for match in MYST_ROLE.finditer(text):
+        if not in_code(match.start()):
+            drop += _myst_role_marks(match)
+    return drop
 
 
 def _myst_role_marks(role: re.Match[str]) -> list[tuple[int, int]]:
