@@ -171,6 +171,8 @@ class _Scanner:
         # per open MDX component, the indent of its content's first line (-1 before it)
         self._component_indents: list[int] = []
         self._code_shortcode = ""  # the name of the open shortcode whose body is code
+        self._in_export = False  # in an MDX export, which runs to the next blank line
+        self._after_blank = True  # the line before the one read is blank (or there is none)
         self._rest: tuple[str, int] = ("", -1)  # the text scanned, and where the line read ends
         self._last_close: dict[str, int] = {}  # where each tag close last occurs in that text
 
@@ -188,6 +190,7 @@ class _Scanner:
             number += 1
             self._rest = (text, newline)
             lines.append(self._line(raw, position, number))
+            self._after_blank = not raw.strip()
             if newline < 0:
                 break
             position = newline + 1
@@ -201,6 +204,9 @@ class _Scanner:
             return self._line_in_tag(raw, position, base, number)
         if self._in_comment:
             return self._line_in_comment(raw, position, base, number)
+        if self._in_export:
+            self._in_export = bool(raw.strip())
+            return _blank(position)
         if self._fence is not None:
             return self._line_in_fence(raw, position, base, fence=self._fence)
         if self._code_shortcode:
@@ -386,6 +392,10 @@ class _Scanner:
             if cut.warning:
                 self.warnings.append(f"line {number}: {cut.warning}")
             return _cut(line, cut.drop)
+        if self._after_blank and markup.MDX_EXPORT.match(line.text):
+            # a component or data the page's JSX uses, never shown: an export opens a block
+            self._in_export = True
+            return _blank(line.start)
         marker = markup.block_marker(line.text)
         if marker is not None:
             cut, content_indent = marker

@@ -467,6 +467,12 @@ def block_marker(text: str) -> tuple[Cut, int | None] | None:
     return None
 
 
+# MDX: an export, which opens a block of JavaScript that runs to the next blank line
+MDX_EXPORT = re.compile(
+    r"export[ \t]+(?:const|let|var|function|class|default|async[ \t]+function)\b|export[ \t]*[{*]"
+)
+
+
 def mdx_import(text: str) -> tuple[Cut, frozenset[str]] | None:
     """An MDX import line, which is not text, and the names it binds (`X`, `{ A as B }`,
     `* as NS`), or None. Importing an `.md`/`.mdx` file includes it: reported, like includes."""

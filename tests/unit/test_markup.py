@@ -624,6 +624,31 @@ def test_a_code_shortcode_closed_by_another_name_runs_on() -> None:
     ]
 
 
+def test_an_mdx_export_is_not_text_up_to_the_blank_line_that_ends_it() -> None:
+    # given: MDX pages define components and data with `export` (Mintlify's docs: 13 chunks of
+    # JavaScript; Starlight's: 3); an import or export runs to the next blank line
+    body = (
+        "export const Fruit = ({ name }) => (\n"
+        '  <span className="fruit">{name}</span>\n'
+        ");\n\n"
+        "# Fruits\n\n"
+        "Apples are red.\n\n"
+        "export const fileName = 'example.js';\n\n"
+        "```js\nexport const x = 1;\n```\n"
+    )
+
+    # then: the page reads as shown, code keeps its exports
+    assert [draft.text for draft in chunk(body)] == [
+        "Apples are red.\n\n```js\nexport const x = 1;\n```"
+    ]
+    assert markup_left(visible(body)) == []
+    # and: a sentence that starts with the word is text, as is a line of a paragraph
+    assert visible("export the data first.\nThen import it.\n") == (
+        "export the data first.\nThen import it.\n"
+    )
+    assert visible("Tools can\nexport default values.\n") == "Tools can\nexport default values.\n"
+
+
 def test_an_imported_mdx_file_is_reported_as_not_included() -> None:
     body = DOCUSAURUS_MDX.split("---\n", 2)[2]
 
