@@ -87,11 +87,14 @@ _TITLE_ATTRIBUTE = re.compile(
 )
 # `--8<-- "snippets/x.md"` (pymdownx.snippets)
 SNIPPET = re.compile(r"[ \t]*-{1,2}8<-{1,2}[ \t]*(.*?)[ \t]*")
+# One attribute in braces: an id, a class or a key=value (an id may hold dots: Docusaurus'
+# `{#include.imports}`); attr_list after a link also takes a bare word (`{ data-search-exclude }`)
+_KEYED_ATTRIBUTE = r"""(?:[#.][\w.-]+|[\w:-]+=(?:"[^"\n]*"|'[^'\n]*'|[^\s"'}]+))"""
+_ATTRIBUTE = rf"(?:{_KEYED_ATTRIBUTE}|[\w:-]+)"
+_KEYED_ATTRIBUTES = rf"\{{[ \t]*{_KEYED_ATTRIBUTE}(?:[ \t]+{_KEYED_ATTRIBUTE})*[ \t]*\}}"
 # `{#install .wide}`, `{: #id}`, `{data-x=1}` at the end of a line (Pandoc, Hugo, kramdown)
-# (an id may hold dots: Docusaurus' `{#include.imports}`)
 ATTRIBUTES = re.compile(
-    r"[ \t]*\{:?[ \t]*((?:[#.][\w.-]+|[\w-]+=(?:\"[^\"]*\"|\S+?))(?:[ \t]+(?:[#.][\w.-]+|"
-    r"[\w-]+=(?:\"[^\"]*\"|\S+?)))*)[ \t]*\}[ \t]*$"
+    rf"[ \t]*\{{:?[ \t]*({_KEYED_ATTRIBUTE}(?:[ \t]+{_KEYED_ATTRIBUTE})*)[ \t]*\}}[ \t]*$"
 )
 _ATTRIBUTE_ID = re.compile(r"(?:^|\s)#([\w.-]+)")
 # Roles Sphinx shows as code: registered so for reStructuredText (`kb.rst.sphinx`), and a MyST
@@ -105,7 +108,8 @@ CODE_ROLES = (
 )  # fmt: skip
 # `{ref}`Title <target>``, `{py:class}`~a.B``: a MyST role (group 1 its name, 3 its text)
 MYST_ROLE = re.compile(r"\{([a-z][\w:+.-]*)\}(`+)(.+?)\2(?!`)")
-_EXPLICIT_TARGET = re.compile(r"(.*?\S)\s*(<[^<>]+>)")
+# `Title <target>`: a Sphinx or MyST role's text that names its target apart from what it shows
+EXPLICIT_TARGET = re.compile(r"(.*?)\s*<([^<>]+)>", re.DOTALL)
 # `(syntax/referencing)=` alone on its line: a MyST target, which Sphinx does not show
 MYST_TARGET = re.compile(r"[ \t]*\([^()\s]+\)=[ \t]*")
 # `:material-arrow-right:`, `:fontawesome-brands-github:{ .lg }`: an icon (MkDocs Material's
@@ -115,15 +119,12 @@ ICON = re.compile(
 )
 # `[GitHub](https://…){ target=_blank }`, `[x](a.md){: .button }`: a link's or a picture's
 # attributes right after it, anywhere on the line (attr_list, kramdown, Pandoc); group 1
-_ATTRIBUTE = r"""(?:[#.][\w.-]+|[\w:-]+(?:=(?:"[^"\n]*"|'[^'\n]*'|[^\s"'}]+))?)"""
 LINK_ATTRIBUTES = re.compile(
     r"""\]\((?:<[^<>\n]*>|[^()\s]*)(?:[ \t]+(?:"[^"\n]*"|'[^'\n]*'))?\)"""
     rf"(\{{:?[ \t]*{_ATTRIBUTE}(?:[ \t]+{_ATTRIBUTE})*[ \t]*\}})"
 )
 # `[a span]{#target .note}` and `` `code`{l=md} ``: a bracketed span's or a code span's
-# attributes (Pandoc, MyST), each an id, a class or a key=value, never a bare word ("{name}")
-_KEYED_ATTRIBUTE = r"""(?:[#.][\w.-]+|[\w:-]+=(?:"[^"\n]*"|'[^'\n]*'|[^\s"'}]+))"""
-_KEYED_ATTRIBUTES = rf"\{{[ \t]*{_KEYED_ATTRIBUTE}(?:[ \t]+{_KEYED_ATTRIBUTE})*[ \t]*\}}"
+# attributes (Pandoc, MyST), never a bare word ("{name}" is a placeholder)
 SPAN_ATTRIBUTES = re.compile(rf"(?<![!\]\\])(\[)[^\[\]\n]+(\]{_KEYED_ATTRIBUTES})")
 CODE_ATTRIBUTES = re.compile(_KEYED_ATTRIBUTES)
 # A MyST directive fence: ```{note} or ````{admonition} Title
@@ -319,16 +320,16 @@ def _myst_role_marks(role: re.Match[str]) -> list[tuple[int, int]]:
     """What of a MyST role Sphinx does not show: its name, an explicit target (`Title <x>`),
     and, for a role naming code, the module path a `~` hides; a role that names no code reads
     as plain text, without its backticks."""
-    name, ticks, content = role.group(1), role.group(2), role.group(3)
-    start, end = role.start(3), role.end(3)
+    content, start, end = role.group(3), role.start(3), role.end(3)
+    code = role.group(1).split(":")[-1] in CODE_ROLES  # `py:class` as `class`
     drop = [(role.start(), role.start(2))]  # `{ref}`
-    explicit = _EXPLICIT_TARGET.fullmatch(content)
-    if explicit is not None:
+    explicit = EXPLICIT_TARGET.fullmatch(content)
+    if explicit is not None and explicit.group(1):
         drop.append((start + explicit.end(1), end))
-    elif name.split(":")[-1] in CODE_ROLES and content.startswith("~"):
+    elif code and content.startswith("~"):
         drop.append((start, start + content.rfind(".") + 1 if "." in content else start + 1))
-    if name not in CODE_ROLES and name.split(":")[-1] not in CODE_ROLES:
-        drop += [(role.start(2), start), (end, end + len(ticks))]
+    if not code:
+        drop += [(role.start(2), start), (end, role.end())]
     return drop
 
 

@@ -25,7 +25,7 @@ from docutils import nodes
 from docutils.parsers.rst import Directive, directives, roles
 from docutils.parsers.rst.states import Inliner
 
-from kb.chunking.markup import CODE_ROLES
+from kb.chunking.markup import CODE_ROLES, EXPLICIT_TARGET
 from kb.rst.context import context_of
 
 # ---------------------------------------------------------------------------------------------
@@ -264,7 +264,7 @@ class Navigation(Directive):
             entry = line.strip()
             if not entry:
                 continue
-            explicit = _EXPLICIT_TARGET.fullmatch(entry)
+            explicit = EXPLICIT_TARGET.fullmatch(entry)
             entries.append(explicit.group(2) if explicit else entry)
         node["entries"] = entries
         return [node]
@@ -402,12 +402,11 @@ OBJECT_DIRECTIVES = (
 # Roles
 
 RoleResult = tuple[Sequence[nodes.Node], Sequence[nodes.system_message]]
-_EXPLICIT_TARGET = re.compile(r"(.*?)\s*<([^<>]+)>", re.DOTALL)
 
 
 def _title_and_target(text: str) -> tuple[str, str, bool]:
     """``Title <target>`` as (title, target, explicit); else the text twice."""
-    match = _EXPLICIT_TARGET.fullmatch(text.strip())
+    match = EXPLICIT_TARGET.fullmatch(text.strip())
     if match and match.group(1):
         return match.group(1), match.group(2).strip(), True
     return text, text.strip(), False

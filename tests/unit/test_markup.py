@@ -172,6 +172,15 @@ def test_myst_roles_and_targets_read_as_sphinx_shows_them() -> None:
     assert markup_left(body) != []
 
 
+def test_a_formula_that_ends_in_braces_is_not_a_heading_attribute() -> None:
+    # given: MkDocs Material's maths page writes LaTeX as prose lines; the end-of-line attribute
+    # rule read `{k=0}^{\infty}…{2k}` as one `{key=value}` and dropped it
+    line = "\\cos x=\\sum_{k=0}^{\\infty}\\frac{(-1)^k}{(2k)!}x^{2k}\n"
+
+    assert visible(line) == line
+    assert visible("## Install {data-level=3}\n") == "## Install\n"
+
+
 def test_braces_inside_inline_code_are_kept() -> None:
     assert visible("Use `{#id}` in a heading to name it.") == (
         "Use `{#id}` in a heading to name it."
