@@ -495,12 +495,13 @@ def extlink_role(url: str, caption: str | None) -> Callable[..., RoleResult]:
 
 
 _GITHUB = "https://github.com"
-# sphinx-issues' roles: (setting prefix, its address on GitHub, what a link reads before the name)
+# sphinx-issues' roles: (setting prefix, the page under a GitHub repository, what a link reads
+# before the name); a user's page is under no repository
 _ISSUE_ROLES = {
-    "issue": ("issues", "{group}/{project}/issues/{issue}", "#"),
-    "pr": ("issues_pr", "{group}/{project}/pull/{pr}", "#"),
-    "commit": ("issues_commit", "{group}/{project}/commit/{commit}", "@"),
-    "user": ("issues_user", "{user}", "@"),
+    "issue": ("issues", "issues/{issue}", "#"),
+    "pr": ("issues_pr", "pull/{pr}", "#"),
+    "commit": ("issues_commit", "commit/{commit}", "@"),
+    "user": ("issues_user", "", "@"),
 }
 _OTHER_REPOSITORY = re.compile(r"([\w.-]+/[\w.-]+)([#@])(\S+)")
 
@@ -514,8 +515,9 @@ def issue_roles(settings: Mapping[str, str]) -> dict[str, Callable[..., RoleResu
     path = settings.get("issues_default_group_project") or settings.get("issues_github_path", "")
     group, _, project = path.partition("/")
     found: dict[str, Callable[..., RoleResult]] = {"pypi": _issue_role("pypi", "", "")}
-    for kind, (prefix, address, mark) in _ISSUE_ROLES.items():
-        uri = settings.get(f"{prefix}_uri") or f"{_GITHUB}/{address}"
+    for kind, (prefix, page, mark) in _ISSUE_ROLES.items():
+        default = f"{_GITHUB}/{{group}}/{{project}}/{page}" if page else f"{_GITHUB}/{{{kind}}}"
+        uri = settings.get(f"{prefix}_uri") or default
         uri = uri.replace("{group}", group).replace("{project}", project)
         found[kind] = _issue_role(kind, uri, settings.get(f"{prefix}_prefix", mark))
     return found
@@ -523,18 +525,19 @@ def issue_roles(settings: Mapping[str, str]) -> dict[str, Callable[..., RoleResu
 
 def _issue_role(kind: str, uri: str, mark: str) -> Callable[..., RoleResult]:
     """One sphinx-issues role: ``kind`` is its name and the placeholder ``uri`` holds."""
+    page = _ISSUE_ROLES[kind][1] if kind in _ISSUE_ROLES else ""
+    placeholder = f"{{{kind}}}"
 
     def link(target: str, shown: str | None) -> nodes.reference:
-        other = _OTHER_REPOSITORY.fullmatch(target) if kind in ("issue", "pr", "commit") else None
+        other = _OTHER_REPOSITORY.fullmatch(target) if page else None
         if kind == "pypi":
             address, text = f"https://pypi.org/project/{target}", target
         elif other is not None:  # `other/tool#7`: the same page of another repository
             repository, _, number = other.groups()
-            path = _ISSUE_ROLES[kind][1].split("/", 2)[2]  # "issues/{issue}"
-            address, text = f"{_GITHUB}/{repository}/{path}".replace(f"{{{kind}}}", number), target
+            address, text = f"{_GITHUB}/{repository}/{page}".replace(placeholder, number), target
         else:
             text = mark + (target[:7] if kind == "commit" else target)
-            address = uri.replace(f"{{{kind}}}", target)
+            address = uri.replace(placeholder, target)
         return nodes.reference(target, shown or text, refuri=address)
 
     def role(

@@ -478,6 +478,26 @@ def test_sphinx_issues_roles_link_to_the_tracker(tmp_path: Path) -> None:
     assert document.warnings == ()
 
 
+def test_sphinx_issues_roles_follow_a_trackers_own_addresses(tmp_path: Path) -> None:
+    # given: a project on GitLab sets the addresses and the prefix itself
+    pages = _read(
+        tmp_path,
+        {
+            "conf.py": 'extensions = ["sphinx_issues"]\n'
+            'issues_default_group_project = "team/app"\n'
+            'issues_uri = "https://gitlab.example/{group}/{project}/-/issues/{issue}"\n'
+            'issues_prefix = "GL-"\n'
+            'issues_user_uri = "https://gitlab.example/{user}"\n',
+            "page.rst": "Changes\n=======\n\nFixed :issue:`7` (:user:`ada`).\n",
+        },
+    )
+
+    assert (
+        "Fixed [GL-7](https://gitlab.example/team/app/-/issues/7) "
+        "([@ada](https://gitlab.example/ada))."
+    ) in pages.documents["page.rst"].body
+
+
 def test_sphinx_issues_roles_are_unknown_without_the_extension(tmp_path: Path) -> None:
     document = _page(tmp_path, "Changes\n=======\n\nFixed :issue:`42`.\n")
 
