@@ -107,6 +107,13 @@ MAX_LINK_WORD_SHARE = 0.5
 MAX_PROCEDURE_STEPS = 12  # a longer list is a reference, not a procedure to quote whole
 MAX_CODE_LINES = 12  # a longer block is a listing to read on its page, not an answer
 MAX_CODE_CHARS = 600
+# Code fenced under a list item ("1. Scale the app to zero Machines:" over `fly scale count 0`)
+# is read into the item, as the step's own words, when it is this short: a longer block is a
+# listing the step points to.
+MAX_ITEM_CODE_LINES = 3
+MAX_ITEM_CODE_LINE_CHARS = 100
+# Languages whose block under an item is an example of something written, not what to run
+EXAMPLE_LANGUAGES = frozenset({"markdown", "md", "mdx", "email", "output", "out"})
 # A console session's first line: "$ flask run", PowerShell's "> $env:…" or "PS C:\app>", "C:\>"
 SHELL_PROMPT = re.compile(r"[ \t]*(?:\$|>|PS [^>\n]*>|[A-Z]:\\[^>\n]*>)[ \t]+\S")
 FENCE_MARKS = re.compile(r"^\s*(?:`{3,}|~{3,})")
@@ -677,7 +684,9 @@ class _BlockReader:
         self.lead_in: str | None = None  # the "...:" sentence before the current list
         self.in_list = False
         self.steps: list[str] = []  # the current numbered list's items
+        self.in_step = False  # the item read last is the last of ``steps``, not one under it
         self.fence: list[str] | None = None  # the code lines of the fenced block being read
+        self.fence_in_item = False  # that block is fenced under a list item
         self.language = ""
         self.caption = ""
         self.label = ""  # the bold label over what is read now (``BOLD_LABEL``)
@@ -715,7 +724,10 @@ class _BlockReader:
 
     def _code_line(self, passage_line: PassageLine) -> None:
         if passage_line.fence is FenceRole.OPEN:
-            self._end_section()
+            # a block indented under an item is part of it: the list goes on after it
+            self.fence_in_item = self.in_list and passage_line.text[:1].isspace()
+            if not self.fence_in_item:
+                self._end_section()
             info = FENCE_MARKS.sub("", passage_line.content).strip()
             caption = CODE_CAPTION.search(info)
             self.fence, self.language = [], info.split(" ")[0].casefold()
@@ -727,10 +739,35 @@ class _BlockReader:
 
     def _end_code(self) -> None:
         assert self.fence is not None
-        block = _code_block(self.blocks, self.fence, self.language, caption=self.caption)
-        if block is not None:
-            self.blocks.append(block)
-        self.fence = None
+        if self.fence_in_item:
+            self._item_code(self.fence)
+        else:
+            block = _code_block(self.blocks, self.fence, self.language, caption=self.caption)
+            if block is not None:
+                self.blocks.append(block)
+        self.fence, self.fence_in_item = None, False
+
+    def _item_code(self, lines: list[str]) -> None:
+        """A short block fenced under a list item, read into the item (and its step) as code
+        spans: "Scale the app to zero Machines: `fly scale count 0`". The page shows the command
+        under the step that runs it; apart, the step only promises it and the command says
+        nothing of what it is for."""
+        code = [line.strip() for line in lines if WORDY.search(line)]  # not "---", "}"
+        if (
+            code
+            and self.language not in EXAMPLE_LANGUAGES
+            and len(code) <= MAX_ITEM_CODE_LINES
+            and all(len(line) <= MAX_ITEM_CODE_LINE_CHARS for line in code)
+            and (self.paragraph or (self.blocks and self.blocks[-1].kind == "item"))
+        ):
+            spans = " ".join(_code_span(line) for line in code)
+            if self.paragraph:
+                self.paragraph.append(spans)
+            else:
+                self.blocks[-1].text = f"{self.blocks[-1].text} {spans}"
+            if self.in_step:
+                self.steps[-1] = f"{self.steps[-1]} {spans}"
+        self._flush()  # the text under the block is a paragraph of its own
 
     def _end_section(self) -> None:
         """A heading or a fence: what was being read ends, and no list or table goes on."""
@@ -762,7 +799,8 @@ class _BlockReader:
             self._end_procedure()
         self.in_list = True
         item = LIST_MARKER.sub("", line, count=1)
-        if ORDERED_MARKER.match(line) and top_level:
+        self.in_step = bool(ORDERED_MARKER.match(line)) and top_level
+        if self.in_step:
             self.steps.append(item)
         self.paragraph.append(f"{self.lead_in} {item}" if self.lead_in else item)
 
@@ -836,6 +874,14 @@ def _code_block(
     return _Block(
         kind="code", text=lead_in, items=[], code=code, language=language, caption=caption
     )
+
+
+def _code_span(code: str) -> str:
+    """``code`` as an inline code span, fenced by more backticks than it holds in a row."""
+    longest = max((len(run) for run in re.findall(r"`+", code)), default=0)
+    fence = "`" * (longest + 1)
+    padded = f" {code} " if longest else code
+    return f"{fence}{padded}{fence}"
 
 
 def _settings(code: str) -> bool:

@@ -114,9 +114,12 @@ def prose_lines(text: str) -> list[str]:
 
 
 _LIST_ITEM = re.compile(r"[ \t]*(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
+# a list item's marker: its indent, the marker, the blanks before the item's text
+_ITEM_MARKER = re.compile(r"([ \t]*)([-+*]|\d{1,9}[.)])([ \t]+|$)")
 
 
-# A fence the scanner does not see: inside a quote, or indented four or more (under a list item)
+# A fence the scanner does not see: inside a quote, or indented four or more past the text of
+# any list item (the scanner reads a fence under an item from where the item's text starts)
 _MISSED_FENCE = re.compile(
     r"(?:[ \t]*>[ \t]?(?:>[ \t]?)*[ \t]*|[ \t]{4,}|\t[ \t]*)(`{3,}|~{3,})(.*)"
 )
@@ -124,7 +127,7 @@ _MISSED_FENCE = re.compile(
 
 class _ProseCode:
     """Code the scanner does not mark, read line by line: a fence inside a quote (an Obsidian
-    callout's example, `> ```js`) or indented under a list item, and an indented code block
+    callout's example, `> ```js`) or indented past a list item's text, and an indented code block
     (four spaces past the text it is under, after a blank line)."""
 
     def __init__(self) -> None:
@@ -160,7 +163,10 @@ class _Scanner:
     def __init__(self, *, keep_highlights: bool = False) -> None:
         self._keep_highlights = keep_highlights
         self.warnings: list[str] = []
-        self._fence: tuple[str, int] | None = None  # code fence character and length
+        # the open code fence: its character, its length and the column its list item's text
+        # starts at (0 outside a list), which its lines are indented past
+        self._fence: tuple[str, int, int] | None = None
+        self._items: list[int] = []  # the column each open list item's text starts at
         self._directives: list[tuple[str, int, bool]] = []  # MyST fences: char, length, hidden
         self._directive_options = False  # the `:class: x` lines that open a directive
         self._admonitions: list[int] = []  # content indent of each open MkDocs admonition
@@ -207,12 +213,14 @@ class _Scanner:
         if self._in_export:
             self._in_export = bool(raw.strip())
             return _blank(position)
-        if self._fence is not None:
+        if self._fence is not None and not self._item_ends(raw):
             return self._line_in_fence(raw, position, base, fence=self._fence)
+        self._fence = None
         if self._code_shortcode:
             return self._line_in_code_shortcode(raw, position, base)
         if self._close_directive(raw):
             return SourceLine(position, "", (), FenceRole.NONE)
+        self._read_item(raw)
         opened = self._open_fence(raw, position, base, number) or self._open_code_shortcode(
             raw, position, base
         )
@@ -266,11 +274,11 @@ class _Scanner:
         return self._unwrap(SourceLine(position, visible, runs, FenceRole.NONE), number)
 
     def _line_in_fence(
-        self, raw: str, position: int, base: int, *, fence: tuple[str, int]
+        self, raw: str, position: int, base: int, *, fence: tuple[str, int, int]
     ) -> SourceLine:
         """A code line kept as written; only a fence of the opener's character (``fence``: the
-        open fence's character and length), at least as long, closes it."""
-        closing = _FENCE_CLOSE.fullmatch(raw)
+        open fence's character, length and list column), at least as long, closes it."""
+        closing = _FENCE_CLOSE.fullmatch(raw[_indent_chars(raw, fence[2]) :])
         if closing and closing.group(1)[0] == fence[0] and len(closing.group(1)) >= fence[1]:
             self._fence = None
             role = FenceRole.CLOSE
@@ -319,7 +327,10 @@ class _Scanner:
         """The line when ``raw`` opens a code fence or a MyST directive, else None.
 
         A prose directive keeps only its title; a hidden one (a toctree) shows nothing."""
-        opening = _FENCE_OPEN.fullmatch(raw)
+        column = self._items[-1] if self._items else 0
+        if _indent_columns(raw) < column:
+            column = 0  # a fence less indented than the item's text is not under it
+        opening = _FENCE_OPEN.fullmatch(raw[_indent_chars(raw, column) :])
         # A backtick fence's info string may not contain backticks (that is inline code).
         if not (opening and (opening.group(2)[0] == "~" or "`" not in opening.group(3))):
             return None
@@ -334,14 +345,36 @@ class _Scanner:
                 )
             self._directives.append((opening.group(2)[0], len(opening.group(2)), hidden))
             self._directive_options = True
-            title_start = opening.start(3) + opening.group(3).index("}") + 1
+            title_start = len(raw) - len(opening.group()) + opening.start(3)
+            title_start += opening.group(3).index("}") + 1
             title_start += len(raw[title_start:]) - len(raw[title_start:].lstrip())
             line = SourceLine(position, raw, ((0, base),), FenceRole.NONE)
             if hidden:
                 return _blank(position)
             return _cut(line, ((0, title_start),), title=bool(raw[title_start:].strip()))
-        self._fence = (opening.group(2)[0], len(opening.group(2)))
+        self._fence = (opening.group(2)[0], len(opening.group(2)), column)
         return SourceLine(position, raw, ((0, base),), FenceRole.OPEN)
+
+    def _read_item(self, raw: str) -> None:
+        """Keeps the columns of the open list items (``_items``) as of ``raw``, a line outside
+        code: CommonMark reads a fence under an item from where the item's text starts, so
+        MkDocs' steps, indented four spaces, hold code fenced four spaces in. A line less
+        indented than an item's text ends the item after a blank line (right after a line of
+        text it continues the paragraph), and another item's marker ends it at once."""
+        if not raw.strip():
+            return
+        indent = _indent_columns(raw)
+        column = item_text_column(raw)
+        while self._items and indent < self._items[-1] and (self._after_blank or column):
+            self._items.pop()
+        if column is not None:
+            self._items.append(column)
+
+    def _item_ends(self, raw: str) -> bool:
+        """Whether ``raw``, read inside a fence opened under a list item, ends that item (a line
+        of text less indented than the item's text), and with it the fence."""
+        column = self._fence[2] if self._fence else 0
+        return bool(column and raw.strip() and _indent_columns(raw) < column)
 
     def _component_dedent(self, raw: str) -> int:
         """Characters of indent that belong to the open MDX components (`<Note>`, `<Step>`):
@@ -566,6 +599,35 @@ def code_blocks(lines: Sequence[SourceLine]) -> list[range]:
         else:
             index += 1
     return blocks
+
+
+def item_text_column(text: str) -> int | None:
+    """The column a list item's text starts at, if ``text`` opens an item: past its marker and
+    the one to four blanks after it (CommonMark; an item with no text on its line, one)."""
+    item = _ITEM_MARKER.match(text)
+    if item is None:
+        return None
+    after = len(item.group(3).expandtabs(4)) if item.end() < len(text) else 1
+    return _indent_columns(text) + len(item.group(2)) + (after if 1 <= after <= 4 else 1)
+
+
+def dedented(line: SourceLine, columns: int) -> SourceLine:
+    """``line`` without up to ``columns`` of its indent (all of it, if it has less)."""
+    chars = markup.indent_chars(line.text, columns)
+    if chars is None:
+        chars = len(line.text) - len(line.text.lstrip(" \t"))
+    return _cut(line, ((0, chars),)) if chars else line
+
+
+def _indent_columns(text: str) -> int:
+    """The columns of indent ``text`` starts with, a tab counting to the next multiple of 4."""
+    expanded = text.expandtabs(4)
+    return len(expanded) - len(expanded.lstrip(" "))
+
+
+def _indent_chars(text: str, columns: int) -> int:
+    """How many leading characters of ``text`` make up ``columns`` of indent (0 if fewer)."""
+    return markup.indent_chars(text, columns) or 0
 
 
 def _blank(position: int) -> SourceLine:

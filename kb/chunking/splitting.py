@@ -13,18 +13,22 @@ block costs a logarithmic number of counts per piece rather than one count per w
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from kb.chunking.lines import dedented, item_text_column
 from kb.chunking.sentences import sentence_ends
 from kb.chunking.structure import (
     Block,
     BlockKind,
     FenceRole,
+    SourceLine,
     indent_width,
     is_list_item,
     is_table_delimiter_row,
+    make_block,
 )
 
 TokenCounter = Callable[[str], int]
@@ -97,6 +101,8 @@ def split_block(
         return _split_code(block, budget, count_tokens, tokens)
     if block.kind is BlockKind.TABLE:
         return _split_table(block, budget, count_tokens, tokens)
+    if block.kind is BlockKind.LIST and any(line.fence is FenceRole.OPEN for line in block.lines):
+        return _split_list_with_code(block, budget, count_tokens)
     cuts = _PROSE_CUTS
     if block.kind is BlockKind.LIST:
         cuts = (_list_item_starts(block), *_PROSE_CUTS)
@@ -154,6 +160,90 @@ def _list_item_starts(block: Block) -> CutFinder:
         return [offset for offset in starts if start < offset < end]
 
     return find
+
+
+def _split_list_with_code(block: Block, budget: int, count_tokens: TokenCounter) -> list[Piece]:
+    """Pieces of a list that holds fenced code: as many whole items as fit, as for any list; an
+    item too big alone is cut around its code (``_split_item``), never inside a fence."""
+    starts = _list_item_starts(block)(block.text, 0, len(block.text))
+    bounds = [0, *starts, len(block.text)]
+    pieces: list[Piece] = []
+    gathered: tuple[int, int, int] | None = None  # start, end and tokens of the items gathered
+    for start, end in itertools.pairwise(bounds):
+        start, end = _trim_prose(block.text, start, end)
+        if start >= end:
+            continue
+        if gathered is not None:
+            tokens = count_tokens(block.text[gathered[0] : end])
+            if tokens <= budget:
+                gathered = (gathered[0], end, tokens)
+                continue
+            pieces.append(_piece(block, *gathered))
+        tokens = count_tokens(block.text[start:end])
+        gathered = (start, end, tokens) if tokens <= budget else None
+        if gathered is None:
+            pieces += _split_item(block, start, end, budget, count_tokens)
+    if gathered is not None:
+        pieces.append(_piece(block, *gathered))
+    return pieces
+
+
+def _split_item(
+    block: Block, start: int, end: int, budget: int, count_tokens: TokenCounter
+) -> list[Piece]:
+    """Pieces of the item at ``block.text[start:end]``: its text and each block of code fenced
+    under it apart, each split further only when too big alone. What follows the item's first
+    lines reads as the item's text, out of the list: dedented to the column the item's text
+    starts at, and each fenced block to its fence's own indent, so code stays code."""
+    first = bisect.bisect_right(block.line_offsets, start) - 1
+    last = bisect.bisect_right(block.line_offsets, end - 1)
+    lines = block.lines[first:last]
+    column = item_text_column(lines[0].text) or indent_width(lines[0].text)
+    pieces: list[Piece] = []
+    for run, code in _fence_runs(lines):
+        indent = indent_width(run[0].text)
+        if code:
+            part = make_block(BlockKind.CODE, [dedented(line, indent) for line in run])
+        elif run[0] is lines[0]:
+            part = make_block(BlockKind.LIST, list(run))
+        else:
+            text_lines = [dedented(line, max(indent, column)) for line in run]
+            kind = BlockKind.LIST if is_list_item(text_lines[0].text) else BlockKind.PARAGRAPH
+            part = make_block(kind, text_lines)
+        tokens = count_tokens(part.text)
+        if tokens <= budget:
+            pieces.append(Piece(part.text, part.start, part.end, tokens))
+        else:
+            pieces += split_block(part, budget, count_tokens, tokens=tokens)
+    return pieces
+
+
+def _fence_runs(lines: Sequence[SourceLine]) -> list[tuple[Sequence[SourceLine], bool]]:
+    """``lines`` as runs of text and of fenced code (whether each is code), blank lines at
+    either end of a run left out."""
+    runs: list[tuple[Sequence[SourceLine], bool]] = []
+    index = 0
+    while index < len(lines):
+        code = lines[index].fence is not FenceRole.NONE
+        end = index + 1
+        while end < len(lines):
+            line = lines[end]
+            if code and (line.fence is FenceRole.NONE or line.fence is FenceRole.OPEN):
+                break
+            if not code and line.fence is not FenceRole.NONE:
+                break
+            end += 1
+            if code and line.fence is FenceRole.CLOSE:
+                break
+        run = lines[index:end]
+        while run and not run[-1].text.strip():
+            run = run[:-1]
+        while run and not run[0].text.strip():
+            run = run[1:]
+        if run:
+            runs.append((run, code))
+        index = end
+    return runs
 
 
 def _split_code(

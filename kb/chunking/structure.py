@@ -275,7 +275,8 @@ def _continues_list(line: SourceLine) -> bool:
     return is_list_item(line.text) or indent_width(line.text) >= 2
 
 
-def _make_block(kind: BlockKind, lines: list[SourceLine]) -> Block:
+def make_block(kind: BlockKind, lines: list[SourceLine]) -> Block:
+    """The block of ``lines``, read as ``kind``."""
     offsets: list[int] = []
     length = 0
     for line in lines:
@@ -304,12 +305,12 @@ class _SectionBuilder:
         self._open_headings.append((level, heading_text))
         self._level = level
         self._heading_text = heading_text
-        self._heading = _make_block(BlockKind.HEADING, lines)
+        self._heading = make_block(BlockKind.HEADING, lines)
         self._blocks = []
         self._anchor = lines[0].anchor
 
     def add_block(self, kind: BlockKind, lines: list[SourceLine]) -> None:
-        self._blocks.append(_make_block(kind, lines))
+        self._blocks.append(make_block(kind, lines))
 
     def finish(self) -> list[Section]:
         self._close()

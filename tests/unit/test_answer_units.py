@@ -197,6 +197,68 @@ def test_a_code_block_that_is_an_example_or_a_listing_is_never_a_unit(text: str)
     assert all("365" not in unit.words_text for unit in units)
 
 
+def test_code_fenced_under_a_list_item_is_never_read_into_the_item() -> None:
+    # given: a MkDocs step with its command fenced four spaces in, and a note under it
+    source = _source(
+        "1. Create a multi-attach volume:\n\n"
+        "    ```sh\n"
+        "    openstack volume create --type standard.multiattach data\n"
+        "    ```\n"
+        "    Replace `data` by the name you want.\n"
+    )
+
+    # when
+    units = units_of([source])
+
+    # then
+    assert all("```" not in unit.text for unit in units)
+    assert [unit.text for unit in units] == [
+        "Create a multi-attach volume: `openstack volume create --type standard.multiattach data`",
+        "Replace `data` by the name you want.",
+    ]
+
+
+@pytest.mark.parametrize("indent", ["    ", "   "], ids=["mkdocs", "commonmark"])
+def test_a_procedure_keeps_the_commands_fenced_under_its_steps(indent: str) -> None:
+    # given: each step's command is fenced under it, as Fly.io's and VitePress' pages write
+    source = _source(
+        "1. Scale the app to zero Machines:\n\n"
+        f"{indent}```cmd\n{indent}fly scale count 0\n{indent}```\n\n"
+        "2. Scale back up to 2 or more Machines:\n\n"
+        f"{indent}```cmd\n{indent}fly scale count 2\n{indent}```\n"
+    )
+
+    # when
+    units = units_of([source])
+
+    # then
+    assert [(unit.kind, unit.text) for unit in units] == [
+        ("item", "Scale the app to zero Machines: `fly scale count 0`"),
+        ("item", "Scale back up to 2 or more Machines: `fly scale count 2`"),
+        (
+            "procedure",
+            "1. Scale the app to zero Machines: `fly scale count 0` "
+            "2. Scale back up to 2 or more Machines: `fly scale count 2`",
+        ),
+    ]
+
+
+def test_a_long_block_under_an_item_is_not_read_into_it_and_the_list_goes_on() -> None:
+    source = _source(
+        "1. Create `deploy.yml` with this content:\n\n"
+        "   ```yaml\n" + "".join(f"   key{n}: {n}\n" for n in range(8)) + "   ```\n\n"
+        "2. Push your changes to the main branch.\n"
+    )
+
+    units = units_of([source])
+
+    assert all("key1" not in unit.text for unit in units)
+    assert units[-1].kind == "procedure"
+    assert units[-1].text == (
+        "1. Create `deploy.yml` with this content: 2. Push your changes to the main branch."
+    )
+
+
 def test_a_block_after_a_statement_is_quoted_with_it_and_the_statement_not_again() -> None:
     # given: Flask's docs, which put most code after a statement rather than a colon
     source = _source(

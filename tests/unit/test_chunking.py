@@ -19,6 +19,7 @@ from kb.chunking import (
     chunk_markdown,
     embedding_text,
 )
+from kb.chunking.lines import scan_lines
 
 TokenCounter = Callable[[str], int]
 
@@ -321,6 +322,45 @@ def test_fence_indented_three_spaces_hides_headings() -> None:
     assert paths(chunk("   ```\n# code\n   ```\n\nText.")) == [""]
 
 
+def test_a_fence_indented_under_a_list_item_is_code() -> None:
+    # given: MkDocs indents a list item's content four spaces, so its fences are indented four
+    # (CommonMark: up to three past the item's text); the page shows them as code blocks
+    body = (
+        "1. Create a volume:\n\n"
+        "    ```sh\n"
+        "    openstack volume create --size 10 data\n"
+        "    ```\n"
+        "    Replace `data` by the name you want.\n\n"
+        "  - Nested:\n\n"
+        "      ~~~yaml\n"
+        "      prev: false\n"
+        "      ~~~\n"
+    )
+
+    # when
+    roles = [line.fence.value for line in scan_lines(body)]
+
+    # then
+    assert roles == [
+        "none", "none", "open", "body", "close", "none", "none",
+        "none", "none", "open", "body", "close", "none",
+    ]  # fmt: skip
+
+
+def test_a_fence_in_an_indented_code_block_is_code_text_not_a_fence() -> None:
+    # given: outside a list, four spaces make an indented code block, whose text may show a
+    # fence (a page about Markdown); and a list item's fence ends with the item
+    body = "Write:\n\n    ```sh\n    ls\n    ```\n\n- Run:\n\n  ```sh\n  ls\n\nAfter the list."
+
+    # when
+    roles = [line.fence.value for line in scan_lines(body)]
+
+    # then
+    assert roles[:5] == ["none"] * 5
+    assert roles[8:11] == ["open", "body", "body"]
+    assert roles[-1] == "none"
+
+
 def test_unclosed_fence_runs_to_end_of_body() -> None:
     [only] = chunk("Intro.\n\n```\n# not a heading\n\nmore code")
     assert only.heading_path == ""
@@ -480,6 +520,38 @@ def test_oversized_list_is_split_between_items() -> None:
     assert len(chunks) > 1
     for c in chunks:
         assert all(line in items for line in c.text.split("\n"))
+
+
+@pytest.mark.parametrize("indent", ["   ", "    "], ids=["commonmark", "mkdocs"])
+def test_oversized_list_keeps_the_code_under_its_items_fenced_in_every_piece(indent: str) -> None:
+    # given: a step whose workflow file is too long for one chunk (VitePress' deploy guide)
+    code = [f"key_{n}: {n}" for n in range(40)]
+    body = (
+        "1. Create the workflow file:\n\n"
+        f"{indent}```yaml\n" + "".join(f"{indent}{line}\n" for line in code) + f"{indent}```\n\n"
+        f"{indent}Make sure the base path is set.\n\n"
+        "2. Push your changes.\n"
+    )
+
+    # when
+    chunks = chunk(body)
+
+    # then: each piece of the code is a whole fenced block, and no code reads as text
+    assert len(chunks) > 2
+    quoted = []
+    for c in chunks:
+        lines = scan_lines(c.text)
+        assert sum(line.fence.value == "open" for line in lines) == sum(
+            line.fence.value == "close" for line in lines
+        )
+        for line in lines:
+            if "key_" in line.text:
+                assert line.fence.value == "body"
+                quoted.append(line.text.strip())
+    assert quoted[: len(code)] == code
+    assert "Make sure the base path is set." in [
+        line.text for c in chunks for line in scan_lines(c.text) if line.fence.value == "none"
+    ]
 
 
 def test_oversized_table_repeats_its_header_in_every_piece() -> None:
