@@ -48,11 +48,19 @@ from search.lexemes import stem as _stem
 LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s*")
 ORDERED_MARKER = re.compile(r"^\s*\d+[.)]\s")
 TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
-IMAGE = re.compile(r"!\[[^\]]*\]\([^)]*\)")
-LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
+# A link's label may hold brackets once ("[[services.concurrency]](…)"), its address parentheses
+# ("…/wiki/Toml_(file)"); a picture, inline or by reference ("![badge][ref]", MkDocs Material's
+# "[![Creating your site]][Creating your site]"), reads as nothing, and a link left with no label
+# by it too.
+_LABEL = r"\[((?:[^\[\]]|\[[^\[\]]*\])*)\]"
+_DESTINATION = r"\((?:[^()]|\([^()]*\))*\)"
+IMAGE = re.compile(rf"!\[[^\[\]]*\](?:{_DESTINATION}|\[[^\[\]]*\])?")
+LINK = re.compile(rf"{_LABEL}{_DESTINATION}")
 # A reference-style link ("[Staticman][]", "[Talkyard][talk]") reads as its text, and the line
 # that defines where one points ("[talk]: https://www.talkyard.io/") is no text at all.
-REFERENCE_LINK = re.compile(r"\[([^\]]+)\]\[[^\]]*\]")
+REFERENCE_LINK = re.compile(rf"{_LABEL}\[[^\[\]]*\]")
+# CommonMark's backslash escape of an ASCII punctuation character ("CSRF\_TRUSTED\_ORIGINS")
+BACKSLASH_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 LINK_DEFINITION = re.compile(r"^\[[^\]]+\]:\s*\S+")
 EMPHASIS = re.compile(r"\*\*|__")
 # The formatting and media HTML a page writes in its Markdown (``<a href=…>``, ``<ul><li>``,
@@ -945,4 +953,4 @@ def _prose_cleaned(text: str) -> str:
     """``clean`` on text outside code spans."""
     text = HTML_TAG.sub(" ", text)
     text = CHARACTER_REFERENCE.sub(lambda m: html.unescape(m[0]), text)
-    return EMPHASIS.sub("", text)
+    return BACKSLASH_ESCAPE.sub(r"\1", EMPHASIS.sub("", text))

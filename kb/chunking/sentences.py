@@ -20,7 +20,12 @@ SENTENCE_END = re.compile(rf"(?P<mark>[.!?\u2026]+{_CLOSERS})\s+(?=[^\sa-z])|[\u
 # Text that ends as a statement does: with a stop, or a colon or semicolon, then its closers
 _STATEMENT_END = re.compile(rf"(?:[.!?\u2026:;]{_CLOSERS}|[\u3002\uff01\uff1f])\s*$")
 # A full stop that ends an abbreviation, not a sentence, even before a capital: "e.g. Stripe".
-ABBREVIATION = re.compile(r"\b(?:e\.g|i\.e|etc|vs|approx|incl|no|Mr|Ms|Dr)\.$", re.IGNORECASE)
+ABBREVIATION = re.compile(
+    r"\b(?:e\.g|i\.e|a\.k\.a|etc|vs|approx|incl|no|Mr|Ms|Dr)\.$", re.IGNORECASE
+)
+# A Markdown link's or picture's label, "[Session Affinity (a.k.a. Sticky Sessions)](…)": a stop
+# in it ends no sentence (its brackets may nest once, "[[services.concurrency]](…)")
+_LINK_LABEL = re.compile(r"!?\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\](?=[(\[])")
 # Enough text before a full stop to hold the longest abbreviation and the character before it,
 # so its leading word boundary is the text's own.
 _ABBREVIATION_WINDOW = 8
@@ -39,8 +44,9 @@ def sentence_ends(
     """Offsets just past each sentence end in ``text[start:end]`` (and past the whitespace after
     it, so each is where the next sentence starts).
 
-    With ``abbreviations``, a full stop after a known abbreviation ("e.g.", "No.") ends nothing.
-    The chunker does without: its cut points are part of every stored chunk's boundaries.
+    With ``abbreviations``, a full stop after a known abbreviation ("e.g.", "No.") ends nothing,
+    nor does a stop inside a link's label. The chunker does without: its cut points are part of
+    every stored chunk's boundaries.
     """
     return list(_ends(text, start, len(text) if end is None else end, abbreviations=abbreviations))
 
@@ -59,12 +65,16 @@ def first_sentence(text: str, *, abbreviations: bool = False) -> str:
 
 
 def _ends(text: str, start: int, end: int, *, abbreviations: bool) -> Iterator[int]:
+    labels = (
+        [match.span(1) for match in _LINK_LABEL.finditer(text, start, end)]
+        if abbreviations and "[" in text
+        else []
+    )
     for match in SENTENCE_END.finditer(text, start, end):
         mark_end = match.end("mark")
-        if (
-            abbreviations
-            and mark_end != -1
-            and ABBREVIATION.search(text[max(start, mark_end - _ABBREVIATION_WINDOW) : mark_end])
-        ):
-            continue
+        if abbreviations and mark_end != -1:
+            if ABBREVIATION.search(text[max(start, mark_end - _ABBREVIATION_WINDOW) : mark_end]):
+                continue
+            if any(first <= match.start() < last for first, last in labels):
+                continue
         yield match.end()

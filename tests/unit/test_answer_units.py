@@ -617,6 +617,30 @@ def test_a_following_item_is_quoted_without_the_lead_in_it_shares() -> None:
             ],
             id="reference-style links",
         ),
+        pytest.param(
+            # CommonMark's backslash escapes read as their characters (Fly.io's Django guide
+            # writes "CSRF\\_TRUSTED\\_ORIGINS"), outside code; a link's label may hold brackets
+            # (Fly.io's "[[http_service.concurrency]](…)") and its address parentheses; a linked
+            # or a reference picture (MkDocs Material's badges) reads as nothing; and a stop in
+            # a link's label ends no sentence ("a.k.a.", a video's title)
+            "Update the ALLOWED_HOSTS and CSRF\\_TRUSTED\\_ORIGINS settings, not `a\\_b`.\n\n"
+            "Set how many requests each Machine takes at once in the "
+            "[[http_service.concurrency]](/docs/config/) section of "
+            "[fly.toml](https://example.com/wiki/Toml_(file)).\n\n"
+            "[![Material for MkDocs][badge]](#usage)\n\n"
+            "[![Creating your site]][Creating your site]\n\n"
+            "- [Session Affinity (a.k.a. Sticky Sessions)](/docs/sticky/) keeps a user on one "
+            "Machine.\n"
+            "- [DITCH Google Analytics. Use Plausible!](https://youtu.be/x) is a video review.",
+            [
+                "Update the ALLOWED_HOSTS and CSRF_TRUSTED_ORIGINS settings, not `a\\_b`.",
+                "Set how many requests each Machine takes at once in the "
+                "[http_service.concurrency] section of fly.toml.",
+                "Session Affinity (a.k.a. Sticky Sessions) keeps a user on one Machine.",
+                "DITCH Google Analytics. Use Plausible! is a video review.",
+            ],
+            id="escapes, bracketed labels, linked pictures",
+        ),
     ],
 )
 def test_a_page_is_quoted_as_a_reader_sees_it(page: str, quoted: list[str]) -> None:
