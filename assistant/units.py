@@ -711,8 +711,10 @@ class _BlockReader:
         elif not line or is_flagged(line) or LINK_DEFINITION.match(line):
             self._flush()
             self.table_header = None
-        elif TABLE_ROW.match(line):
+        elif TABLE_ROW.match(line) or (self.table_header is not None and "|" in line):
             self._table_line(passage_line)
+        elif passage_line.is_table_delimiter and "|" in line and self._header_above():
+            return  # a table written without its outer pipes, whose header was the line above
         elif passage_line.is_list_item:
             self.table_header = None
             self._list_item(passage_line)
@@ -783,6 +785,18 @@ class _BlockReader:
         self._end_procedure()
         self.table_header, self.in_list, self.lead_in = None, False, None
         self.label = ""
+
+    def _header_above(self) -> bool:
+        """Whether the paragraph line read last is the header of a table written without its
+        outer pipes (GFM: "Path|Pattern|Match" over ":--|:--|:--"); if so it becomes one."""
+        if not self.paragraph or "|" not in self.paragraph[-1]:
+            return False
+        header = self.paragraph.pop()
+        self._flush()
+        self._end_procedure()
+        self.in_list, self.lead_in = False, None
+        self.table_header = [cell.strip() for cell in header.strip().strip("|").split("|")]
+        return True
 
     def _table_line(self, passage_line: PassageLine) -> None:
         self._flush()

@@ -334,6 +334,29 @@ def test_a_table_s_lead_in_that_states_an_amount_is_a_unit_and_one_that_only_pro
     ]
 
 
+def test_a_table_written_without_its_outer_pipes_is_read_row_by_row() -> None:
+    # given: GFM lets a table leave out its outer pipes, as 55 of Hugo's pages do
+    source = _source(
+        "Path|Pattern|Match\n:--|:--|:--\n"
+        "`images/foo/a.jpg`|`images/foo/*.jpg`|`true`\n"
+        "`images/foo/a.jpg`|`images/*/*.png`|`false`\n\n"
+        "A pattern matches a path when every part of it does.\n\n"
+        "Sizes go in pixels | or in ems, as the theme says.\n"
+    )
+
+    # when
+    units = units_of([source])
+
+    # then: the line under the table, and a line with a pipe that no delimiter row follows, are
+    # sentences
+    assert [(unit.kind, unit.text) for unit in units] == [
+        ("row", "Path: `images/foo/a.jpg`; Pattern: `images/foo/*.jpg`; Match: `true`"),
+        ("row", "Path: `images/foo/a.jpg`; Pattern: `images/*/*.png`; Match: `false`"),
+        ("sentence", "A pattern matches a path when every part of it does."),
+        ("sentence", "Sizes go in pixels | or in ems, as the theme says."),
+    ]
+
+
 def test_turn_on_and_turn_off_are_told_apart_by_their_word_pairs() -> None:
     # given
     on = _source("Go to Settings and click Enable.", section="Two-factor > Turning on 2FA")
