@@ -166,7 +166,11 @@ class _Scanner:
         # the open code fence: its character, its length and the column its list item's text
         # starts at (0 outside a list), which its lines are indented past
         self._fence: tuple[str, int, int] | None = None
-        self._items: list[int] = []  # the column each open list item's text starts at
+        # each open list item: the least indent that goes on in it (its text's column, or two
+        # past its marker if less: Python-Markdown indents an item's paragraphs four spaces
+        # whatever its marker is), and the column where its text starts
+        self._items: list[tuple[int, int]] = []
+        self._dedented = 0  # columns of indent the open boxes took off the line being read
         self._directives: list[tuple[str, int, bool]] = []  # MyST fences: char, length, hidden
         self._directive_options = False  # the `:class: x` lines that open a directive
         self._admonitions: list[int] = []  # content indent of each open MkDocs admonition
@@ -205,6 +209,7 @@ class _Scanner:
     def _line(self, raw: str, position: int, number: int) -> SourceLine:
         dedent = self._admonition_dedent(raw)
         dedent += self._component_dedent(raw[dedent:])
+        self._dedented = _indent_columns(raw[:dedent])
         raw, base = raw[dedent:], position + dedent
         if self._tag_close:
             return self._line_in_tag(raw, position, base, number)
@@ -327,9 +332,15 @@ class _Scanner:
         """The line when ``raw`` opens a code fence or a MyST directive, else None.
 
         A prose directive keeps only its title; a hidden one (a toctree) shows nothing."""
-        column = self._items[-1] if self._items else 0
-        if _indent_columns(raw) < column:
-            column = 0  # a fence less indented than the item's text is not under it
+        # A fence as far in as the text of the list item it is under is read from there, and
+        # ends with the item; so is one indented four or more where the item goes on (else it
+        # would be no fence). One indented less than the item's text is not under it.
+        indent = _indent_columns(raw)
+        column = 0
+        if self._items:
+            goes_on, text = self._items[-1]
+            if indent >= text or goes_on <= 4 <= indent:
+                column = min(text, indent)
         opening = _FENCE_OPEN.fullmatch(raw[_indent_chars(raw, column) :])
         # A backtick fence's info string may not contain backticks (that is inline code).
         if not (opening and (opening.group(2)[0] == "~" or "`" not in opening.group(3))):
@@ -356,19 +367,19 @@ class _Scanner:
         return SourceLine(position, raw, ((0, base),), FenceRole.OPEN)
 
     def _read_item(self, raw: str) -> None:
-        """Keeps the columns of the open list items (``_items``) as of ``raw``, a line outside
-        code: CommonMark reads a fence under an item from where the item's text starts, so
-        MkDocs' steps, indented four spaces, hold code fenced four spaces in. A line less
-        indented than an item's text ends the item after a blank line (right after a line of
-        text it continues the paragraph), and another item's marker ends it at once."""
+        """Keeps the open list items (``_items``) as of ``raw``, a line outside code: CommonMark
+        reads a fence under an item from where the item's text starts, so MkDocs' steps,
+        indented four spaces, hold code fenced four spaces in. A line indented less than an
+        item goes on ends the item after a blank line (right after a line of text it continues
+        the paragraph), and another item's marker ends it at once."""
         if not raw.strip():
             return
         indent = _indent_columns(raw)
         column = item_text_column(raw)
-        while self._items and indent < self._items[-1] and (self._after_blank or column):
+        while self._items and indent < self._items[-1][0] and (self._after_blank or column):
             self._items.pop()
         if column is not None:
-            self._items.append(column)
+            self._items.append((min(column, indent + 2), column))
 
     def _item_ends(self, raw: str) -> bool:
         """Whether ``raw``, read inside a fence opened under a list item, ends that item (a line
@@ -433,7 +444,8 @@ class _Scanner:
         if marker is not None:
             cut, content_indent = marker
             if content_indent is not None:
-                self._admonitions.append(content_indent)
+                # as far in as the line the box opens on is in the page: a tab in an example box
+                self._admonitions.append(self._dedented + content_indent)
             if cut.warning:
                 self.warnings.append(f"line {number}: {cut.warning}")
             line = _cut(line, cut.drop, title=cut.title)

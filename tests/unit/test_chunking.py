@@ -361,6 +361,18 @@ def test_a_fence_in_an_indented_code_block_is_code_text_not_a_fence() -> None:
     assert roles[-1] == "none"
 
 
+def test_a_fence_under_an_item_indented_four_is_code_whatever_its_marker() -> None:
+    # given: Python-Markdown indents an item's content four spaces whatever the marker is, and
+    # an icon the reading drops leaves five columns before the item's text (MkDocs' card grids)
+    body = "-    __Built-in meta plugin__\n\n    ```sh\n    pip install x\n    ```\n"
+
+    # when
+    roles = [line.fence.value for line in scan_lines(body)]
+
+    # then
+    assert roles == ["none", "none", "open", "body", "close", "none"]
+
+
 def test_unclosed_fence_runs_to_end_of_body() -> None:
     [only] = chunk("Intro.\n\n```\n# not a heading\n\nmore code")
     assert only.heading_path == ""

@@ -784,6 +784,30 @@ def test_mkdocs_content_tabs_are_their_titles_and_their_code_stays_code() -> Non
     assert markup_warnings(body) == []  # the tag is an example inside code
 
 
+def test_a_content_tab_inside_an_admonition_is_its_title_and_text() -> None:
+    # given: MkDocs Material's tutorials put tabs in an example box, each indented four more
+    body = (
+        '!!! example "Adding a tags index"\n'
+        '    === "Basic tag index"\n\n'
+        "        To configure a tag index, add a `tags_file` entry.\n\n"
+        "        ```yaml\n        plugins:\n          - tags\n        ```\n"
+    )
+
+    # when
+    lines = scan_lines(body)
+
+    # then: the tab's text is text and its code is code, each as far in as the tab's content
+    assert [(line.text, line.fence.value) for line in lines if line.text.strip()] == [
+        ("Adding a tags index", "none"),
+        ("Basic tag index", "none"),
+        ("To configure a tag index, add a `tags_file` entry.", "none"),
+        ("```yaml", "open"),
+        ("plugins:", "body"),
+        ("  - tags", "body"),
+        ("```", "close"),
+    ]
+
+
 def test_an_admonition_inside_a_definition_is_its_text() -> None:
     body = "`note`\n\n:   !!! note\n\n        Lorem ipsum.\n"
 
