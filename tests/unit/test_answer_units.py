@@ -259,6 +259,29 @@ def test_a_long_block_under_an_item_is_not_read_into_it_and_the_list_goes_on() -
     )
 
 
+def test_code_fenced_inside_a_quote_is_code() -> None:
+    # given: Argo CD's upgrade notes fence a command inside a quoted warning
+    source = _source(
+        "> If the server only offers ssh-rsa, try to connect to it after removing the ssh-rsa "
+        "algorithm from the allowed list:\n"
+        ">\n"
+        "> ```shell\n"
+        ">   ssh -oHostKeyAlgorithms=-ssh-rsa user@host\n"
+        "> ```\n"
+        ">\n"
+        "> If the host key verification fails, the server software should be upgraded.\n"
+    )
+
+    # when
+    units = units_of([source])
+
+    # then
+    assert all("```" not in unit.text and "HostKey" not in unit.text for unit in units)
+    [code] = [unit for unit in units if unit.kind == "code"]
+    assert (code.language, code.code) == ("shell", "  ssh -oHostKeyAlgorithms=-ssh-rsa user@host")
+    assert code.text.endswith("from the allowed list:")
+
+
 def test_a_block_after_a_statement_is_quoted_with_it_and_the_statement_not_again() -> None:
     # given: Flask's docs, which put most code after a statement rather than a colon
     source = _source(
