@@ -9,7 +9,7 @@ from kb.chunking.lines import FenceRole, scan_lines
 from kb.chunking.structure import atx_heading, is_list_item, is_table_delimiter_row
 
 _QUOTE_MARKERS = re.compile(r"^\s*(?:>\s?)+")
-# A quote's markers up to the text they quote, one space after the last kept as Markdown does
+# A quote's markers up to the text they quote (the one space after a marker is part of it)
 _QUOTE_PREFIX = re.compile(r"^[ \t]*>(?:[ \t]?>)*[ \t]?")
 # A fence written inside a quote (`> ```shell`), which the chunker's line reader leaves to the
 # quote: its character run, and what follows it on the line
