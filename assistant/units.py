@@ -36,7 +36,7 @@ from assistant.generators.base import Source
 from assistant.injection import is_flagged
 from assistant.question_cues import cues_for
 from kb.chunking.lines import FenceRole
-from kb.chunking.markup import CODE_SPAN, HTML_ELEMENTS, outside_code_spans
+from kb.chunking.markup import CODE_SPAN, HTML_ELEMENTS, code_span, outside_code_spans
 from kb.chunking.sentences import ends_statement, split_sentences
 from kb.selectors.passages import PassageLine, passage_lines
 from search.keywords import ENGLISH_STOP_WORDS
@@ -770,7 +770,7 @@ class _BlockReader:
             and all(len(line) <= MAX_ITEM_CODE_LINE_CHARS for line in code)
             and (self.paragraph or (self.blocks and self.blocks[-1].kind == "item"))
         ):
-            spans = " ".join(_code_span(line) for line in code)
+            spans = " ".join(code_span(line) for line in code)
             if self.paragraph:
                 self.paragraph.append(spans)
             else:
@@ -896,14 +896,6 @@ def _code_block(
     return _Block(
         kind="code", text=lead_in, items=[], code=code, language=language, caption=caption
     )
-
-
-def _code_span(code: str) -> str:
-    """``code`` as an inline code span, fenced by more backticks than it holds in a row."""
-    longest = max((len(run) for run in re.findall(r"`+", code)), default=0)
-    fence = "`" * (longest + 1)
-    padded = f" {code} " if longest else code
-    return f"{fence}{padded}{fence}"
 
 
 def _settings(code: str) -> bool:

@@ -515,6 +515,18 @@ def indent_chars(text: str, columns: int) -> int | None:
     return len(text) if width >= columns or not text.strip() else None
 
 
+def code_span(text: str) -> str:
+    """``text`` as an inline code span: on one line, fenced by one backtick more than the longest
+    run it holds, padded with a space when it starts or ends with one ("" for no text)."""
+    text = " ".join(text.split())
+    if not text:
+        return ""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    ticks = "`" * (longest + 1)
+    padding = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{padding}{text}{padding}{ticks}"
+
+
 def outside_code_spans(text: str, change: Callable[[str], str]) -> str:
     """``text`` with ``change`` applied to what lies between its inline code spans (``CODE_SPAN``);
     the spans themselves are left as written: `only_with_files` is a name, not emphasis. A span

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from docutils import nodes
 
+from kb.chunking.markup import code_span
 from kb.rst import sphinx
 
 # (kind, target, from_path) -> (address, title) for a ``:ref:`` or ``:doc:``, or None
@@ -161,7 +162,7 @@ class MarkdownWriter:
         if isinstance(node, sphinx.object_description):
             if not node.children and _heads_its_section(node):
                 return []  # a target (Scrapy's `.. setting:: X` over the section on X)
-            heading = "#" * min(level + 1, _MAX_LEVEL) + " " + _code_span(node["signature"])
+            heading = "#" * min(level + 1, _MAX_LEVEL) + " " + code_span(node["signature"])
             return [heading, *self._blocks(node.children, level=level + 1)]
         if isinstance(node, sphinx.tab):
             label = [_paragraph(f"**{_escape(node['label'])}**")] if node["label"] else []
@@ -231,7 +232,7 @@ class MarkdownWriter:
             text = " ".join(self._inline(p) for p in description.findall(nodes.paragraph)) if (
                 description is not None
             ) else ""  # fmt: skip
-            lines.append(f"- {_code_span(options)}: {text}".rstrip(": "))
+            lines.append(f"- {code_span(options)}: {text}".rstrip(": "))
         return "\n".join(lines)
 
     def _code(self, node: nodes.Element) -> str:
@@ -343,7 +344,7 @@ class MarkdownWriter:
             if isinstance(child, (nodes.bullet_list, nodes.enumerated_list)):
                 parts.append("; ".join(self._inline_all(item) for item in child.children))
             elif isinstance(child, (nodes.literal_block, nodes.doctest_block)):
-                parts.append(_code_span(" ".join(child.astext().split())))
+                parts.append(code_span(" ".join(child.astext().split())))
             else:
                 parts.append(self._inline_all(child))
         return " ".join(part for part in parts if part).replace("|", "\\|")
@@ -380,7 +381,7 @@ class MarkdownWriter:
         if isinstance(node, nodes.strong):
             return _wrapped("**", self._inline_children(node))
         if isinstance(node, (nodes.literal, nodes.math)):
-            return _code_span(node.astext())
+            return code_span(node.astext())
         if isinstance(node, nodes.image):
             return self._image(node)
         if isinstance(node, sphinx.page_reference):
@@ -483,16 +484,6 @@ def _wrapped(mark: str, inner: str) -> str:
     lead = inner[: len(inner) - len(inner.lstrip())]
     trail = inner[len(inner.rstrip()) :]
     return f"{lead}{mark}{stripped}{mark}{trail}"
-
-
-def _code_span(text: str) -> str:
-    text = " ".join(text.split())
-    if not text:
-        return ""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    ticks = "`" * (longest + 1)
-    padding = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{ticks}{padding}{text}{padding}{ticks}"
 
 
 def _link_destination(uri: str) -> str:
