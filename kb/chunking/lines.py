@@ -113,9 +113,9 @@ def prose_lines(text: str) -> list[str]:
     return found
 
 
-_LIST_ITEM = re.compile(r"[ \t]*(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
-# a list item's marker: its indent, the marker, the blanks before the item's text
-_ITEM_MARKER = re.compile(r"([ \t]*)([-+*]|\d{1,9}[.)])([ \t]+|$)")
+# A list item's marker (`-`, `*`, `+`, `1.`, `1)`): its indent, the marker, the blanks before
+# the item's text
+ITEM_MARKER = re.compile(r"([ \t]*)([-+*]|\d{1,9}[.)])([ \t]+|$)")
 
 
 # A fence the scanner does not see: inside a quote, or indented four or more past the text of
@@ -151,10 +151,10 @@ class _ProseCode:
         if not blank:
             code = indent >= self._content_indent + 4
             self._indented = code and (self._indented or self._previous_blank)
-            item = _LIST_ITEM.match(expanded)
-            if not self._indented and (item or indent < self._content_indent):
+            column = item_text_column(expanded)
+            if not self._indented and (column is not None or indent < self._content_indent):
                 # a list item's text starts after its marker: code under it is indented 4 more
-                self._content_indent = len(item.group()) if item else 0
+                self._content_indent = column or 0
         self._previous_blank = blank
         return self._indented and not blank
 
@@ -616,7 +616,7 @@ def code_blocks(lines: Sequence[SourceLine]) -> list[range]:
 def item_text_column(text: str) -> int | None:
     """The column a list item's text starts at, if ``text`` opens an item: past its marker and
     the one to four blanks after it (CommonMark; an item with no text on its line, one)."""
-    item = _ITEM_MARKER.match(text)
+    item = ITEM_MARKER.match(text)
     if item is None:
         return None
     after = len(item.group(3).expandtabs(4)) if item.end() < len(text) else 1

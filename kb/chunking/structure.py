@@ -13,7 +13,7 @@ import enum
 import re
 from dataclasses import dataclass
 
-from kb.chunking.lines import FenceRole, SourceLine, fence_end, scan_lines
+from kb.chunking.lines import ITEM_MARKER, FenceRole, SourceLine, fence_end, scan_lines
 
 
 class BlockKind(enum.Enum):
@@ -68,7 +68,6 @@ _ATX_HEADING = re.compile(r" {0,3}(#{1,6})(?=[ \t]|$)(.*)")
 _CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+$")
 _SETEXT_UNDERLINE = re.compile(r" {0,3}(=+|-{2,})[ \t]*")
 _THEMATIC_BREAK = re.compile(r" {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*")
-_LIST_MARKER = re.compile(r"[ \t]*(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
 _QUOTE = re.compile(r" {0,3}>")
 _TABLE_DELIMITER = re.compile(r"[ \t]*\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*")
 
@@ -79,7 +78,7 @@ def indent_width(text: str) -> int:
 
 def is_list_item(text: str) -> bool:
     """Whether `text` starts with a list marker (`-`, `*`, `+`, `1.` or `1)`), at any indent."""
-    return bool(_LIST_MARKER.match(text))
+    return bool(ITEM_MARKER.match(text))
 
 
 def is_table_delimiter_row(text: str) -> bool:
