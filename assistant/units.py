@@ -36,7 +36,14 @@ from assistant.generators.base import Source
 from assistant.injection import is_flagged
 from assistant.question_cues import cues_for
 from kb.chunking.lines import FenceRole
-from kb.chunking.markup import CODE_SPAN, HTML_ELEMENTS, code_span, outside_code_spans
+from kb.chunking.markup import (
+    CODE_SPAN,
+    HTML_ELEMENTS,
+    LINK_DESTINATION,
+    LINK_LABEL,
+    code_span,
+    outside_code_spans,
+)
 from kb.chunking.sentences import ends_statement, split_sentences
 from kb.selectors.passages import PassageLine, passage_lines
 from search.keywords import ENGLISH_STOP_WORDS
@@ -52,13 +59,11 @@ TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 # ("…/wiki/Toml_(file)"); a picture, inline or by reference ("![badge][ref]", MkDocs Material's
 # "[![Creating your site]][Creating your site]"), reads as nothing, and a link left with no label
 # by it too.
-_LABEL = r"\[((?:[^\[\]]|\[[^\[\]]*\])*)\]"
-_DESTINATION = r"\((?:[^()]|\([^()]*\))*\)"
-IMAGE = re.compile(rf"!\[[^\[\]]*\](?:{_DESTINATION}|\[[^\[\]]*\])?")
-LINK = re.compile(rf"{_LABEL}{_DESTINATION}")
+IMAGE = re.compile(rf"!\[[^\[\]]*\](?:{LINK_DESTINATION}|\[[^\[\]]*\])?")
+LINK = re.compile(rf"{LINK_LABEL}{LINK_DESTINATION}")
 # A reference-style link ("[Staticman][]", "[Talkyard][talk]") reads as its text, and the line
 # that defines where one points ("[talk]: https://www.talkyard.io/") is no text at all.
-REFERENCE_LINK = re.compile(rf"{_LABEL}\[[^\[\]]*\]")
+REFERENCE_LINK = re.compile(rf"{LINK_LABEL}\[[^\[\]]*\]")
 # CommonMark's backslash escape of an ASCII punctuation character ("CSRF\_TRUSTED\_ORIGINS")
 BACKSLASH_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 LINK_DEFINITION = re.compile(r"^\[[^\]]+\]:\s*\S+")
@@ -795,14 +800,14 @@ class _BlockReader:
         self._flush()
         self._end_procedure()
         self.in_list, self.lead_in = False, None
-        self.table_header = [cell.strip() for cell in header.strip().strip("|").split("|")]
+        self.table_header = _cells(header)
         return True
 
     def _table_line(self, passage_line: PassageLine) -> None:
         self._flush()
         self._end_procedure()
         self.in_list, self.lead_in = False, None
-        cells = [cell.strip() for cell in passage_line.content.strip().strip("|").split("|")]
+        cells = _cells(passage_line.content)
         if passage_line.is_table_delimiter:
             return
         if self.table_header is None:
@@ -855,6 +860,11 @@ class _BlockReader:
         if not blocks or blocks[-1].kind != "paragraph" or not blocks[-1].text.endswith(":"):
             return f"{self.label}:" if self.label else None
         return _last_sentence_taken(blocks)
+
+
+def _cells(row: str) -> list[str]:
+    """A table row's cells, with or without its outer pipes."""
+    return [cell.strip() for cell in row.strip().strip("|").split("|")]
 
 
 def _code_block(

@@ -69,6 +69,10 @@ HTML_BLOCK_ELEMENTS = (
     "tr|ul|wbr"
 )
 HTML_ELEMENTS = f"{HTML_INLINE_ELEMENTS}|{HTML_BLOCK_ELEMENTS}"
+# A Markdown link's or picture's label, whose brackets may nest once ("[[services.concurrency]]"),
+# the label in group 1; and a link's address in parentheses, which may hold a pair ("…/Toml_(file)")
+LINK_LABEL = r"\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]"
+LINK_DESTINATION = r"\((?:[^()]|\([^()]*\))*\)"
 _HTML_ATTRIBUTE = (
     r"""[ \t]+([\w:.-]+)(?:[ \t]*=[ \t]*(?:"[^"]*"|'[^']*'"""
     r"""|\{(?:[^{}]|\{[^{}]*\})*\}|[^\s"'=<>`{}]+))?"""

@@ -12,6 +12,8 @@ import re
 from collections.abc import Iterator
 from itertools import pairwise
 
+from kb.chunking.markup import LINK_LABEL
+
 # What may close a sentence after its stop: quotes, brackets, emphasis
 _CLOSERS = r"[\"'\u201d\u2019)\]*_]*"
 # A sentence ends at . ! ? (plus closing quotes, brackets or emphasis) followed by whitespace and
@@ -25,7 +27,7 @@ ABBREVIATION = re.compile(
 )
 # A Markdown link's or picture's label, "[Session Affinity (a.k.a. Sticky Sessions)](…)": a stop
 # in it ends no sentence (its brackets may nest once, "[[services.concurrency]](…)")
-_LINK_LABEL = re.compile(r"!?\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\](?=[(\[])")
+_LINK_LABEL = re.compile(rf"!?{LINK_LABEL}(?=[(\[])")
 # Enough text before a full stop to hold the longest abbreviation and the character before it,
 # so its leading word boundary is the text's own.
 _ABBREVIATION_WINDOW = 8
