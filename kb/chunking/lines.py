@@ -118,11 +118,42 @@ def prose_lines(text: str) -> list[str]:
 ITEM_MARKER = re.compile(r"([ \t]*)([-+*]|\d{1,9}[.)])([ \t]+|$)")
 
 
-# A fence the scanner does not see: inside a quote, or indented four or more past the text of
-# any list item (the scanner reads a fence under an item from where the item's text starts)
-_MISSED_FENCE = re.compile(
-    r"(?:[ \t]*>[ \t]?(?:>[ \t]?)*[ \t]*|[ \t]{4,}|\t[ \t]*)(`{3,}|~{3,})(.*)"
-)
+# A fence the scanner does not see because a list item's indent puts it four or more in
+_INDENTED_FENCE = re.compile(r"(?:[ \t]{4,}|\t[ \t]*)(`{3,}|~{3,})(.*)")
+# A quote's markers up to the text they quote (the one space after a marker is part of it)
+_QUOTE_PREFIX = re.compile(r"[ \t]*>(?:[ \t]?>)*[ \t]?")
+_FENCE_RUN = re.compile(r"[ \t]*(`{3,}|~{3,})(.*)")
+
+
+class QuotedFence:
+    """A fence written inside a quote (`> ```shell`, an Obsidian callout's example), read line by
+    line: the scanner leaves a quote's lines to the quote. ``role`` is a line's place in such a
+    fence (``FenceRole.NONE`` outside one); the fence ends with its closing run or the quote."""
+
+    def __init__(self) -> None:
+        self._run = ""  # the open fence's run, e.g. "```"
+
+    def role(self, written: str) -> FenceRole:
+        prefix = _QUOTE_PREFIX.match(written)
+        if prefix is None:
+            self._run = ""
+            return FenceRole.NONE
+        fence = _FENCE_RUN.fullmatch(written[prefix.end() :])
+        if self._run:
+            if fence and fence[1].startswith(self._run) and not fence[2].strip():
+                self._run = ""
+                return FenceRole.CLOSE
+            return FenceRole.BODY
+        if fence and (fence[1][0] == "~" or "`" not in fence[2]):
+            self._run = fence[1]
+            return FenceRole.OPEN
+        return FenceRole.NONE
+
+
+def unquoted(written: str) -> str:
+    """``written`` without the markers of the quote it is in, if any."""
+    prefix = _QUOTE_PREFIX.match(written)
+    return written[prefix.end() :] if prefix else written
 
 
 class _ProseCode:
@@ -131,13 +162,16 @@ class _ProseCode:
     (four spaces past the text it is under, after a blank line)."""
 
     def __init__(self) -> None:
+        self._quoted = QuotedFence()
         self._fence = ""  # the open fence the scanner missed, e.g. "```"
         self._indented = False
         self._previous_blank = True
         self._content_indent = 0  # where the text of the open list item starts
 
     def is_code(self, written: str) -> bool:
-        fence = _MISSED_FENCE.fullmatch(written)
+        if self._quoted.role(written) is not FenceRole.NONE:
+            return True
+        fence = _INDENTED_FENCE.fullmatch(written)
         if self._fence:
             if fence and fence.group(1).startswith(self._fence) and not fence.group(2).strip():
                 self._fence = ""

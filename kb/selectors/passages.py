@@ -5,15 +5,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from kb.chunking.lines import FenceRole, scan_lines
+from kb.chunking.lines import FenceRole, QuotedFence, scan_lines, unquoted
 from kb.chunking.structure import atx_heading, is_list_item, is_table_delimiter_row
 
 _QUOTE_MARKERS = re.compile(r"^\s*(?:>\s?)+")
-# A quote's markers up to the text they quote (the one space after a marker is part of it)
-_QUOTE_PREFIX = re.compile(r"^[ \t]*>(?:[ \t]?>)*[ \t]?")
-# A fence written inside a quote (`> ```shell`), which the chunker's line reader leaves to the
-# quote: its character run, and what follows it on the line
-_QUOTED_FENCE = re.compile(r"(`{3,}|~{3,})(.*)")
 
 
 @dataclass(frozen=True)
@@ -44,28 +39,14 @@ def passage_lines(text: str) -> list[PassageLine]:
     """The lines of a passage (a chunk's text), each with what kind of line it is. Code fenced
     inside a quote is code too, its lines read without the quote's markers."""
     found: list[PassageLine] = []
-    quoted_fence = ""  # the run of the fence open inside a quote, e.g. "```"
+    quoted = QuotedFence()
     for line in scan_lines(text):
         content = _QUOTE_MARKERS.sub("", line.text).strip()
-        prefix = _QUOTE_PREFIX.match(line.text) if line.fence is FenceRole.NONE else None
-        if prefix is None or not (quoted_fence or _QUOTED_FENCE.match(content)):
-            quoted_fence = ""  # a fence in a quote ends with the quote
+        role = quoted.role(line.text if line.fence is FenceRole.NONE else "")
+        if role is FenceRole.NONE:
             found.append(
                 PassageLine(line.text, content, line.fence is not FenceRole.NONE, line.fence)
             )
-            continue
-        inner = line.text[prefix.end() :]
-        fence = _QUOTED_FENCE.fullmatch(content)
-        if quoted_fence:
-            closes = (
-                fence is not None and fence[1].startswith(quoted_fence) and not fence[2].strip()
-            )
-            role = FenceRole.CLOSE if closes else FenceRole.BODY
-            quoted_fence = "" if closes else quoted_fence
-        elif fence is not None and (fence[1][0] == "~" or "`" not in fence[2]):
-            role, quoted_fence = FenceRole.OPEN, fence[1]
         else:
-            found.append(PassageLine(line.text, content, False, line.fence))
-            continue
-        found.append(PassageLine(inner, content, True, role))
+            found.append(PassageLine(unquoted(line.text), content, True, role))
     return found
