@@ -23,6 +23,7 @@ word that no retrieved unit holds and that is one or two typing slips from a wor
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import itertools
 import re
@@ -83,6 +84,8 @@ WORDY = re.compile(r"\b[^\W\d_]{2,}")  # a word with letters in it
 # label that heads what follows it, as a heading would, in pages that use no heading there. One
 # that ends a sentence ("**Headers cannot be changed after the response starts.**") states
 # something, and is read as the sentence it is.
+# A definition's line under its term (PHP Markdown Extra, Goldmark, Pandoc, MkDocs' def_list)
+DEFINITION = re.compile(r"^:(?:[ \t]+|$)")
 BOLD_LABEL = re.compile(r"^(?:\*\*|__)(?P<label>[^*_].*?)(?<![.!?])(?:\*\*|__)$")
 NUMBER = re.compile(r"\d")
 # A sentence about the page itself ("This page explains what counts as a failure and how the
@@ -129,6 +132,12 @@ MAX_ITEM_CODE_LINE_CHARS = 100
 EXAMPLE_LANGUAGES = frozenset({"markdown", "md", "mdx", "email", "output", "out"})
 # A console session's first line: "$ flask run", PowerShell's "> $env:…" or "PS C:\app>", "C:\>"
 SHELL_PROMPT = re.compile(r"[ \t]*(?:\$|>|PS [^>\n]*>|[A-Z]:\\[^>\n]*>)[ \t]+\S")
+# CommonMark's hard line break written as a backslash at the end of a line, right after its
+# text ("Author: Atishay Jain\"); after a space or another backslash it is a shell's line
+# continuation in a command the page did not fence (Fly.io's `curl -i -X GET \` in HTML) or an
+# escaped backslash. The reader marks the break with LINE_BREAK.
+HARD_BREAK = re.compile(r"(?<![\\\s])\\$")
+LINE_BREAK = "\n"
 FENCE_MARKS = re.compile(r"^\s*(?:`{3,}|~{3,})")
 # A block that names no language but is settings (``_settings``): a TOML or INI `key = value`
 # line (a comment may follow), and a `[table]`, `[[array]]` or comment line.
@@ -614,10 +623,14 @@ def _source_units(source: Source) -> list[Unit]:
         # A table row is one statement, whatever punctuation its cells hold; its column names
         # make a short one ("Currency: GBP; Minimum: £0.30") complete.
         is_row = block.kind == "row"
-        pieces = [block.text] if is_row else split_sentences(block.text, abbreviations=True)
+        pieces = [block.text] if is_row else _sentences(block.text)
         minimum = MIN_ROW_WORDS if is_row else MIN_SENTENCE_WORDS
+        # a sentence is read under the label or the term it stands under; a term is what its
+        # sentences are about, so it counts when a pointer to another page is told from a
+        # statement ("`path`: A [glob pattern](g) matching the page's [logical path](g).")
+        labelled = bool(block.label) and block.kind not in {"row", "item"}
         for number, piece in enumerate(pieces, start=1):
-            if _mostly_link_labels(piece):
+            if _mostly_link_labels(f"{block.label}: {piece}" if block.term else piece):
                 continue
             text = clean(piece)
             # A lead-in ("…request a refund on 10 April:") promises what it does not say, as
@@ -640,7 +653,7 @@ def _source_units(source: Source) -> list[Unit]:
             if promises or asks or (short and not _names_value(text)):
                 continue
             kind = block.kind if block.kind in {"row", "item"} else "sentence"
-            if block.label and kind == "sentence":
+            if labelled:
                 # under its label, as an item under its lead-in: "Once the billing period
                 # ends: Your dashboard is locked."
                 text = f"{block.label}: {text}"
@@ -654,6 +667,15 @@ def _source_units(source: Source) -> list[Unit]:
                 )
             )
     return found
+
+
+def _sentences(text: str) -> list[str]:
+    """The sentences of a paragraph's or an item's text, a hard line break ending one too."""
+    return [
+        sentence
+        for line in text.split(LINE_BREAK)
+        for sentence in split_sentences(line, abbreviations=True)
+    ] or [""]
 
 
 def _names_value(text: str) -> bool:
@@ -670,7 +692,8 @@ class _Block:
     items: list[str]  # a procedure's steps, as quoted
     code: str = ""
     language: str = ""
-    label: str = ""  # the bold label the block stands under, if any (``BOLD_LABEL``)
+    label: str = ""  # the bold label or the term the block stands under, if any
+    term: bool = False  # the label is the term a definition defines (``DEFINITION``)
     caption: str = ""  # a code block's file name or title (``CODE_CAPTION``)
 
 
@@ -703,6 +726,7 @@ class _BlockReader:
         self.language = ""
         self.caption = ""
         self.label = ""  # the bold label over what is read now (``BOLD_LABEL``)
+        self.term = ""  # the term the definition read now defines (``DEFINITION``)
 
     def read(self, passage_line: PassageLine) -> None:
         if passage_line.in_code:
@@ -711,6 +735,12 @@ class _BlockReader:
         if self.fence is not None:  # a block the passage cut before its closing fence
             self._end_code()
         line = passage_line.content
+        if HARD_BREAK.search(line):
+            # CommonMark's hard line break: the page shows no backslash and breaks the line
+            # there ("**OAuth:** User token\" above "**Version history:**"), so what comes
+            # after it is read apart, as a sentence after a stop is
+            line = f"{line[:-1].rstrip()}{LINE_BREAK}"
+            passage_line = dataclasses.replace(passage_line, content=line)
         if passage_line.is_heading:
             self._end_section()
         elif not line or is_flagged(line) or LINK_DEFINITION.match(line):
@@ -726,6 +756,10 @@ class _BlockReader:
         elif BOLD_LABEL.match(line) and not passage_line.text[:1].isspace():
             self._end_section()
             self.label = clean(line).rstrip(":").strip()
+        elif (
+            DEFINITION.match(line) and not self.in_list and (self.term or len(self.paragraph) == 1)
+        ):
+            self._definition(DEFINITION.sub("", line))
         else:
             self.table_header = None
             self._paragraph_line(passage_line)
@@ -837,13 +871,25 @@ class _BlockReader:
             self.in_list, self.lead_in = False, None  # an unindented paragraph after a blank line
         self.paragraph.append(passage_line.content)
 
+    def _definition(self, line: str) -> None:
+        """A definition's first line, under the term on the line above it (or under the term
+        of the definition before it, a term may have several): the term heads each of its
+        sentences, as a bold label does, until the definition's paragraph ends."""
+        term = self.term or clean(self.paragraph.pop())
+        self._flush()
+        self.term = term
+        self.paragraph.append(line)
+
     def _flush(self) -> None:
         if self.paragraph:
             kind = "item" if self.in_list else "paragraph"
-            self.blocks.append(
-                _Block(kind=kind, text=" ".join(self.paragraph), items=[], label=self.label)
-            )
+            text = " ".join(self.paragraph).replace(f"{LINE_BREAK} ", LINE_BREAK).strip()
+            if text:  # not a definition whose only content was a shortcode
+                label = self.term or self.label
+                block = _Block(kind, text, [], label=label, term=bool(self.term))
+                self.blocks.append(block)
             self.paragraph.clear()
+        self.term = ""
 
     def _end_procedure(self) -> None:
         if 2 <= len(self.steps) <= MAX_PROCEDURE_STEPS:
@@ -898,13 +944,18 @@ def _code_block(
         or blocks[-1].kind != "paragraph"
     ):
         return None
-    lead_in = split_sentences(blocks[-1].text, abbreviations=True)[-1]
+    lead_in, label = _sentences(blocks[-1].text)[-1], blocks[-1].label
     if not lead_in.endswith(":"):
         if not lead_in.endswith(".") or len(WORDY.findall(lead_in)) < MIN_SENTENCE_WORDS:
             return None
         _last_sentence_taken(blocks)  # the statement is quoted with its block, not alone
     return _Block(
-        kind="code", text=lead_in, items=[], code=code, language=language, caption=caption
+        kind="code",
+        text=f"{label}: {lead_in}" if label else lead_in,  # under its label, as a sentence is
+        items=[],
+        code=code,
+        language=language,
+        caption=caption,
     )
 
 
@@ -921,9 +972,10 @@ def _settings(code: str) -> bool:
 def _last_sentence_taken(blocks: list[_Block]) -> str:
     """The last sentence of the paragraph ``blocks`` ends with, taken off it: it introduces
     what follows (a list, a code block) and is read with that."""
-    *before, last = split_sentences(blocks.pop().text, abbreviations=True)
+    block = blocks.pop()
+    *before, last = _sentences(block.text)
     if before:
-        blocks.append(_Block(kind="paragraph", text=" ".join(before), items=[]))
+        blocks.append(dataclasses.replace(block, text=LINE_BREAK.join(before)))
     return last
 
 

@@ -380,6 +380,75 @@ def test_a_table_written_without_its_outer_pipes_is_read_row_by_row() -> None:
     ]
 
 
+def test_a_line_ending_in_a_backslash_breaks_there_and_shows_no_backslash() -> None:
+    # given: CommonMark's hard line break, a backslash at the end of a line, which API
+    # references put after each of a method's fields and Hugo's docs after a book's details
+    source = _source(
+        "**Returns:** [Status](/entities/status)\\\n"
+        "**OAuth:** Public for public statuses, user token + `read:statuses` for private\\\n"
+        "**Version history:**\\\n"
+        "2.7.0 - public statuses no longer require a token\n\n"
+        "### Content adapters\n\n"
+        "- Step 2: inspect the remote data to map its keys to front matter fields.\\\n"
+        "  The example feed lists 250 books\n\n"
+        "A path may end in a backslash, as in `C:\\\\`, and the sentence goes on.\n\n"
+        "Start the server with `make serve` \\\n"
+        "  and the port it prints.\n"
+    )
+
+    # when
+    units = units_of([source])
+
+    # then: each broken line is read on its own, as the page shows it (a bold line is the
+    # label of what follows it, as on a line of its own); an escaped backslash, or one after a
+    # space (a shell's line continuation), is no break
+    assert [(unit.kind, unit.text) for unit in units] == [
+        ("sentence", "OAuth: Public for public statuses, user token + `read:statuses` for private"),
+        ("sentence", "Version history: 2.7.0 - public statuses no longer require a token"),
+        ("item", "Step 2: inspect the remote data to map its keys to front matter fields."),
+        ("item", "The example feed lists 250 books"),
+        ("sentence", "A path may end in a backslash, as in `C:\\\\`, and the sentence goes on."),
+        ("sentence", "Start the server with `make serve` \\ and the port it prints."),
+    ]
+
+
+def test_each_sentence_of_a_definition_is_read_under_its_term() -> None:
+    # given: a definition list (PHP Markdown Extra, Goldmark, Pandoc, MkDocs' def_list), the
+    # way Hugo's settings reference and API references describe each setting or parameter
+    source = _source(
+        "`baseURL`\n: (`string`) The absolute URL of your published site. Default is `/`.\n\n"
+        "buildDrafts\n: (`bool`) Whether to include draft content when building a site.\n"
+        "  Default is `false`.\n\n"
+        "status\n: {{<required>}} String. The text content of the status.\n"
+        ": Optional when media is attached to the post.\n\n"
+        "`lang`\n: {{< deprecated-in 0.153.0 />}}\n: Use the [`sites`](#sites) setting instead.\n\n"
+        "`path`\n: (`string`) A [glob pattern](g) matching the page's [logical path](g).\n\n"
+        "`defines`\n: (`map`) Replacements made when building. It must be a map of strings:\n\n"
+        '  ```go\n  {{ $d := dict "a" "b" }}\n  ```\n\n'
+        "This paragraph after the list reads on its own.\n"
+    )
+
+    # when
+    units = units_of([source])
+
+    # then: a sentence after the first still says what it is about, as the page shows it
+    # under the term; a term's links are no pointer to another page, and a definition that was
+    # only a shortcode adds nothing
+    assert [unit.text for unit in units] == [
+        "`baseURL`: (`string`) The absolute URL of your published site.",
+        "`baseURL`: Default is `/`.",
+        "buildDrafts: (`bool`) Whether to include draft content when building a site.",
+        "buildDrafts: Default is `false`.",
+        "status: The text content of the status.",
+        "status: Optional when media is attached to the post.",
+        "`lang`: Use the `sites` setting instead.",
+        "`path`: (`string`) A glob pattern matching the page's logical path.",
+        "`defines`: (`map`) Replacements made when building.",
+        "`defines`: It must be a map of strings:",  # with the code block it leads into
+        "This paragraph after the list reads on its own.",
+    ]
+
+
 def test_turn_on_and_turn_off_are_told_apart_by_their_word_pairs() -> None:
     # given
     on = _source("Go to Settings and click Enable.", section="Two-factor > Turning on 2FA")
