@@ -630,7 +630,7 @@ def _source_units(source: Source) -> list[Unit]:
         # statement ("`path`: A [glob pattern](g) matching the page's [logical path](g).")
         labelled = bool(block.label) and block.kind not in {"row", "item"}
         for number, piece in enumerate(pieces, start=1):
-            if _mostly_link_labels(f"{block.label}: {piece}" if block.term else piece):
+            if _mostly_link_labels(_under(block.label, piece) if block.term else piece):
                 continue
             text = clean(piece)
             # A lead-in ("…request a refund on 10 April:") promises what it does not say, as
@@ -656,7 +656,7 @@ def _source_units(source: Source) -> list[Unit]:
             if labelled:
                 # under its label, as an item under its lead-in: "Once the billing period
                 # ends: Your dashboard is locked."
-                text = f"{block.label}: {text}"
+                text = _under(block.label, text)
             found.append(
                 Unit(
                     source=source,
@@ -667,6 +667,13 @@ def _source_units(source: Source) -> list[Unit]:
                 )
             )
     return found
+
+
+def _under(label: str, text: str) -> str:
+    """``text`` read under the label or term over it: "Once the billing period ends: Your
+    dashboard is locked."; a term that asks or ends its own sentence needs no colon ("Why is
+    my list not filtered? You are probably…")."""
+    return f"{label} {text}" if label.endswith((".", "?", "!", ":")) else f"{label}: {text}"
 
 
 def _sentences(text: str) -> list[str]:
@@ -951,7 +958,7 @@ def _code_block(
         _last_sentence_taken(blocks)  # the statement is quoted with its block, not alone
     return _Block(
         kind="code",
-        text=f"{label}: {lead_in}" if label else lead_in,  # under its label, as a sentence is
+        text=_under(label, lead_in) if label else lead_in,  # under its label, as a sentence is
         items=[],
         code=code,
         language=language,

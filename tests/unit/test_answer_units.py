@@ -425,6 +425,7 @@ def test_each_sentence_of_a_definition_is_read_under_its_term() -> None:
         "`path`\n: (`string`) A [glob pattern](g) matching the page's [logical path](g).\n\n"
         "`defines`\n: (`map`) Replacements made when building. It must be a map of strings:\n\n"
         '  ```go\n  {{ $d := dict "a" "b" }}\n  ```\n\n'
+        "Why is my paged list not filtered?\n: You are probably paginating it twice.\n\n"
         "This paragraph after the list reads on its own.\n"
     )
 
@@ -445,6 +446,7 @@ def test_each_sentence_of_a_definition_is_read_under_its_term() -> None:
         "`path`: (`string`) A glob pattern matching the page's logical path.",
         "`defines`: (`map`) Replacements made when building.",
         "`defines`: It must be a map of strings:",  # with the code block it leads into
+        "Why is my paged list not filtered? You are probably paginating it twice.",
         "This paragraph after the list reads on its own.",
     ]
 
