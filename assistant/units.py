@@ -1002,12 +1002,16 @@ def _is_sentence(label: str) -> bool:
 
 
 def table_row(header: Sequence[str], cells: Sequence[str]) -> str:
-    """A row as one statement naming its columns: "Charge type: Annual plan charge; Window: …"."""
+    """A row as one statement naming its columns: "Charge type: Annual plan charge; Window: …".
+    Under a header that names no column the first cell is what the row is about, as a term over
+    its definition: "`path`: like `string` but also accepts slashes"."""
     described = [
         f"{name}: {cell}" if name else cell
         for name, cell in zip(header, cells, strict=False)
         if cell and cell not in {"—", "-"}
     ]
+    if not any(header) and len(described) > 1 and cells and cells[0] == described[0]:
+        return f"{described[0]}: {'; '.join(described[1:])}"
     return "; ".join(described)
 
 

@@ -308,7 +308,9 @@ class MarkdownWriter:
         header_rows = self._rows(header, columns) if header is not None else []
         body_rows = self._rows(body, columns) if body is not None else []
         if not header_rows:
-            header_rows, body_rows = body_rows[:1] or [[""] * columns], body_rows[1:]
+            # a pipe table needs a header row; a table without one gets an empty one, not its
+            # first row (which would read as the names of the columns)
+            header_rows = [[""] * columns]
         header_row = [" ".join(cells) for cells in zip(*header_rows, strict=True)]
         lines = [_row(header_row), _row(["---"] * columns)] + [_row(row) for row in body_rows]
         return [*head, "\n".join(lines)]

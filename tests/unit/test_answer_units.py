@@ -380,6 +380,24 @@ def test_a_table_written_without_its_outer_pipes_is_read_row_by_row() -> None:
     ]
 
 
+def test_a_table_whose_header_names_no_column_reads_each_row_by_its_first_cell() -> None:
+    # given: a table without a header (Sphinx's headerless tables get an empty one)
+    source = _source(
+        "|   |   |\n| --- | --- |\n"
+        "| `string` | (default) accepts any text without a slash |\n"
+        "| `path` | like `string` but also accepts slashes |\n"
+    )
+
+    # when
+    units = units_of([source])
+
+    # then
+    assert [(unit.kind, unit.text) for unit in units] == [
+        ("row", "`string`: (default) accepts any text without a slash"),
+        ("row", "`path`: like `string` but also accepts slashes"),
+    ]
+
+
 def test_a_line_ending_in_a_backslash_breaks_there_and_shows_no_backslash() -> None:
     # given: CommonMark's hard line break, a backslash at the end of a line, which API
     # references put after each of a method's fields and Hugo's docs after a book's details

@@ -520,6 +520,28 @@ def test_tables_are_pipe_tables(tmp_path: Path) -> None:
     )
 
 
+def test_a_table_without_a_header_keeps_its_first_row_as_a_row(tmp_path: Path) -> None:
+    # given: a simple table with no header, as Flask lists its URL converters (Sphinx shows
+    # every row alike; the first names no column)
+    document = _page(
+        tmp_path,
+        "Page\n====\n\n"
+        "========== ==========================================\n"
+        "``string`` (default) accepts any text without a slash\n"
+        "``path``   like ``string`` but also accepts slashes\n"
+        "========== ==========================================\n",
+    )
+
+    # then: a pipe table needs a header row, so its header is empty, and the rows read alone
+    blocks = split_sections(document.body)[0].blocks
+    assert (blocks[0].kind, blocks[0].text) == (
+        BlockKind.TABLE,
+        "|   |   |\n| --- | --- |\n"
+        "| `string` | (default) accepts any text without a slash |\n"
+        "| `path` | like `string` but also accepts slashes |",
+    )
+
+
 def test_a_page_that_docutils_reads_with_errors_never_shows_them(tmp_path: Path) -> None:
     document = _page(tmp_path, "Page\n==\n\nA *broken emphasis and `x.\n")
 
