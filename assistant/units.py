@@ -925,10 +925,12 @@ def _code_block(
 ) -> _Block | None:
     """A fenced block as a unit, with the sentence that introduces it, when it is short
     configuration or code: the sentence before it ends the paragraph it closes, with a colon
-    ("Change this in your project configuration:") or as a statement ("This example adds the
-    command `create-user` that takes the argument `name`."). A statement that introduces a
-    block is quoted with it, not again alone; Sphinx documentation puts most of its code after
-    such a statement (on the Flask answer set's calibration half, facts stated 54.8 -> 62.9%).
+    ("Change this in your project configuration:"), with a comma (a sentence that goes on
+    after the block: "by wrapping the Flask app," then "and then serving…") or as a statement
+    ("This example adds the command `create-user` that takes the argument `name`."). A
+    statement or a comma's half-sentence that introduces a block is quoted with it, not alone;
+    Sphinx documentation puts most of its code after such a statement (on the Flask answer
+    set's calibration half, facts stated 54.8 -> 62.9%).
 
     A block without a language, or in a prose one (Markdown, plain text, e-mail), is an example
     of what someone might write, not what the help center says: never quoted, unless it is
@@ -952,7 +954,11 @@ def _code_block(
     ):
         return None
     lead_in, label = _sentences(blocks[-1].text)[-1], blocks[-1].label
-    if not lead_in.endswith(":"):
+    if lead_in.endswith(","):
+        # a sentence that goes on through the block ("You can use the adapter by wrapping the
+        # Flask app," then the code, "and then serving…"): a lead-in, quoted with it alone
+        _last_sentence_taken(blocks)
+    elif not lead_in.endswith(":"):
         if not lead_in.endswith(".") or len(WORDY.findall(lead_in)) < MIN_SENTENCE_WORDS:
             return None
         _last_sentence_taken(blocks)  # the statement is quoted with its block, not alone

@@ -380,6 +380,35 @@ def test_a_table_written_without_its_outer_pipes_is_read_row_by_row() -> None:
     ]
 
 
+def test_a_sentence_that_goes_on_into_a_code_block_after_a_comma_introduces_it() -> None:
+    # given: Sphinx pages run a sentence through its code ("by wrapping the Flask app," then
+    # the code, then "and then serving the `asgi_app` …, e.g. using Hypercorn," and a command)
+    source = _source(
+        "The WsgiToAsgi adapter is recommended. You can use the adapter by wrapping the app,\n\n"
+        "```python\nasgi_app = WsgiToAsgi(app)\n```\n\n"
+        "and then serving the `asgi_app` with the ASGI server, e.g. using Hypercorn,\n\n"
+        "```text\n$ hypercorn module:asgi_app\n```\n"
+    )
+
+    # when
+    units = units_of([source])
+
+    # then: each half of the sentence is quoted with the code it leads into, never alone
+    assert [(unit.kind, unit.text, unit.code) for unit in units] == [
+        ("sentence", "The WsgiToAsgi adapter is recommended.", ""),
+        (
+            "code",
+            "You can use the adapter by wrapping the app,",
+            "asgi_app = WsgiToAsgi(app)",
+        ),
+        (
+            "code",
+            "and then serving the `asgi_app` with the ASGI server, e.g. using Hypercorn,",
+            "$ hypercorn module:asgi_app",
+        ),
+    ]
+
+
 def test_a_table_whose_header_names_no_column_reads_each_row_by_its_first_cell() -> None:
     # given: a table without a header (Sphinx's headerless tables get an empty one)
     source = _source(
