@@ -77,6 +77,13 @@ DUPLICATE_SIMILARITY = 0.9
 # Words outside its code spans a heading may have and still be the name of what its section
 # describes ("`kill_timeout` option", "The `deploy` section").
 NAMING_HEADING_WORDS = 2
+# A heading written without code marks that is one identifier (reST headings hold none): a
+# snake_case or CONSTANT name (not `_emphasis_`), a dotted one, a camelCase one, an HTTP
+# header (`X-…`, or three Title-Case parts: a two-part "Non-Goals" is a hyphenated word)
+IDENTIFIER_HEADING = re.compile(
+    r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+|[A-Za-z]\w*(?:\.\w+)+|[a-z]+(?:[A-Z][a-z0-9]*)+"
+    r"|X-[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*|[A-Z][a-z0-9]*(?:-[A-Z][a-z0-9]*){2,}"
+)
 VERSION_WORDS = re.compile(
     r"\(.*?\)|\b(?:19|20)\d\d\b|\b(?:legacy|old|older|archived?|previous|deprecated)\b|[^\w\s]"
 )
@@ -488,15 +495,18 @@ def _named(chosen: Sequence[Unit]) -> list[Unit]:
     """The quotes, each under its section's heading when that heading names what the section
     describes and the quote does not: an identifier in a code span, as a reference page heads
     each header, option, function or setting ("`X-Forwarded-For`", "`kill_timeout` option",
-    "`os.path.join(path, *paths)`") and then describes it without its name ("A comma separated
-    list of IP addresses…"). Once a section: a second quote of it reads under the first. A
-    heading that says more than the name ("How Do I Fix `invalid cookie…`?") is a question or a
+    "`os.path.join(path, *paths)`"), or one identifier without code marks ("X-Frame-Options",
+    ``IDENTIFIER_HEADING``), and then describes it without its name ("A comma separated list
+    of IP addresses…"). Once a section: a second quote of it reads under the first. A heading
+    that says more than the name ("How Do I Fix `invalid cookie…`?") is a question or a
     sentence about it, and is not quoted."""
     named: list[Unit] = []
     headed: set[str] = set()
     for unit in chosen:
         heading = last_heading(unit)
         spans = [span.group().strip("`").strip() for span in CODE_SPAN.finditer(heading)]
+        if not spans and IDENTIFIER_HEADING.fullmatch(heading.strip()):
+            spans = [heading.strip()]
         # the heading is the name, not a sentence about it ("How Do I Fix `invalid cookie`?")
         naming = len(WORDY.findall(CODE_SPAN.sub(" ", heading))) <= NAMING_HEADING_WORDS
         said = fact_text(unit.words_text)

@@ -811,9 +811,19 @@ def test_a_quote_is_read_under_the_identifier_its_section_describes(
             "API > `os.path.join(path, *paths)`",
             "`os.path.join(path, *paths)`: Seconds to wait before the stop.",
         ),
-        # a heading that asks or says more than the name is no name to read a quote under
+        # a heading written without code marks that is one identifier (reST headings, which
+        # Flask's security headers and many settings pages use)
+        ("Security Headers > X-Frame-Options", "X-Frame-Options: Seconds to wait before the stop."),
+        ("Settings > MAX_CONTENT_LENGTH", "MAX_CONTENT_LENGTH: Seconds to wait before the stop."),
+        ("Signals > template_rendered", "template_rendered: Seconds to wait before the stop."),
+        # a heading that asks or says more than the name is no name to read a quote under,
+        # and a word with a hyphen is a word
         ("FAQ > How do I fix `invalid cookie` errors?", "Seconds to wait before the stop."),
         ("Runtime options > Stopping", "Seconds to wait before the stop."),
+        ("Guides > Step-by-step", "Seconds to wait before the stop."),
+        ("Guides > Built-In Types", "Seconds to wait before the stop."),
+        ("Proposal > Non-Goals", "Seconds to wait before the stop."),
+        ("Guides > _Speedrun_", "Seconds to wait before the stop."),
     ],
 )
 def test_only_a_heading_that_names_an_identifier_heads_a_quote(section: str, quoted: str) -> None:
