@@ -84,9 +84,10 @@ WORDY = re.compile(r"\b[^\W\d_]{2,}")  # a word with letters in it
 # label that heads what follows it, as a heading would, in pages that use no heading there. One
 # that ends a sentence ("**Headers cannot be changed after the response starts.**") states
 # something, and is read as the sentence it is.
-# A definition's line under its term (PHP Markdown Extra, Goldmark, Pandoc, MkDocs' def_list)
-DEFINITION = re.compile(r"^:(?:[ \t]+|$)")
 BOLD_LABEL = re.compile(r"^(?:\*\*|__)(?P<label>[^*_].*?)(?<![.!?])(?:\*\*|__)$")
+# A definition's line under its term (PHP Markdown Extra, Goldmark, Pandoc, MkDocs' def_list):
+# the term heads the definition's sentences as a bold label heads what follows it
+DEFINITION = re.compile(r"^:(?:[ \t]+|$)")
 NUMBER = re.compile(r"\d")
 # A sentence about the page itself ("This page explains what counts as a failure and how the
 # retry schedule works.") promises what follows and states none of it.
@@ -893,7 +894,7 @@ class _BlockReader:
             text = " ".join(self.paragraph).replace(f"{LINE_BREAK} ", LINE_BREAK).strip()
             if text:  # not a definition whose only content was a shortcode
                 label = self.term or self.label
-                block = _Block(kind, text, [], label=label, term=bool(self.term))
+                block = _Block(kind=kind, text=text, items=[], label=label, term=bool(self.term))
                 self.blocks.append(block)
             self.paragraph.clear()
         self.term = ""
