@@ -98,10 +98,11 @@ ABOUT_THE_PAGE = re.compile(
     re.IGNORECASE,
 )
 
-# A sentence that opens with a word pointing back to the one before it.
+# A sentence that opens with a word pointing back to the one before it, or with a conjunction
+# that goes on from it ("And there is no built-in replication between volumes.").
 POINTS_BACK = re.compile(
     r"^(?:this|that|these|those|it|its|they|them|their|such|then|also|however|otherwise"
-    r"|instead)\b",
+    r"|instead|and|but)\b",
     re.IGNORECASE,
 )
 STEP_KINDS = frozenset({"procedure", "code"})  # the units that answer "how do I ...?"

@@ -845,6 +845,8 @@ def test_a_sentence_that_points_back_is_read_after_the_sentence_it_points_to() -
                 "Return `200` as soon as the signature is verified, and handle the event later. "
                 "This keeps you well inside the 10-second timeout.\n\n"
                 "It is retried after one minute. There are no fees for retries at all.\n\n"
+                "Volumes do not sync their data. And there is no built-in replication. But a "
+                "database cluster can replicate itself.\n\n"
                 "- Retries are signed again.\n- This means a new timestamp each time."
             )
         ]
@@ -867,6 +869,10 @@ def test_a_sentence_that_points_back_is_read_after_the_sentence_it_points_to() -
         ),
         "It is retried after one minute.": None,
         "There are no fees for retries at all.": None,
+        # a sentence that opens with a conjunction goes on from the one before it
+        "Volumes do not sync their data.": None,
+        "And there is no built-in replication.": "Volumes do not sync their data.",
+        "But a database cluster can replicate itself.": "And there is no built-in replication.",
         "Retries are signed again.": None,
         "This means a new timestamp each time.": None,
     }
