@@ -139,6 +139,10 @@ SHELL_PROMPT = re.compile(r"[ \t]*(?:\$|>|PS [^>\n]*>|[A-Z]:\\[^>\n]*>)[ \t]+\S"
 # continuation in a command the page did not fence (Fly.io's `curl -i -X GET \` in HTML) or an
 # escaped backslash. The reader marks the break with LINE_BREAK.
 HARD_BREAK = re.compile(r"(?<![\\\s])\\$")
+# A footnote's mark where the page shows a superscript: `[^1]`, which the chunker reads as `[1]`
+# (``kb.chunking.markup.FOOTNOTE``), right after a word or a stop and before a space or a stop.
+# Not a reference link's label (`[the guide][1]`) nor a link (`[1](…)`).
+FOOTNOTE_MARK = re.compile(r"(?<=[^\s\[\]()])\[\d+\](?=[\s.,;:!?)]|$)")
 LINE_BREAK = "\n"
 FENCE_MARKS = re.compile(r"^\s*(?:`{3,}|~{3,})")
 # A block that names no language but is settings (``_settings``): a TOML or INI `key = value`
@@ -744,6 +748,11 @@ class _BlockReader:
         if self.fence is not None:  # a block the passage cut before its closing fence
             self._end_code()
         line = passage_line.content
+        if "[" in line:
+            # a footnote's mark is no text: quoted, "[1]" would read as one of the answer's
+            # citations, and "pages.[1] If…" as one sentence
+            line = outside_code_spans(line, lambda text: FOOTNOTE_MARK.sub("", text))
+            passage_line = dataclasses.replace(passage_line, content=line)
         if HARD_BREAK.search(line):
             # CommonMark's hard line break: the page shows no backslash and breaks the line
             # there ("**OAuth:** User token\" above "**Version history:**"), so what comes

@@ -409,6 +409,28 @@ def test_a_sentence_that_goes_on_into_a_code_block_after_a_comma_introduces_it()
     ]
 
 
+def test_a_footnote_mark_is_not_quoted_and_ends_no_sentence_of_its_own() -> None:
+    # given: Hugo's pages mark footnotes ("pages.[^1] If…"), which the chunker reads as `[1]`; a
+    # quote showing "[1]" would read as one of the answer's own citations
+    source = _source(
+        "The `target` key limits cascaded values to a subset of pages.[1] If a target is "
+        "omitted, values cascade to all pages.\n\n"
+        "To avoid a conflict[2], disable the Strikethrough extension.\n\n"
+        "A regex such as `x[1]` reads the first group, as [the guide][1] says.\n"
+    )
+
+    # when
+    units = units_of([source])
+
+    # then
+    assert [unit.text for unit in units] == [
+        "The `target` key limits cascaded values to a subset of pages.",
+        "If a target is omitted, values cascade to all pages.",
+        "To avoid a conflict, disable the Strikethrough extension.",
+        "A regex such as `x[1]` reads the first group, as the guide says.",
+    ]
+
+
 def test_a_table_whose_header_names_no_column_reads_each_row_by_its_first_cell() -> None:
     # given: a table without a header (Sphinx's headerless tables get an empty one)
     source = _source(
