@@ -416,7 +416,9 @@ def test_a_footnote_mark_is_not_quoted_and_ends_no_sentence_of_its_own() -> None
         "The `target` key limits cascaded values to a subset of pages.[1] If a target is "
         "omitted, values cascade to all pages.\n\n"
         "To avoid a conflict[2], disable the Strikethrough extension.\n\n"
-        "A regex such as `x[1]` reads the first group, as [the guide][1] says.\n"
+        "A regex such as `x[1]` reads the first group, as [the guide][1] says.\n\n"
+        # an Obsidian vault's footnote, as its import writes it (``kb.obsidian``)
+        "Fees are charged monthly.\\[2\\] Refunds take about a week.\n"
     )
 
     # when
@@ -428,7 +430,27 @@ def test_a_footnote_mark_is_not_quoted_and_ends_no_sentence_of_its_own() -> None
         "If a target is omitted, values cascade to all pages.",
         "To avoid a conflict, disable the Strikethrough extension.",
         "A regex such as `x[1]` reads the first group, as the guide says.",
+        "Fees are charged monthly.",
+        "Refunds take about a week.",
     ]
+
+
+def test_a_label_stays_over_the_sentences_left_when_its_last_one_leads_into_a_list() -> None:
+    # given: Plausible's scroll-depth page labels a part in bold, and its paragraph's last
+    # sentence introduces a list
+    source = _source(
+        "**Finding underperforming pages**\n\n"
+        "Open the Top Pages report and sort it by scroll depth. Then read these columns:\n\n"
+        "- Scroll depth, the share of the page read\n- Visits, the people who came\n"
+    )
+
+    # when
+    units = units_of([source])
+
+    # then: the sentence before the lead-in is still read under the label
+    assert units[0].text == (
+        "Finding underperforming pages: Open the Top Pages report and sort it by scroll depth."
+    )
 
 
 def test_a_table_whose_header_names_no_column_reads_each_row_by_its_first_cell() -> None:
