@@ -140,9 +140,10 @@ SHELL_PROMPT = re.compile(r"[ \t]*(?:\$|>|PS [^>\n]*>|[A-Z]:\\[^>\n]*>)[ \t]+\S"
 # escaped backslash. The reader marks the break with LINE_BREAK.
 HARD_BREAK = re.compile(r"(?<![\\\s])\\$")
 # A footnote's mark where the page shows a superscript: `[^1]`, which the chunker reads as `[1]`
-# (``kb.chunking.markup.FOOTNOTE``), right after a word or a stop and before a space or a stop.
-# Not a reference link's label (`[the guide][1]`) nor a link (`[1](…)`).
-FOOTNOTE_MARK = re.compile(r"(?<=[^\s\[\]()])\[\d+\](?=[\s.,;:!?)]|$)")
+# (``kb.chunking.markup.FOOTNOTE``) and an Obsidian vault's import writes `\[1\]`, right after
+# a word or a stop and before a space or a stop. Not a reference link's label (`[the
+# guide][1]`) nor a link (`[1](…)`).
+FOOTNOTE_MARK = re.compile(r"(?<=[^\s\[\]()\\])\\?\[\d+\\?\](?=[\s.,;:!?)]|$)")
 LINE_BREAK = "\n"
 FENCE_MARKS = re.compile(r"^\s*(?:`{3,}|~{3,})")
 # A block that names no language but is settings (``_settings``): a TOML or INI `key = value`
@@ -636,7 +637,7 @@ def _source_units(source: Source) -> list[Unit]:
         # statement ("`path`: A [glob pattern](g) matching the page's [logical path](g).")
         labelled = bool(block.label) and block.kind not in {"row", "item"}
         for number, piece in enumerate(pieces, start=1):
-            if _mostly_link_labels(_under(block.label, piece) if block.term else piece):
+            if _mostly_link_labels(read_under(block.label, piece) if block.term else piece):
                 continue
             text = clean(piece)
             # A lead-in ("…request a refund on 10 April:") promises what it does not say, as
@@ -662,7 +663,7 @@ def _source_units(source: Source) -> list[Unit]:
             if labelled:
                 # under its label, as an item under its lead-in: "Once the billing period
                 # ends: Your dashboard is locked."
-                text = _under(block.label, text)
+                text = read_under(block.label, text)
             found.append(
                 Unit(
                     source=source,
@@ -675,9 +676,9 @@ def _source_units(source: Source) -> list[Unit]:
     return found
 
 
-def _under(label: str, text: str) -> str:
-    """``text`` read under the label or term over it: "Once the billing period ends: Your
-    dashboard is locked."; a term that asks or ends its own sentence needs no colon ("Why is
+def read_under(label: str, text: str) -> str:
+    """``text`` read under the label, term or heading over it: "Once the billing period ends:
+    Your dashboard is locked."; one that asks or ends its own sentence needs no colon ("Why is
     my list not filtered? You are probably…")."""
     return f"{label} {text}" if label.endswith((".", "?", "!", ":")) else f"{label}: {text}"
 
@@ -752,12 +753,12 @@ class _BlockReader:
             # a footnote's mark is no text: quoted, "[1]" would read as one of the answer's
             # citations, and "pages.[1] If…" as one sentence
             line = outside_code_spans(line, lambda text: FOOTNOTE_MARK.sub("", text))
-            passage_line = dataclasses.replace(passage_line, content=line)
         if HARD_BREAK.search(line):
             # CommonMark's hard line break: the page shows no backslash and breaks the line
             # there ("**OAuth:** User token\" above "**Version history:**"), so what comes
             # after it is read apart, as a sentence after a stop is
             line = f"{line[:-1].rstrip()}{LINE_BREAK}"
+        if line != passage_line.content:
             passage_line = dataclasses.replace(passage_line, content=line)
         if passage_line.is_heading:
             self._end_section()
@@ -975,7 +976,7 @@ def _code_block(
         _last_sentence_taken(blocks)  # the statement is quoted with its block, not alone
     return _Block(
         kind="code",
-        text=_under(label, lead_in) if label else lead_in,  # under its label, as a sentence is
+        text=read_under(label, lead_in) if label else lead_in,  # under its label, as a sentence is
         items=[],
         code=code,
         language=language,
@@ -1027,7 +1028,7 @@ def table_row(header: Sequence[str], cells: Sequence[str]) -> str:
         for name, cell in zip(header, cells, strict=False)
         if cell and cell not in {"—", "-"}
     ]
-    if not any(header) and len(described) > 1 and cells and cells[0] == described[0]:
+    if not any(header) and len(described) > 1 and described[0] == cells[0]:
         return f"{described[0]}: {'; '.join(described[1:])}"
     return "; ".join(described)
 

@@ -46,6 +46,7 @@ from assistant.units import (
     preceding_sentence,
     question_as_read,
     quoted_with,
+    read_under,
     shortlist,
     unit_features,
     units_of,
@@ -517,7 +518,7 @@ def _named(chosen: Sequence[Unit]) -> list[Unit]:
             and not any(fact_text(span) in said for span in spans if span)
         ):
             headed.add(unit.source.section)
-            unit = dataclasses.replace(unit, text=f"{heading}: {unit.text}")
+            unit = dataclasses.replace(unit, text=read_under(heading, unit.text))
         named.append(unit)
     return named
 
