@@ -605,6 +605,19 @@ def test_a_padded_delimiter_row_is_read_as_a_rule_not_as_dashes() -> None:
     assert chunks[-1].char_end == len(body.rstrip("\n"))
 
 
+@pytest.mark.parametrize(
+    ("written", "read"),
+    [
+        ("Path|Pattern\n:-------|-------:", "Path|Pattern\n:--|--:"),  # no outer pipes: none added
+        ("| Plan | Price |\n| --- | :-: |", "| Plan | Price |\n| --- | :-: |"),  # drawn already
+        ("| Plan | Price |\n|-|-|", "| Plan | Price |\n|-|-|"),
+    ],
+)
+def test_a_delimiter_row_keeps_how_the_table_is_written(written: str, read: str) -> None:
+    body = f"{written}\n| a | b |"
+    assert [c.text for c in chunk(body)] == [f"{read}\n| a | b |"]
+
+
 # --- the budget, measured with the real tokenizer ----------------------------------------------
 
 
