@@ -62,7 +62,10 @@ _LINES = _cuts_after(_LINE_BREAK)
 _WORDS = _cuts_after(_WHITESPACE)
 
 _PROSE_CUTS: tuple[CutFinder, ...] = (_PARAGRAPHS, _SENTENCES, _LINES, _WORDS)
-_ROW_CUTS: tuple[CutFinder, ...] = (_LINES, _WORDS)
+# a row too long for a piece is cut between its cells before it is cut between words
+_CELL_BORDER = re.compile(r"(?<!\\)\|")  # a table cell's border: a pipe not escaped
+_CELLS = _cuts_after(_CELL_BORDER)
+_ROW_CUTS: tuple[CutFinder, ...] = (_LINES, _CELLS, _WORDS)
 _CODE_CUTS: tuple[CutFinder, ...] = (_LINES, _WORDS)
 
 
@@ -304,12 +307,79 @@ def _split_table(
         header_tokens = count_tokens(header)
         row_budget = budget - header_tokens
         if row_budget >= budget // 2:  # else the repeated header would crowd out the rows
+            estimate = _estimate_without(tokens, header_tokens)
             spans = _split_span(
                 block.text, rows_start, len(block.text), row_budget, count_tokens, _ROW_CUTS,
-                _trim_prose, _estimate_without(tokens, header_tokens),
+                _trim_prose, estimate,
             )  # fmt: skip
-            return _wrapped_pieces(block, spans, header + "\n", "", header_tokens)
+            pieces = _wrapped_pieces(block, spans, header + "\n", "", header_tokens)
+            if not any(_row_continued(block.text, start) for start, _, _ in spans[1:]):
+                return pieces
+            # a row too long for a piece goes on in the next one under its first cell: room
+            # is kept for the longest first cell repeated and the empty cells that place the rest
+            rows = block.text[rows_start:]
+            keys = _row_keys(rows, count_tokens)
+            key_budget = row_budget - max(keys.values(), default=0) - _widest_row(rows) - 1
+            if key_budget < budget // 2:
+                return pieces
+            spans = _split_span(
+                block.text, rows_start, len(block.text), key_budget, count_tokens, _ROW_CUTS,
+                _trim_prose, estimate,
+            )  # fmt: skip
+            pieces = _wrapped_pieces(block, spans, header + "\n", "", header_tokens)
+            return [
+                _continuing(piece, header, _row_continued(block.text, start, keys), count_tokens)
+                for piece, (start, _, _) in zip(pieces, spans, strict=True)
+            ]
     return _split_plain(block, budget, count_tokens, _ROW_CUTS, _trim_prose)
+
+
+def _row_continued(text: str, start: int, keys: dict[str, int] | None = None) -> str:
+    """What a table piece starting at ``text[start]`` needs before it when it starts inside a
+    row: the row's first cell (among ``keys``, those short enough to repeat; any, without them)
+    and an empty cell for each cell already in the piece before, so the rest of the row reads
+    under its own columns and names its row ("| standard.tiny | | | | 0.26 |", not a row whose
+    first cell is the end of a picture's title: CSC's flavor tables, whose rows hold three
+    pictures each). "" when the piece starts a row."""
+    line_start = text.rfind("\n", 0, start) + 1
+    before = text[line_start:start]
+    if not before.strip():
+        return ""
+    cells = _CELL_BORDER.split(before)
+    piped = before.lstrip().startswith("|")
+    if piped:
+        cells = cells[1:]
+    if len(cells) < 2:  # cut inside the first cell: the rest is the row's first cell
+        return "| " if piped else ""
+    key = cells[0].strip()
+    if keys is not None and key not in keys:
+        key = ""  # too long to repeat: the columns still place the rest
+    lead = "| " if piped else ""
+    return f"{lead}{key} |{' |' * (len(cells) - 2)} "
+
+
+# A row's first cell longer than this is not repeated over the rest of the row: AutoHotkey's
+# function index has a first cell of 598 characters (a list of links).
+ROW_KEY_TOKENS = 24
+
+
+def _row_keys(rows: str, count_tokens: TokenCounter) -> dict[str, int]:
+    """The rows' first cells short enough to repeat, with their tokens."""
+    keys = {_CELL_BORDER.split(row.strip().lstrip("|"))[0].strip() for row in rows.split("\n")}
+    counted = {key: count_tokens(key) for key in keys if key}
+    return {key: tokens for key, tokens in counted.items() if tokens <= ROW_KEY_TOKENS}
+
+
+def _widest_row(rows: str) -> int:
+    """The most cell borders a row has: the empty cells a continued row may need."""
+    return max((len(_CELL_BORDER.findall(row)) for row in rows.split("\n")), default=0)
+
+
+def _continuing(piece: Piece, header: str, continued: str, count_tokens: TokenCounter) -> Piece:
+    if not continued:
+        return piece
+    text = f"{header}\n{continued}{piece.text[len(header) + 1 :]}"
+    return Piece(text, piece.start, piece.end, piece.tokens + count_tokens(continued))
 
 
 def _split_plain(

@@ -605,6 +605,48 @@ def test_a_padded_delimiter_row_is_read_as_a_rule_not_as_dashes() -> None:
     assert chunks[-1].char_end == len(body.rstrip("\n"))
 
 
+def test_a_row_too_long_for_a_piece_goes_on_under_its_first_cell() -> None:
+    # given: CSC's flavor tables, each row holding three pictures, too long for one piece
+    picture = '![Icon for {0} redundancy level FULL](../../img/circle_icons/{0}.svg "{0} FULL")'
+    icons = "".join(picture.format(kind) for kind in ("power", "rootdisk", "network"))
+    columns = ("Flavor", "Cores", "Memory (GiB)", "Redundancy (notation)", "Billing Units /h")
+    header = f"|{'|'.join(columns)}|\n" + "|:-:" * len(columns) + "|"
+    rows = [f"|standard.{size} |{n}|{n * 1.9:.1f} |{icons} {words('w', 40)}|{n * 0.26:.2f} |"
+            for n, size in enumerate(("tiny", "small", "medium"), start=1)]  # fmt: skip
+    assert count_tokens(f"{header}\n{rows[0]}") > MINILM.target_tokens
+
+    # when
+    chunks = chunk(header + "\n" + "\n".join(rows), limits=MINILM, count=count_tokens)
+
+    # then: a piece that starts inside a row names the row and puts the rest in its columns,
+    # cut between cells first (the pictures stay whole), then between words
+    assert all(c.token_count <= MINILM.max_tokens for c in chunks)
+    firsts = [c.text.split("\n")[2] for c in chunks]
+    assert firsts[0] == "|standard.tiny |1|1.9 |"
+    assert firsts[1].startswith(f"| standard.tiny | | | {icons} w0 w1 ")
+    texts = "\n".join(c.text for c in chunks)
+    for row in rows:
+        flavor, billing = row.split("|")[1].strip(), row.split("|")[-2]
+        assert f"| {flavor} | | | | {billing}|" in texts  # the last cell, under its column
+    assert re.findall(r"\bw\d+\b", texts) == words("w", 40).split() * len(rows)
+
+
+def test_a_first_cell_too_long_to_repeat_is_left_empty_over_the_rest_of_its_row() -> None:
+    # given: AutoHotkey's function index, one row's first cell a list of 60 links
+    links = " ".join(f"[Obj{n}()](Object.htm#F{n})" for n in range(60))
+    rows = [f"| [Abs()](Math.htm#Abs) | {words('a', 20)} |", f"| {links} | {words('d', 150)} |"]
+    body = "| Name | Description |\n| --- | --- |\n" + "\n".join(rows)
+
+    # when
+    chunks = chunk(body, limits=MINILM, count=count_tokens)
+
+    # then: the pieces are as long as the window allows, the rest of the row under its column
+    assert all(c.token_count > MINILM.target_tokens // 4 for c in chunks)
+    texts = "\n".join(c.text for c in chunks)
+    assert re.findall(r"\b[ad]\d+\b", texts) == words("a", 20).split() + words("d", 150).split()
+    assert "\n|  | d" in texts
+
+
 @pytest.mark.parametrize(
     ("written", "read"),
     [
