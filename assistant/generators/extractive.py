@@ -79,10 +79,13 @@ DUPLICATE_SIMILARITY = 0.9
 # describes ("`kill_timeout` option", "The `deploy` section").
 NAMING_HEADING_WORDS = 2
 # A heading written without code marks that is one identifier (reST headings hold none): a
-# snake_case or CONSTANT name (not `_emphasis_`), a dotted one, a camelCase one, an HTTP
-# header (`X-…`, or three Title-Case parts: a two-part "Non-Goals" is a hyphenated word)
+# snake_case or CONSTANT name (not `_emphasis_`), a dotted one, a camelCase one, a kebab-case
+# one in small letters (Argo CD's components and notification templates, `argocd-repo-server`,
+# `app-sync-failed`, Hugo's shortcodes: the 21 such headings of the staged sets are all names),
+# an HTTP header (`X-…`, or three Title-Case parts: a two-part "Non-Goals" is a hyphenated word)
 IDENTIFIER_HEADING = re.compile(
     r"[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+|[A-Za-z]\w*(?:\.\w+)+|[a-z]+(?:[A-Z][a-z0-9]*)+"
+    r"|[a-z][a-z0-9]*(?:-[a-z0-9]+)+"
     r"|X-[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*|[A-Z][a-z0-9]*(?:-[A-Z][a-z0-9]*){2,}"
 )
 VERSION_WORDS = re.compile(
@@ -506,10 +509,13 @@ def _named(chosen: Sequence[Unit]) -> list[Unit]:
     for unit in chosen:
         heading = last_heading(unit)
         spans = [span.group().strip("`").strip() for span in CODE_SPAN.finditer(heading)]
-        if not spans and IDENTIFIER_HEADING.fullmatch(heading.strip()):
+        identifier = not spans and bool(IDENTIFIER_HEADING.fullmatch(heading.strip()))
+        if identifier:
             spans = [heading.strip()]
         # the heading is the name, not a sentence about it ("How Do I Fix `invalid cookie`?")
-        naming = len(WORDY.findall(CODE_SPAN.sub(" ", heading))) <= NAMING_HEADING_WORDS
+        naming = (
+            identifier or len(WORDY.findall(CODE_SPAN.sub(" ", heading))) <= NAMING_HEADING_WORDS
+        )
         said = fact_text(unit.words_text)
         if (
             unit.source.section not in headed

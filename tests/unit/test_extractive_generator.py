@@ -816,6 +816,9 @@ def test_a_quote_is_read_under_the_identifier_its_section_describes(
         ("Security Headers > X-Frame-Options", "X-Frame-Options: Seconds to wait before the stop."),
         ("Settings > MAX_CONTENT_LENGTH", "MAX_CONTENT_LENGTH: Seconds to wait before the stop."),
         ("Signals > template_rendered", "template_rendered: Seconds to wait before the stop."),
+        # a kebab-case name: a component, a notification template (Argo CD's)
+        ("Templates > app-sync-failed", "app-sync-failed: Seconds to wait before the stop."),
+        ("Components > argocd-repo-server", "argocd-repo-server: Seconds to wait before the stop."),
         # a heading that asks or says more than the name is no name to read a quote under,
         # and a word with a hyphen is a word
         ("FAQ > How do I fix `invalid cookie` errors?", "Seconds to wait before the stop."),
