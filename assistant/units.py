@@ -46,6 +46,7 @@ from kb.chunking.markup import (
     outside_code_spans,
 )
 from kb.chunking.sentences import ends_statement, split_sentences
+from kb.chunking.structure import table_cells
 from kb.selectors.passages import PassageLine, passage_lines
 from search.keywords import ENGLISH_STOP_WORDS
 from search.lexemes import WORD, lexemes, words
@@ -853,14 +854,14 @@ class _BlockReader:
         self._flush()
         self._end_procedure()
         self.in_list, self.lead_in = False, None
-        self.table_header = _cells(header)
+        self.table_header = table_cells(header)
         return True
 
     def _table_line(self, passage_line: PassageLine) -> None:
         self._flush()
         self._end_procedure()
         self.in_list, self.lead_in = False, None
-        cells = _cells(passage_line.content)
+        cells = table_cells(passage_line.content)
         if passage_line.is_table_delimiter:
             return
         if self.table_header is None:
@@ -925,11 +926,6 @@ class _BlockReader:
         if not blocks or blocks[-1].kind != "paragraph" or not blocks[-1].text.endswith(":"):
             return f"{self.label}:" if self.label else None
         return _last_sentence_taken(blocks)
-
-
-def _cells(row: str) -> list[str]:
-    """A table row's cells, with or without its outer pipes."""
-    return [cell.strip() for cell in row.strip().strip("|").split("|")]
 
 
 def _code_block(

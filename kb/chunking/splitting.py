@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from kb.chunking.lines import dedented, item_text_column
 from kb.chunking.sentences import sentence_ends
 from kb.chunking.structure import (
+    CELL_BORDER,
     Block,
     BlockKind,
     FenceRole,
@@ -29,6 +30,7 @@ from kb.chunking.structure import (
     is_list_item,
     is_table_delimiter_row,
     make_block,
+    table_cells,
 )
 
 TokenCounter = Callable[[str], int]
@@ -63,9 +65,11 @@ _WORDS = _cuts_after(_WHITESPACE)
 
 _PROSE_CUTS: tuple[CutFinder, ...] = (_PARAGRAPHS, _SENTENCES, _LINES, _WORDS)
 # a row too long for a piece is cut between its cells before it is cut between words
-_CELL_BORDER = re.compile(r"(?<!\\)\|")  # a table cell's border: a pipe not escaped
-_CELLS = _cuts_after(_CELL_BORDER)
+_CELLS = _cuts_after(CELL_BORDER)
 _ROW_CUTS: tuple[CutFinder, ...] = (_LINES, _CELLS, _WORDS)
+# A row's first cell longer than this is not repeated over the rest of the row: AutoHotkey's
+# function index has a first cell of 598 characters (a list of links).
+ROW_KEY_TOKENS = 24
 _CODE_CUTS: tuple[CutFinder, ...] = (_LINES, _WORDS)
 
 
@@ -313,7 +317,7 @@ def _split_table(
                 _trim_prose, estimate,
             )  # fmt: skip
             pieces = _wrapped_pieces(block, spans, header + "\n", "", header_tokens)
-            if not any(_row_continued(block.text, start) for start, _, _ in spans[1:]):
+            if not any(_inside_row(block.text, start) for start, _, _ in spans[1:]):
                 return pieces
             # a row too long for a piece goes on in the next one under its first cell: room
             # is kept for the longest first cell repeated and the empty cells that place the rest
@@ -334,45 +338,40 @@ def _split_table(
     return _split_plain(block, budget, count_tokens, _ROW_CUTS, _trim_prose)
 
 
-def _row_continued(text: str, start: int, keys: dict[str, int] | None = None) -> str:
+def _inside_row(text: str, start: int) -> bool:
+    """Whether a piece starting at ``text[start]`` starts inside a table row, not at its start."""
+    return bool(text[text.rfind("\n", 0, start) + 1 : start].strip())
+
+
+def _row_continued(text: str, start: int, keys: dict[str, int]) -> str:
     """What a table piece starting at ``text[start]`` needs before it when it starts inside a
-    row: the row's first cell (among ``keys``, those short enough to repeat; any, without them)
-    and an empty cell for each cell already in the piece before, so the rest of the row reads
-    under its own columns and names its row ("| standard.tiny | | | | 0.26 |", not a row whose
-    first cell is the end of a picture's title: CSC's flavor tables, whose rows hold three
-    pictures each). "" when the piece starts a row."""
-    line_start = text.rfind("\n", 0, start) + 1
-    before = text[line_start:start]
-    if not before.strip():
+    row: the row's first cell (when it is among ``keys``, those short enough to repeat) and an
+    empty cell for each cell already in the piece before, so the rest of the row reads under
+    its own columns and names its row ("| standard.tiny | | | | 0.26 |", not a row whose first
+    cell is the end of a picture's title: CSC's flavor tables, whose rows hold three pictures
+    each). "" when the piece starts a row."""
+    if not _inside_row(text, start):
         return ""
-    cells = _CELL_BORDER.split(before)
+    before = text[text.rfind("\n", 0, start) + 1 : start]
     piped = before.lstrip().startswith("|")
-    if piped:
-        cells = cells[1:]
-    if len(cells) < 2:  # cut inside the first cell: the rest is the row's first cell
-        return "| " if piped else ""
-    key = cells[0].strip()
-    if keys is not None and key not in keys:
-        key = ""  # too long to repeat: the columns still place the rest
     lead = "| " if piped else ""
-    return f"{lead}{key} |{' |' * (len(cells) - 2)} "
-
-
-# A row's first cell longer than this is not repeated over the rest of the row: AutoHotkey's
-# function index has a first cell of 598 characters (a list of links).
-ROW_KEY_TOKENS = 24
+    # the cells the piece before holds, the last one open: its rest starts this piece
+    given = len(CELL_BORDER.findall(before)) - piped
+    if given == 0:  # cut inside the first cell: the rest is the row's first cell
+        return lead
+    key = table_cells(before)[0]
+    return f"{lead}{key if key in keys else ''} |{' |' * (given - 1)} "
 
 
 def _row_keys(rows: str, count_tokens: TokenCounter) -> dict[str, int]:
     """The rows' first cells short enough to repeat, with their tokens."""
-    keys = {_CELL_BORDER.split(row.strip().lstrip("|"))[0].strip() for row in rows.split("\n")}
-    counted = {key: count_tokens(key) for key in keys if key}
-    return {key: tokens for key, tokens in counted.items() if tokens <= ROW_KEY_TOKENS}
+    counted = {key: count_tokens(key) for key in {table_cells(row)[0] for row in rows.split("\n")}}
+    return {key: tokens for key, tokens in counted.items() if key and tokens <= ROW_KEY_TOKENS}
 
 
 def _widest_row(rows: str) -> int:
     """The most cell borders a row has: the empty cells a continued row may need."""
-    return max((len(_CELL_BORDER.findall(row)) for row in rows.split("\n")), default=0)
+    return max((len(CELL_BORDER.findall(row)) for row in rows.split("\n")), default=0)
 
 
 def _continuing(piece: Piece, header: str, continued: str, count_tokens: TokenCounter) -> Piece:

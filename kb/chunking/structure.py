@@ -72,6 +72,7 @@ _THEMATIC_BREAK = re.compile(r" {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*")
 _QUOTE = re.compile(r" {0,3}>")
 _TABLE_DELIMITER = re.compile(r"[ \t]*\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*")
 _DELIMITER_CELL = re.compile(r"[ \t]*(:?)-+(:?)[ \t]*")
+CELL_BORDER = re.compile(r"(?<!\\)\|")  # a table cell's border: a pipe not escaped (`\|`)
 
 
 def indent_width(text: str) -> int:
@@ -86,6 +87,17 @@ def is_list_item(text: str) -> bool:
 def is_table_delimiter_row(text: str) -> bool:
     """Whether `text` is a table's header separator such as `| --- | :-: |`."""
     return "|" in text and bool(_TABLE_DELIMITER.fullmatch(text))
+
+
+def table_cells(row: str) -> list[str]:
+    """A table row's cells, with or without its outer pipes, each stripped; a pipe escaped in a
+    cell (`a \\| b`, as the reST reader writes one) is the cell's text, not a border."""
+    text = row.strip()
+    if text.startswith("|"):
+        text = text[1:]
+    if text.endswith("|") and not text.endswith("\\|"):
+        text = text[:-1]
+    return [cell.strip() for cell in CELL_BORDER.split(text)]
 
 
 def atx_heading(text: str) -> tuple[int, str] | None:
@@ -299,7 +311,7 @@ def _drawn_rule(line: SourceLine) -> SourceLine:
     (a chunk of dashes, then rows read under the first row as their header)."""
     written = line.text.strip()
     cells = []
-    for cell in written.strip("|").split("|"):
+    for cell in table_cells(written):
         match = _DELIMITER_CELL.fullmatch(cell)
         left, right = (match.group(1), match.group(2)) if match else ("", "")
         cells.append(f"{left or '-'}-{right or '-'}")

@@ -357,6 +357,24 @@ def test_a_table_s_lead_in_that_states_an_amount_is_a_unit_and_one_that_only_pro
     ]
 
 
+def test_a_pipe_escaped_in_a_cell_is_the_cells_text() -> None:
+    # given: AutoHotkey's operator table and the reST reader write a pipe in a cell as `\|`
+    source = _source(
+        "| Operator | Description |\n|---|---|\n"
+        "| OR \\|\\| | Both of these are logical-OR. |\n"
+        "| IfEqual | Synonymous with: `if Var = Value` \\| `if Var != Value`. |\n"
+    )
+
+    # when
+    units = units_of([source])
+
+    # then: each row has its two cells, each escaped pipe read as the pipe it shows
+    assert [unit.text for unit in units if unit.kind == "row"] == [
+        "Operator: OR ||; Description: Both of these are logical-OR.",
+        "Operator: IfEqual; Description: Synonymous with: `if Var = Value` | `if Var != Value`.",
+    ]
+
+
 def test_a_table_written_without_its_outer_pipes_is_read_row_by_row() -> None:
     # given: GFM lets a table leave out its outer pipes, as 55 of Hugo's pages do
     source = _source(
