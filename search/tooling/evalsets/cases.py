@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from kb.chunking.markup import outside_code_spans
 from kb.chunking.sentences import first_sentence
-from kb.chunking.structure import BlockKind, is_table_delimiter_row
+from kb.chunking.structure import BlockKind, is_table_delimiter_row, table_cells
 from search.tooling.evalsets.pages import Page, PageFolder, PageSection
 
 KINDS = ("natural", "definition")
@@ -179,7 +179,6 @@ _HTML_TAG = re.compile(r"<[^>]+>")
 _EMPHASIS = re.compile(r"(\*\*|__|\*|_)(?=\S)(.+?)(?<=\S)\1")
 _SHORTCODE = re.compile(r"\{\{[<%].*?[>%]\}\}")
 _LEADING_TYPE = re.compile(r"^\((?:[^()]|\([^()]*\))*\)\s*")  # "(`string`) The path ..."
-_CELL_SPLIT = re.compile(r"(?<!\\)\|")
 _FLAG_LINE = re.compile(
     r"^\s*(?:-[A-Za-z0-9], )?--[A-Za-z0-9][\w.-]*(?: [^\s]+)?\s{2,}(?P<help>\S.*)$"
 )
@@ -396,23 +395,14 @@ def _table_descriptions(table: str) -> Iterator[str]:
     rows = [line for line in table.split("\n") if line.strip()]
     if len(rows) < 3 or not is_table_delimiter_row(rows[1]):
         return
-    header = [clean_inline(cell).lower() for cell in _cells(rows[0])]
+    header = [clean_inline(cell).lower() for cell in table_cells(rows[0])]
     column = next((n for n, cell in enumerate(header) if cell in _DESCRIPTION_COLUMNS), None)
     if column is None or column == 0:
         return
     for row in rows[2:]:
-        cells = _cells(row)
+        cells = table_cells(row)
         if column < len(cells) and cells[0].strip():
             yield cells[column]
-
-
-def _cells(row: str) -> list[str]:
-    row = row.strip()
-    if row.startswith("|"):
-        row = row[1:]
-    if row.endswith("|") and not row.endswith("\\|"):
-        row = row[:-1]
-    return [cell.strip() for cell in _CELL_SPLIT.split(row)]
 
 
 def _definition_list_entries(paragraph: str) -> Iterator[str]:
