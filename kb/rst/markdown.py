@@ -9,9 +9,9 @@ are fenced code, tables are pipe tables, definition and field lists are bold ter
 text. Paragraphs are written on one line each, so a line of prose can never start a Markdown
 block it does not mean; text is escaped where Markdown would read it as markup.
 
-Nothing docutils reports is written: its messages (an unknown directive, a bad underline) become
-warnings with their line, and the writer's own losses (an unresolved ``:ref:``, raw HTML, API
-text built from code) are warnings too.
+Nothing docutils reports is written: its messages (a bad underline, how an unknown directive
+was read) become warnings with their line, and the writer's own losses (an unresolved
+``:ref:``, raw HTML, API text built from code) are warnings too.
 """
 
 from __future__ import annotations
@@ -41,7 +41,6 @@ _LINE_START = re.compile(
 )
 # `werkzeug:test`: intersphinx, a page of another Sphinx project
 _INTERSPHINX = re.compile(r"([A-Za-z][\w-]*):(?!/)\S")
-_UNKNOWN_DIRECTIVE = re.compile(r'Unknown directive type "([^"]+)"\.')
 
 
 @dataclass
@@ -80,9 +79,6 @@ class MarkdownWriter:
         if message["level"] < 2:
             return
         text = " ".join(message.children[0].astext().split()) if message.children else ""
-        unknown = _UNKNOWN_DIRECTIVE.fullmatch(text)
-        if unknown:
-            text = f'unknown directive ".. {unknown.group(1)}::": its content is left out'
         source = message.get("source") or self._path
         where = f"line {message['line']}" if message.get("line") else ""
         if source != self._path:

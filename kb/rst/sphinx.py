@@ -8,8 +8,8 @@ build nothing a reader sees, and references between pages become `page_reference
 resolved once every page of the folder is known (`kb.rst.project`).
 
 A role docutils does not know (a project's own, from ``extlinks`` in its ``conf.py``) is read as
-its text and reported, as Sphinx would show it if the extension were missing; a directive
-docutils does not know stays docutils' error, which the writer reports and never shows.
+its text and reported, as Sphinx would show it if the extension were missing; a directive no
+one here knows is read as its content reads, as text or as code (``Unknown``), and reported.
 """
 
 from __future__ import annotations
@@ -295,6 +295,112 @@ class Skipped(Nothing):
         return [node]
 
 
+class Unknown(Directive):
+    """A directive neither docutils nor Sphinx knows: a project's own extension (a box of
+    implementation notes, a changelog entry, a shell session) or another domain's objects
+    (``.. http:get:: /api/v2/project/``). The site shows its content in a form we cannot know,
+    so it is read as what it reads as, and reported with how it was read:
+
+    - a domain's directive (``name:type``) with an argument describes an object, as Sphinx's
+      own domains do: its argument heads its content;
+    - content that parses without a complaint, each of whose paragraphs ends as a sentence ends
+      or reads as a title, is text (an argument that is a sentence leads it);
+    - any other content (commands, code) is code;
+    - with no content, what it shows is built by the extension and is left out."""
+
+    has_content = True
+    optional_arguments = 1
+    final_argument_whitespace = True
+    option_spec = _AnyOptions()
+
+    def run(self) -> list[nodes.Node]:
+        text = "\n".join(self.content).strip("\n")
+        if ":" in self.name and self.arguments:
+            node = object_description()
+            node["signature"] = self.arguments[0].split("\n")[0].strip()
+            self.state.nested_parse(self.content, self.content_offset, node)
+            return [self._report("read as the description of its argument"), node]
+        # an argument that is a sentence (content written right under the directive's line
+        # joins its argument: ``.. deprecated-removed:: 3.4 3.6`` then "Use X instead.")
+        lead = self.arguments[0] if self.arguments else ""
+        if not _SENTENCE_STOP.search(lead.strip()):
+            lead = ""
+        if not (text or lead):
+            return [self._report("it has no content in the page; what it shows is left out")]
+        prose = nodes.container()
+        if lead:
+            text_nodes, _ = self.state.inline_text(" ".join(lead.split()), self.lineno)
+            prose += nodes.paragraph("", "", *text_nodes)
+        self.state.nested_parse(self.content, self.content_offset, prose)
+        if _reads_as_text(prose):
+            return [self._report("its content is read as text"), prose]
+        return [self._report("its content is read as code"), nodes.literal_block(text, text)]
+
+    def _report(self, how: str) -> nodes.system_message:
+        report = self.reporter.warning(
+            f'unknown directive ".. {self.name}::": {how}', line=self.lineno
+        )
+        report["read_as"] = how  # our own report, not a complaint about the content
+        return report
+
+
+# The end of a sentence (or of a label over what follows it): its stop, then any closing
+# quotes, brackets or emphasis marks.
+_SENTENCE_END = re.compile(r"[.!?:][\"')\]*_`]*\Z")
+_SENTENCE_STOP = re.compile(r"[.!?][\"')\]*_`]*\Z")
+# What code has and a title or a label does not (inline code, which prose may hold, is not read)
+_CODE_CHARACTERS = re.compile(r"[{}()\[\]<>=;$|\\]|->|^\s*#")
+
+
+def _ends_as_sentence(text: str) -> bool:
+    return bool(_SENTENCE_END.search(text.strip()))
+
+
+def _reads_as_text(parsed: nodes.Element) -> bool:
+    """Content parsed as reStructuredText reads as text: docutils did not complain, and most of
+    its paragraphs' characters are in paragraphs that read as prose (``_prose_paragraph``)."""
+    if any(
+        message["level"] >= 2 and "read_as" not in message
+        for message in parsed.findall(nodes.system_message)
+    ):
+        return False
+    prose = other = 0
+    for paragraph in parsed.findall(nodes.paragraph):
+        if isinstance(paragraph.parent, nodes.system_message):
+            continue  # a nested directive's report
+        words = " ".join(
+            "".join(
+                t.astext()
+                for t in paragraph.findall(nodes.Text)
+                if not isinstance(t.parent, nodes.literal)
+            ).split()
+        )
+        if _prose_paragraph(words):
+            prose += len(words)
+        else:
+            other += len(words)
+    return prose >= other
+
+
+# A word of prose: letters (an apostrophe, a hyphen), then at most a comma or a stop.
+_PROSE_WORD = re.compile(r"[\"'(]?[^\W\d_][\w'-]*[\"')]?[,.;:!?]?")
+
+
+def _prose_paragraph(words: str) -> bool:
+    """A paragraph (its text outside inline code) reads as prose: it ends as a sentence, or it
+    is a title or a label (a capital first, no code characters), or it is a run of at least
+    six words, seven in ten of them plain words (terse notes: "fixed regexp that filters out
+    warnings, thanks to…", "Use urllib.parse_qsl() in Python 2.6 and above"). A command is
+    short (``pip install x``); code and a diagram's source are mostly not words."""
+    if _ends_as_sentence(words):
+        return True
+    if words[:1].isupper() and not _CODE_CHARACTERS.search(words):
+        return True
+    tokens = words.split()
+    plain = sum(bool(_PROSE_WORD.fullmatch(token)) for token in tokens)
+    return len(tokens) >= 6 and plain >= 0.7 * len(tokens)
+
+
 class Include(Directive):
     """``include`` and ``literalinclude``, read from the synced folder and nowhere else
     (`kb.rst.context.RstContext.include_read`); a file outside it is refused and reported."""
@@ -367,8 +473,10 @@ HIDDEN_DIRECTIVES = (
     # where the domains' names that follow live: set up for the build, never shown
     "c:namespace", "c:namespace-push", "c:namespace-pop", "cpp:namespace",
     "cpp:namespace-push", "cpp:namespace-pop", "js:module", "rst:directive:option-group",
-    # pictures (`sphinx.ext.graphviz`, `sphinx.ext.inheritance_diagram`): no text to read
-    "graphviz", "graph", "digraph", "inheritance-diagram",
+    # pictures (`sphinx.ext.graphviz`, `sphinx.ext.inheritance_diagram`, sphinxcontrib's
+    # mermaid, plantuml and blockdiag): their source is not what the page shows
+    "graphviz", "graph", "digraph", "inheritance-diagram", "mermaid", "uml", "plantuml",
+    "blockdiag", "seqdiag", "actdiag", "nwdiag",
 )  # fmt: skip
 AUTODOC_DIRECTIVES = (
     "automodule", "autoclass", "autofunction", "automethod", "autoattribute", "autodata",
@@ -634,6 +742,13 @@ def _role_with_fallback(
     return found, messages
 
 
+def _directive_with_fallback(
+    directive_name: str, language_module: Any, document: nodes.document
+) -> tuple[Any, list[Any]]:
+    found, messages = _docutils_directive(directive_name, language_module, document)
+    return (Unknown if found is None else found), messages
+
+
 def register() -> None:
     """Teach docutils Sphinx's directives and roles (idempotent; docutils keeps them in
     module-level tables, as Sphinx itself registers them)."""
@@ -662,9 +777,11 @@ def register() -> None:
             roles.register_local_role(name, cast(Any, role))
     # Like Sphinx, which replaces this lookup while it reads: an unknown role is its text.
     roles.role = _role_with_fallback
+    directives.directive = _directive_with_fallback
 
 
 _docutils_role = roles.role
+_docutils_directive = directives.directive
 # Docutils' role tables (module globals it has no accessor for): the local roles, where the
 # default role lives under "", and the canonical ones.
 _ROLES: dict[str, Any] = vars(roles)["_roles"]

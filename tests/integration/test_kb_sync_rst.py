@@ -47,8 +47,11 @@ def test_dry_run_loads_every_page_with_no_markup_left_and_reports_what_it_lost(
     assert "billing.rst: 'Billing' published, public, 2 chunk(s)" in out
     assert "  section: Installing Acme > Troubleshooting\n" in out
     assert "warning: guide/_requirements.rst: included by guide/install.rst, read as part" in out
-    assert 'guide/install.rst: line 30: unknown directive ".. mermaid::"' in out
-    assert "guide/install.rst: line 34: include ../../outside.rst: outside the folder" in out
+    assert (
+        'guide/install.rst: line 34: unknown directive ".. acme-shell::": its content is read '
+        "as code"
+    ) in out
+    assert "guide/install.rst: line 38: include ../../outside.rst: outside the folder" in out
     assert 'billing.rst: line 21: unknown role ":ticket:"' in out
     assert (
         "dry run: 3 file(s) would load, 0 rejected, 5 warning(s), markup left in 0 heading "
@@ -78,7 +81,8 @@ def test_synced_pages_chunk_link_and_render_like_markdown_pages(
     }
     texts = " ".join(Chunk.objects.values_list("text", flat=True))
     assert "Acme needs Python 3.10 or newer" in texts  # the include, inside the folder
-    assert "outside the folder" not in texts and "graph TD" not in texts
+    assert "outside the folder" not in texts and "graph TD" not in texts  # a diagram: a picture
+    assert "```\n$ acme doctor --fix\n```" in texts  # an unknown directive's commands: code
     assert "Never share your API key." in texts and ":guilabel:" not in texts
 
     # and a :ref: on one page lands on the section of the other page's rendered /docs page

@@ -298,14 +298,84 @@ def test_an_include_through_a_link_out_of_the_folder_is_refused(tmp_path: Path) 
     assert "a link to a file outside the folder" in document.warnings[0]
 
 
-def test_an_unknown_directive_is_reported_and_its_content_left_out(tmp_path: Path) -> None:
+def test_an_unknown_directive_with_prose_is_read_as_its_text(tmp_path: Path) -> None:
+    # a project's own box (Python's docs have `impl-detail`, SQLAlchemy's `change`): the site
+    # shows its text, which had been left out with the directive
+    document = _page(
+        tmp_path,
+        "Page\n====\n\nBefore.\n\n.. implementation-note::\n\n"
+        "   The reference build caches up to 256 widgets per process.\n\n"
+        ".. change::\n   :tags: bug, sql\n\n"
+        "   fixed the regexp that filters out warnings for non reflected directives\n\n"
+        ".. deprecated-removed:: 3.4 3.6\n   Use ``make_widget()`` instead.\n\n"
+        "After.\n",
+    )
+
+    assert document.body == (
+        "# Page\n\nBefore.\n\nThe reference build caches up to 256 widgets per process.\n\n"
+        "fixed the regexp that filters out warnings for non reflected directives\n\n"
+        "3\\.4 3.6 Use `make_widget()` instead.\n\nAfter.\n"
+    )
+    assert document.warnings == tuple(
+        f'line {line}: unknown directive ".. {name}::": its content is read as text'
+        for line, name in ((6, "implementation-note"), (10, "change"), (15, "deprecated-removed"))
+    )
+
+
+def test_an_unknown_directive_with_commands_or_code_is_read_as_code(tmp_path: Path) -> None:
+    # a shell session (sphinx-prompt, a project's `console`), code a build runs: the site
+    # shows them as code, never as a sentence
+    document = _page(
+        tmp_path,
+        "Page\n====\n\n.. console::\n\n   $ python -m pip install widgetkit\n\n"
+        ".. prompt:: bash $\n\n   pip install widgetkit\n\n"
+        ".. exec-code::\n\n   total = sum([1, 2])\n   print(total)\n",
+    )
+
+    assert document.body == (
+        "# Page\n\n```\n$ python -m pip install widgetkit\n```\n\n"
+        "```\npip install widgetkit\n```\n\n```python\ntotal = sum([1, 2])\nprint(total)\n```\n"
+    )
+    assert document.warnings == tuple(
+        f'line {line}: unknown directive ".. {name}::": its content is read as code'
+        for line, name in ((4, "console"), (8, "prompt"), (12, "exec-code"))
+    )
+
+
+def test_a_diagram_is_a_picture_not_text(tmp_path: Path) -> None:
     document = _page(
         tmp_path, "Page\n====\n\nBefore.\n\n.. mermaid::\n\n   graph TD; A-->B\n\nAfter.\n"
     )
 
     assert document.body == "# Page\n\nBefore.\n\nAfter.\n"
+    assert document.warnings == ()
+
+
+def test_another_domains_object_is_read_under_its_signature(tmp_path: Path) -> None:
+    # sphinxcontrib-httpdomain's endpoints, as Sphinx's own domains describe their objects
+    document = _page(
+        tmp_path,
+        "API\n===\n\n.. http:get:: /api/v2/project/\n\n"
+        "   Retrieve a list of all projects\n\n   .. change::\n\n      Paged by 10.\n",
+    )
+
+    assert document.body == (
+        "# API\n\n## `/api/v2/project/`\n\nRetrieve a list of all projects\n\nPaged by 10.\n"
+    )
     assert document.warnings == (
-        'line 6: unknown directive ".. mermaid::": its content is left out',
+        'line 4: unknown directive ".. http:get::": read as the description of its argument',
+        'line 8: unknown directive ".. change::": its content is read as text',
+    )
+
+
+def test_an_unknown_directive_without_content_is_reported_and_left_out(tmp_path: Path) -> None:
+    # what it shows is built by the extension (Scrapy's `settingslist`, a plot from a file)
+    document = _page(tmp_path, "Page\n====\n\nBefore.\n\n.. settingslist::\n\nAfter.\n")
+
+    assert document.body == "# Page\n\nBefore.\n\nAfter.\n"
+    assert document.warnings == (
+        'line 6: unknown directive ".. settingslist::": it has no content in the page; '
+        "what it shows is left out",
     )
 
 
@@ -322,7 +392,7 @@ def test_a_projects_own_cross_reference_types_are_targets_and_references(tmp_pat
             ),
             "use.rst": (
                 "Use\n===\n\nWatch :stat:`downloader/exception_count` and :stat:`the depth "
-                "<depth/max>`.\n\n.. mermaid::\n\n   graph TD; A-->B\n"
+                "<depth/max>`.\n\n.. console::\n\n   $ scrapy crawl quotes\n"
             ),
         },
     )
@@ -333,7 +403,9 @@ def test_a_projects_own_cross_reference_types_are_targets_and_references(tmp_pat
     assert stats.warnings == ()
     assert "Watch `downloader/exception_count` and `the depth`." in use.body
     # and: a directive written with content, or with no argument, is still unknown
-    assert use.warnings == ('line 6: unknown directive ".. mermaid::": its content is left out',)
+    assert use.warnings == (
+        'line 6: unknown directive ".. console::": its content is read as code',
+    )
 
 
 def test_autodoc_directives_are_reported_as_text_built_from_code(tmp_path: Path) -> None:
