@@ -1,7 +1,9 @@
 """What a Sphinx project's ``conf.py`` says about how its pages read: ``default_role`` (what
 single backticks mean), ``extlinks`` (roles such as ``:issue:`123```), ``highlight_language``
 (the language of a literal block that names none), its ``extensions`` and the ``issues_*``
-settings of the sphinx-issues extension (its ``:issue:``, ``:pr:``, ``:user:`` roles); and
+settings of the sphinx-issues extension (its ``:issue:``, ``:pr:``, ``:user:`` roles),
+``rst_prolog`` and ``rst_epilog`` (text every page is read with, most often substitutions
+such as ``|brand|``) and ``version``, ``release`` and ``today`` (``|version|``…); and
 which of its files are not pages: ``templates_path``, ``html_static_path``,
 ``html_extra_path`` (folders) and ``exclude_patterns`` (globs).
 
@@ -13,11 +15,17 @@ computed values) is ignored, and a value that is not a literal is reported, not 
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 
 CONF_FILE = "conf.py"
 _PATH_LISTS = ("templates_path", "html_static_path", "html_extra_path", "exclude_patterns")
-_READ = ("default_role", "extlinks", "highlight_language", "extensions", *_PATH_LISTS)
+# The substitutions Sphinx defines from conf.py for every page that does not define its own
+_SUBSTITUTIONS = ("version", "release", "today")
+_READ = (
+    "default_role", "extlinks", "highlight_language", "extensions", "rst_prolog", "rst_epilog",
+    *_SUBSTITUTIONS, *_PATH_LISTS,
+)  # fmt: skip
 # sphinx-issues' settings: `issues_github_path = "acme/billing"`, `issues_uri`, `issues_prefix`, …
 _ISSUES_SETTING = "issues_"
 
@@ -32,6 +40,24 @@ class SphinxConf:
     paths: dict[str, tuple[str, ...]] = field(default_factory=dict)
     extensions: tuple[str, ...] = ()
     issues: dict[str, str] = field(default_factory=dict)  # sphinx-issues' settings
+    prolog: str = ""
+    epilog: str = ""
+    substitutions: dict[str, str] = field(default_factory=dict)  # |version|, |release|, |today|
+
+    def added_to(self, page: str) -> str:
+        """What Sphinx reads with ``page``'s source: ``rst_prolog`` (which Sphinx puts first; it
+        is read last here, so a page's line numbers stay its own: substitutions and link
+        targets, what a prolog holds, apply wherever they are defined) and ``rst_epilog``, then
+        ``|version|``, ``|release|`` and ``|today|`` where the page uses one and nothing read
+        with it defines it."""
+        added = [self.prolog, self.epilog]
+        defined = "\n".join((page, *added))
+        for name, value in self.substitutions.items():
+            if f"|{name}|" in page and not re.search(
+                rf"^\s*\.\.\s+\|{name}\|", defined, flags=re.MULTILINE
+            ):
+                added.append(f".. |{name}| replace:: {value}")
+        return "\n\n".join(part.strip("\n") for part in added if part.strip())
 
 
 def sphinx_conf_read(source: bytes) -> SphinxConf:
@@ -45,6 +71,7 @@ def sphinx_conf_read(source: bytes) -> SphinxConf:
     paths: dict[str, tuple[str, ...]] = {}
     extensions: tuple[str, ...] = ()
     issues: dict[str, str] = {}
+    texts: dict[str, str] = {}  # rst_prolog, rst_epilog, version, release, today
     warnings: list[str] = []
     for statement in tree.body:
         if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
@@ -65,6 +92,8 @@ def sphinx_conf_read(source: bytes) -> SphinxConf:
             default_role = value
         elif target.id == "highlight_language" and isinstance(value, str):
             highlight_language = value
+        elif target.id in ("rst_prolog", "rst_epilog", *_SUBSTITUTIONS) and isinstance(value, str):
+            texts[target.id] = value
         elif target.id.startswith(_ISSUES_SETTING) and isinstance(value, str):
             issues[target.id] = value
         elif target.id == "extensions" and isinstance(value, list | tuple):
@@ -89,4 +118,7 @@ def sphinx_conf_read(source: bytes) -> SphinxConf:
         paths=paths,
         extensions=extensions,
         issues=issues,
+        prolog=texts.get("rst_prolog", ""),
+        epilog=texts.get("rst_epilog", ""),
+        substitutions={name: texts[name] for name in _SUBSTITUTIONS if texts.get(name)},
     )

@@ -40,6 +40,7 @@ _LINE_START = re.compile(
     r"(#|>|[-+*](?=[ \t]|$)|=|\||~~~|:::|!!!|\?\?\?|\+\+\+|import[ \t]|\d{1,9}(?=[.)]))"
 )
 # `werkzeug:test`: intersphinx, a page of another Sphinx project
+_UNDEFINED_SUBSTITUTION = re.compile(r'Undefined substitution referenced: "([^"]+)"\.')
 _INTERSPHINX = re.compile(r"([A-Za-z][\w-]*):(?!/)\S")
 
 
@@ -63,7 +64,9 @@ class MarkdownWriter:
         for section in document.findall(nodes.section):
             for identifier in section["ids"]:
                 self._ids.setdefault(identifier, section_anchor(section))
-        for message in document.findall(nodes.system_message):
+        # docutils' transforms (substitutions, link targets) leave their messages beside the
+        # tree, not in it
+        for message in (*document.findall(nodes.system_message), *document.transform_messages):
             self._message(message)
         blocks = self._blocks(document.children, level=0)
         self.written.markdown = "\n\n".join(block for block in blocks if block) + "\n"
@@ -79,6 +82,9 @@ class MarkdownWriter:
         if message["level"] < 2:
             return
         text = " ".join(message.children[0].astext().split()) if message.children else ""
+        undefined = _UNDEFINED_SUBSTITUTION.fullmatch(text)
+        if undefined:
+            text = f"|{undefined.group(1)}| is not defined for this page: shown as written"
         source = message.get("source") or self._path
         where = f"line {message['line']}" if message.get("line") else ""
         if source != self._path:
@@ -160,9 +166,6 @@ class MarkdownWriter:
                 return []  # a target (Scrapy's `.. setting:: X` over the section on X)
             heading = "#" * min(level + 1, _MAX_LEVEL) + " " + code_span(node["signature"])
             return [heading, *self._blocks(node.children, level=level + 1)]
-        if isinstance(node, sphinx.tab):
-            label = [_paragraph(f"**{_escape(node['label'])}**")] if node["label"] else []
-            return [*label, *self._blocks(node.children, level=level)]
         if isinstance(node, sphinx.version_note):
             return self._version_note(node, level=level)
         if isinstance(node, nodes.TextElement):

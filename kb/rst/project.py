@@ -113,7 +113,7 @@ def rst_pages_read(pages: Mapping[str, bytes], *, read_file: FileReader | None) 
         # Per page: docutils drops the default role at the end of every document it parses.
         with sphinx.project_roles(local_roles, targets=targets):
             try:
-                read[path] = _parse(path, raw, read_file, highlight=conf.highlight_language)
+                read[path] = _parse(path, raw, read_file, conf=conf)
             except DocumentParseError as exc:
                 result.failures[path] = exc
     for path, page in read.items():
@@ -182,10 +182,11 @@ def _conf_read(read_file: FileReader | None) -> SphinxConf:
         return SphinxConf()
 
 
-def _parse(
-    path: str, raw: bytes, read_file: FileReader | None, *, highlight: str | None = None
-) -> _Read:
+def _parse(path: str, raw: bytes, read_file: FileReader | None, *, conf: SphinxConf) -> _Read:
     text = document_text(path=path, raw=raw)
+    added = conf.added_to(text)
+    if added:
+        text = f"{text.rstrip()}\n\n{added}\n"
     context = RstContext(path=path, read_file=read_file)
     try:
         tree = publish_doctree(
@@ -195,7 +196,7 @@ def _parse(
         raise DocumentParseError(
             path=path, message=f"reStructuredText that docutils cannot read ({exc})"
         ) from exc
-    sphinx.literal_languages(tree, default=highlight)
+    sphinx.literal_languages(tree, default=conf.highlight_language)
     fields, key_lines = _file_fields(path, tree)
     title_section = next((c for c in tree.children if isinstance(c, nodes.section)), None)
     return _Read(raw, tree, context, fields, key_lines, title_section)

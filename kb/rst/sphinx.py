@@ -47,7 +47,7 @@ class object_description(nodes.General, nodes.Element):
 
 
 class tab(nodes.General, nodes.Element):
-    """One tab of a tab set, or a card: its ``label`` heads its content."""
+    """One tab of a tab set, or a card: its label (a bold paragraph) heads its content."""
 
 
 class version_note(nodes.General, nodes.Element):
@@ -116,13 +116,17 @@ class SeeAlso(_Prose):
 
 
 class Tab(_Prose):
-    """A tab (sphinx-tabs, sphinx-design) or a card: its label heads it."""
+    """A tab (sphinx-tabs, sphinx-design) or a card: its label, read as inline text (a
+    substitution, a role), heads it in bold."""
 
     option_spec = _AnyOptions()
     node_class = tab
 
     def _describe(self, node: nodes.Element) -> None:
-        node["label"] = " ".join(self.arguments[0].split()) if self.arguments else ""
+        if self.arguments:
+            label = " ".join(self.arguments[0].split())
+            text_nodes, messages = self.state.inline_text(label, self.lineno)
+            node += [nodes.paragraph("", "", nodes.strong("", "", *text_nodes)), *messages]
 
 
 class VersionNote(_Prose):

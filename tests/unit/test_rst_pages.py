@@ -519,6 +519,45 @@ def test_conf_py_gives_the_default_role_and_extlinks(tmp_path: Path) -> None:
     assert "Run `acme sync`; see [#42](https://t.example/42)." in pages.documents["page.rst"].body
 
 
+def test_conf_py_gives_every_page_its_epilog_and_version(tmp_path: Path) -> None:
+    # given: Read the Docs names its two products in rst_epilog and uses the names on 33 pages;
+    # Sphinx defines |version| and |release| from conf.py
+    pages = _read(
+        tmp_path,
+        {
+            "conf.py": 'version = "4.2"\nrelease = "4.2.1"\n'
+            'rst_epilog = """\n.. |org| replace:: Acme Community\n"""\n'
+            'rst_prolog = ".. |com| replace:: Acme Business"\n',
+            "page.rst": (
+                "Page\n====\n\n|org| and |com| run |version| (|release|).\n\n"
+                ".. tabs::\n\n   .. tab:: |org|\n\n      Free.\n\n"
+                "   .. tab:: ``acme`` CLI\n\n      Paid.\n"
+            ),
+            "own.rst": "Own\n===\n\nThis is |version|.\n\n.. |version| replace:: 5.0\n",
+        },
+    )
+
+    page, own = pages.documents["page.rst"], pages.documents["own.rst"]
+    # then: each substitution reads as the site shows it, in a tab's label too
+    assert "Acme Community and Acme Business run 4.2 (4.2.1)." in page.body
+    assert "**Acme Community**\n\nFree." in page.body
+    assert "**`acme` CLI**\n\nPaid." in page.body
+    assert page.warnings == ()
+    # and: a page that defines its own keeps it
+    assert "This is 5.0." in own.body and own.warnings == ()
+
+
+def test_a_substitution_defined_nowhere_is_reported(tmp_path: Path) -> None:
+    # docutils reports it while it transforms the tree, beside the tree: it had gone unsaid
+    document = _page(tmp_path, "Page\n====\n\nVersion |version|, by |brand|.\n")
+
+    assert "Version |version|, by |brand|." in document.body
+    assert document.warnings == (
+        "line 4: |version| is not defined for this page: shown as written",
+        "line 4: |brand| is not defined for this page: shown as written",
+    )
+
+
 def test_sphinx_issues_roles_link_to_the_tracker(tmp_path: Path) -> None:
     # given: a changelog written with the sphinx-issues extension (pytest's: 1,600 uses)
     pages = _read(
