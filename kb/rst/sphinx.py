@@ -308,7 +308,8 @@ class Unknown(Directive):
     - a domain's directive (``name:type``) with an argument describes an object, as Sphinx's
       own domains do: its argument heads its content;
     - content that parses without a complaint, each of whose paragraphs ends as a sentence ends
-      or reads as a title, is text (an argument that is a sentence leads it);
+      or reads as a title, is text (an argument that is a sentence leads it, under the
+      directive's name: "*Availability:* Unix, not WASI.");
     - any other content (commands, code) is code;
     - with no content, what it shows is built by the extension and is left out."""
 
@@ -324,17 +325,19 @@ class Unknown(Directive):
             node["signature"] = self.arguments[0].split("\n")[0].strip()
             self.state.nested_parse(self.content, self.content_offset, node)
             return [self._report("read as the description of its argument"), node]
-        # an argument that is a sentence (content written right under the directive's line
-        # joins its argument: ``.. deprecated-removed:: 3.4 3.6`` then "Use X instead.")
+        # an argument that is a sentence (``.. availability:: Unix, not WASI.``; content written
+        # right under the directive's line joins its argument: ``.. deprecated-removed:: 3.4
+        # 3.6`` then "Use X instead.")
         lead = self.arguments[0] if self.arguments else ""
         if not _SENTENCE_STOP.search(lead.strip()):
             lead = ""
         if not (text or lead):
             return [self._report("it has no content in the page; what it shows is left out")]
         prose = nodes.container()
-        if lead:
+        if lead:  # under the directive's name, as a version note is under its label
             text_nodes, _ = self.state.inline_text(" ".join(lead.split()), self.lineno)
-            prose += nodes.paragraph("", "", *text_nodes)
+            label = nodes.emphasis("", self.name.replace("-", " ").capitalize() + ":")
+            prose += nodes.paragraph("", "", label, nodes.Text(" "), *text_nodes)
         self.state.nested_parse(self.content, self.content_offset, prose)
         if _reads_as_text(prose):
             return [self._report("its content is read as text"), prose]
@@ -683,8 +686,9 @@ _OPTION_LINE = re.compile(r"[ \t]+:[\w-]+:(?:[ \t].*)?")
 def crossref_types(pages: Iterable[str]) -> frozenset[str]:
     """The directives ``pages`` use as a project's own cross-reference types (Sphinx's
     ``add_crossref_type``, as Scrapy's ``.. stat:: name`` and pytest's ``.. fixture:: name``):
-    names docutils and Sphinx do not know, written with an argument and never with content.
-    Such a directive marks a target and shows nothing, and the role of its name refers to it."""
+    names docutils and Sphinx do not know, written with an argument and never with content, nor
+    with an argument that is a sentence (``.. availability:: Unix, not WASI.`` shows it). Such a
+    directive marks a target and shows nothing, and the role of its name refers to it."""
     used: set[str] = set()
     with_content: set[str] = set()
     for text in pages:
@@ -701,7 +705,12 @@ def crossref_types(pages: Iterable[str]) -> frozenset[str]:
                 after += 1
             content = lines[after].expandtabs() if after < len(lines) else ""
             indent = len(found.group(1).expandtabs())
-            if not found.group(3) or len(content) - len(content.lstrip()) > indent:
+            argument = found.group(3) or ""
+            if (
+                not argument
+                or _SENTENCE_STOP.search(argument.strip())  # a sentence shown, not a name
+                or len(content) - len(content.lstrip()) > indent
+            ):
                 with_content.add(name)
             used.add(name)
     return frozenset(used - with_content)

@@ -314,12 +314,27 @@ def test_an_unknown_directive_with_prose_is_read_as_its_text(tmp_path: Path) -> 
     assert document.body == (
         "# Page\n\nBefore.\n\nThe reference build caches up to 256 widgets per process.\n\n"
         "fixed the regexp that filters out warnings for non reflected directives\n\n"
-        "3\\.4 3.6 Use `make_widget()` instead.\n\nAfter.\n"
+        "*Deprecated removed:* 3.4 3.6 Use `make_widget()` instead.\n\nAfter.\n"
     )
     assert document.warnings == tuple(
         f'line {line}: unknown directive ".. {name}::": its content is read as text'
         for line, name in ((6, "implementation-note"), (10, "change"), (15, "deprecated-removed"))
     )
+
+
+def test_an_unknown_directive_whose_argument_is_a_sentence_shows_it(tmp_path: Path) -> None:
+    # written with an argument and never with content, it is not a cross-reference target when
+    # the argument is a sentence: Sphinx's page shows it under the directive's name
+    pages = _read(
+        tmp_path,
+        {
+            "a.rst": "A\n=\n\n.. availability:: Unix, not WASI.\n\nText.\n",
+            "b.rst": "B\n=\n\n.. availability:: Linux >= 4.5.\n",
+        },
+    )
+
+    assert pages.documents["a.rst"].body == "# A\n\n*Availability:* Unix, not WASI.\n\nText.\n"
+    assert "*Availability:* Linux >= 4.5." in pages.documents["b.rst"].body
 
 
 def test_an_unknown_directive_with_commands_or_code_is_read_as_code(tmp_path: Path) -> None:
