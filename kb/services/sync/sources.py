@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Literal
 
 from kb.chunking.lines import markup_leftovers
+from kb.hugo import params_filled
 from kb.obsidian import Note, Vault, note_aliases
 from kb.parsing import (
     DOCUMENT_SUFFIXES,
@@ -217,6 +218,7 @@ def sources_parse(
     present: set[str] = set()
     parsed: list[ParsedDocument] = []
     files: dict[str, SyncedFile] = {}
+    raws: dict[str, bytes] = {}
     rst = _rst_pages(sources, report=report)
     for relative_path, read in sources:
         if relative_path in rst.part_of:
@@ -242,9 +244,17 @@ def sources_parse(
             report.failed.append(SyncFailure(relative_path, f"{relative_path}: cannot read: {exc}"))
         else:
             parsed.append(document)
-            files[relative_path] = synced_file_of(document, raw)
-    report.warnings += parse_warnings(parsed)
-    return present, parsed, files
+            raws[relative_path] = raw
+    # Hugo's `param` shortcodes, from the page's front matter and its sections' cascades: a
+    # change to a section's `_index.md` is a change of every page that reads its values.
+    filled = params_filled(parsed)
+    for document, before in zip(filled, parsed, strict=True):
+        raw = raws[document.path]
+        if document.body != before.body:
+            raw += b"\0" + document.body.encode()
+        files[document.path] = synced_file_of(document, raw)
+    report.warnings += parse_warnings(filled)
+    return present, filled, files
 
 
 def _vault_sources(directory: Path) -> FolderSources:
