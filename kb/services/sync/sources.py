@@ -22,6 +22,7 @@ from typing import Literal
 
 from kb.chunking.lines import markup_leftovers
 from kb.hugo import params_filled
+from kb.jekyll import CONFIG_FILES, jekyll_site
 from kb.obsidian import Note, Vault, note_aliases
 from kb.parsing import (
     DOCUMENT_SUFFIXES,
@@ -112,7 +113,34 @@ def folder_sources(directory: Path, *, markup: Markup = "auto") -> FolderSources
     if chosen == "obsidian":
         return _vault_sources(directory)
     sources, warnings = _sphinx_sources(directory, directory_sources(directory))
-    return FolderSources(sources, chosen, warnings)
+    sources, jekyll_warnings = _jekyll_sources(directory, sources)
+    return FolderSources(sources, chosen, warnings + jekyll_warnings)
+
+
+def _jekyll_sources(directory: Path, sources: list[Source]) -> tuple[list[Source], list[str]]:
+    """``sources`` as Jekyll builds them when ``directory`` is a Jekyll site (`kb.jekyll`): not
+    its layouts, includes and data, nor what its ``exclude`` names. One warning names the files
+    left out."""
+    config_file = next((name for name in CONFIG_FILES if (directory / name).is_file()), None)
+    if config_file is None:
+        return sources, []
+    try:
+        raw = FolderFile(directory.resolve(), config_file)()
+    except (DocumentParseError, OSError) as exc:
+        return sources, [f"{config_file}: cannot read ({exc}): every file is read"]
+    site, problem = jekyll_site(config_file, raw)
+    if site is None:
+        return sources, [problem] if problem else []
+    kept = [(path, read) for path, read in sources if site.is_page(path)]
+    left_out = [path for path, _read in sources if not site.is_page(path)]
+    if not left_out:
+        return kept, []
+    named = ", ".join(left_out[:SKIPPED_NAMED])
+    more = f" and {len(left_out) - SKIPPED_NAMED} more" if len(left_out) > SKIPPED_NAMED else ""
+    return kept, [
+        f"{config_file}: {len(left_out)} file(s) are not pages of this Jekyll site (layouts, "
+        f"includes and data in `_` folders, what `exclude` names): {named}{more}"
+    ]
 
 
 _SPHINX_FOLDERS = ("templates_path", "html_static_path", "html_extra_path")
