@@ -1,4 +1,5 @@
-"""A Jekyll site's folder as Jekyll builds it: which of its files are pages.
+"""A Jekyll site's folder as Jekyll builds it: which of its files are pages, and the values its
+pages print from the site's configuration and data.
 
 A folder with a ``_config.yml`` at its top is a Jekyll site. Jekyll reads no page from a file
 or folder whose name starts with an underscore (``_layouts``, ``_includes``, ``_data``,
@@ -8,21 +9,47 @@ configuration outputs (``collections: {docs: {output: true}}`` is ``_docs``, und
 Jekyll's own documentation keeps 22 HTML includes and 8 layouts beside its pages, which were
 read as pages ("{{ include.version }}").
 
-The configuration is YAML and is only read (``yaml.safe_load``); one that does not read is
-reported and the folder read as any other.
+A page prints values with Liquid: ``{{ site.repository }}/issues/42``, Ruby ``{{
+site.data.ruby.min_version }}`` or higher (``_data/ruby.yml``), ``{{ page.title }}``, a link to
+``{{ '/docs/sass/' | relative_url }}``. Jekyll renders them everywhere in a page, in code too,
+except between ``{% raw %}`` and ``{% endraw %}``; each one that names a value the configuration,
+the data files or the page's front matter holds is that value when the page is read
+(``liquid_filled``). Any other expression (a loop's variable, a filter we do not run) stays as
+written, where the markup check (``kb_sync --dry-run``) reports it.
+
+The configuration and data are YAML or JSON and are only read (``yaml.safe_load``); a
+configuration that does not read is reported and the folder read as any other.
 """
 
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Mapping
-from dataclasses import dataclass
+import functools
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from posixpath import splitext
 from typing import Any
 
 import yaml
 
+from kb.parsing import DocumentParseError, parse_document
+
 CONFIG_FILES = ("_config.yml", "_config.yaml")
+DATA_FOLDER = "_data"
+DATA_SUFFIXES = (".yml", ".yaml", ".json")
 _POSTS = "_posts"
+# `{{ site.a.b }}`, `{{ page.title }}`, `{{ '/docs/x/' | relative_url }}` (group "variable" or
+# "literal", then an optional URL filter)
+_OUTPUT = re.compile(
+    r"""\{\{-?[ \t]*(?:(?P<variable>(?:site|page)(?:\.[\w-]+)+)"""
+    r"""|(?P<quote>["'])(?P<literal>[^"'\n]*)(?P=quote))"""
+    r"""[ \t]*(?:\|[ \t]*(?P<filter>relative_url|absolute_url)[ \t]*)?-?\}\}"""
+)
+# Jekyll's front matter: YAML between two `---` lines at the top of the file
+_FRONT_MATTER = re.compile(r"\A\ufeff?---[ \t]*\r?\n.*?^---[ \t]*\r?$\n?", re.DOTALL | re.MULTILINE)
+_RAW = re.compile(r"\{%-?[ \t]*raw[ \t]*-?%\}.*?\{%-?[ \t]*endraw[ \t]*-?%\}", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -32,6 +59,80 @@ class JekyllSite:
     outputs: frozenset[str]  # the folders of the collections Jekyll writes pages for
     excluded: tuple[str, ...]
     included: tuple[str, ...]
+    config: Mapping[str, Any] = field(default_factory=dict)  # `site.*`
+    data_files: Sequence[str] = ()  # under `_data/`, read when a page first asks
+    read_file: Callable[[str], bytes] | None = None  # a file of the folder, by the folder's rule
+
+    @functools.cached_property
+    def data(self) -> dict[str, Any]:
+        """``site.data``: each data file's content under its path (``_data/a/b.yml`` is
+        ``site.data.a.b``); a file that cannot be read is left out."""
+        data: dict[str, Any] = {}
+        if self.read_file is None:
+            return data
+        for path in self.data_files:
+            try:
+                raw = self.read_file(path)
+                text = raw.decode("utf-8")
+                value = json.loads(text) if path.endswith(".json") else yaml.safe_load(text)
+            except (OSError, ValueError, DocumentParseError, yaml.YAMLError):
+                continue
+            *folders, name = splitext(path[len(DATA_FOLDER) + 1 :])[0].split("/")
+            level = data
+            for folder in folders:
+                level = level.setdefault(folder, {})
+            level[name] = value
+        return data
+
+    def liquid_filled(self, path: str, raw: bytes) -> bytes:
+        """``raw`` (a page's file) with each Liquid output its site or front matter resolves
+        replaced by the value, outside ``{% raw %}``; the file as it is when there is none."""
+        if b"{{" not in raw:
+            return raw
+        try:
+            document = parse_document(path=path, raw=raw)
+            text = raw.decode("utf-8")
+        except (DocumentParseError, UnicodeDecodeError):
+            return raw  # the sync reports why it cannot be read
+        front_matter = _FRONT_MATTER.match(text)
+        start = front_matter.end() if front_matter else 0
+        page = {"title": document.title, "description": document.description}
+        page |= dict(document.metadata)
+        kept = [match.span() for match in _RAW.finditer(text, start)]
+
+        def value(match: re.Match[str]) -> str:
+            at = start + match.start()
+            if any(begin <= at < end for begin, end in kept):
+                return match.group()
+            found = _printed(self._value(match.group("variable"), page), match.group("literal"))
+            if found is None:
+                return match.group()
+            return self._url(found, match.group("filter"))
+
+        return (text[:start] + _OUTPUT.sub(value, text[start:])).encode()
+
+    def _value(self, variable: str | None, page: Mapping[str, Any]) -> Any:
+        if variable is None:
+            return None
+        scope, *keys = variable.split(".")
+        found: Any = page if scope == "page" else {**self.config, "data": self.data}
+        for key in keys:
+            if not isinstance(found, Mapping):
+                return None
+            found = found.get(key)
+        return found
+
+    def _url(self, value: str, url_filter: str | None) -> str:
+        """A path as ``relative_url`` and ``absolute_url`` print it: under the site's
+        ``baseurl``, and its ``url`` in front for the latter."""
+        if url_filter is None:
+            return value
+        base = str(self.config.get("baseurl") or "").rstrip("/")
+        if value.startswith("/"):
+            value = base + value
+        if url_filter == "absolute_url":
+            value = str(self.config.get("url") or "").rstrip("/") + value
+        return value
 
     def is_page(self, path: str) -> bool:
         """Whether Jekyll builds a page from ``path`` (relative to the site, forward slashes)."""
@@ -62,8 +163,26 @@ def _hidden(name: str) -> bool:
     return name.startswith(("_", ".", "#")) or name.endswith("~")
 
 
-def jekyll_site(config_file: str, raw: bytes) -> tuple[JekyllSite | None, str | None]:
-    """The site ``raw`` (its ``_config.yml``) configures, or None and why it cannot be read."""
+def _printed(value: Any, literal: str | None) -> str | None:
+    """A value as Liquid prints it, or None when it is not one value we can print."""
+    if literal is not None:
+        return literal
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str | int | float):
+        return str(value)
+    return None
+
+
+def jekyll_site(
+    config_file: str,
+    raw: bytes,
+    *,
+    data_files: Sequence[str] = (),
+    read_file: Callable[[str], bytes] | None = None,
+) -> tuple[JekyllSite | None, str | None]:
+    """The site ``raw`` (its ``_config.yml``) configures, or None and why it cannot be read;
+    ``read_file`` reads its ``data_files`` when a page first prints one of their values."""
     try:
         config = yaml.safe_load(raw.decode("utf-8")) or {}
     except (UnicodeDecodeError, yaml.YAMLError) as exc:
@@ -87,6 +206,9 @@ def jekyll_site(config_file: str, raw: bytes) -> tuple[JekyllSite | None, str | 
             outputs=frozenset(outputs),
             excluded=_names(config.get("exclude")),
             included=_names(config.get("include")),
+            config=config,
+            data_files=tuple(data_files),
+            read_file=read_file,
         ),
         None,
     )

@@ -92,3 +92,41 @@ def test_collections_under_a_collections_dir_and_a_config_that_does_not_read(
     assert len(sources.warnings) == 1
     assert sources.warnings[0].startswith("_config.yml: not YAML that can be read (")
     assert sources.warnings[0].endswith("): every file is read")
+
+
+def test_a_jekyll_page_reads_the_values_its_liquid_prints(tmp_path: Path) -> None:
+    # given: Jekyll's own docs print the Ruby they need from `_data/ruby.yml`, link issues
+    # under `site.repository` and pages through `relative_url`; a page about Liquid shows an
+    # expression itself between raw tags
+    folder = _folder(
+        tmp_path,
+        {
+            "_config.yml": "repository: https://github.com/acme/tool\nbaseurl: /tool\n"
+            "url: https://acme.example\n",
+            "_data/ruby.yml": "min_version: 2.7.0\n",
+            "_data/plans/pro.json": '{"seats": 25}\n',
+            "installation.md": "---\ntitle: Installation\nlayout: docs\n---\n"
+            "# {{ page.title }}\n\n"
+            "Ruby **{{ site.data.ruby.min_version }}** or higher; Pro has "
+            "{{ site.data.plans.pro.seats }} seats ([#42]({{ site.repository }}/issues/42)).\n\n"
+            "See [Sass]({{ '/docs/sass/' | relative_url }}) and "
+            '[the site]({{ "/" | absolute_url }}). Layout: {{page.layout}}.\n\n'
+            "{% raw %}Print it with `{{ site.repository }}`.{% endraw %} "
+            "{{ site.time | date: '%Y' }} {{ post.title }}\n",
+        },
+    )
+
+    # when
+    ((_path, read),) = folder_sources(folder).sources
+
+    # then: each value Jekyll prints, and what we cannot print left as written (the markup
+    # check reports it)
+    assert read().decode() == (
+        "---\ntitle: Installation\nlayout: docs\n---\n# Installation\n\n"
+        "Ruby **2.7.0** or higher; Pro has 25 seats "
+        "([#42](https://github.com/acme/tool/issues/42)).\n\n"
+        "See [Sass](/tool/docs/sass/) and [the site](https://acme.example/tool/). "
+        "Layout: docs.\n\n"
+        "{% raw %}Print it with `{{ site.repository }}`.{% endraw %} "
+        "{{ site.time | date: '%Y' }} {{ post.title }}\n"
+    )

@@ -22,7 +22,7 @@ from typing import Literal
 
 from kb.chunking.lines import markup_leftovers
 from kb.hugo import params_filled
-from kb.jekyll import CONFIG_FILES, jekyll_site
+from kb.jekyll import CONFIG_FILES, DATA_FOLDER, DATA_SUFFIXES, JekyllSite, jekyll_site
 from kb.obsidian import Note, Vault, note_aliases
 from kb.parsing import (
     DOCUMENT_SUFFIXES,
@@ -119,8 +119,8 @@ def folder_sources(directory: Path, *, markup: Markup = "auto") -> FolderSources
 
 def _jekyll_sources(directory: Path, sources: list[Source]) -> tuple[list[Source], list[str]]:
     """``sources`` as Jekyll builds them when ``directory`` is a Jekyll site (`kb.jekyll`): not
-    its layouts, includes and data, nor what its ``exclude`` names. One warning names the files
-    left out."""
+    its layouts, includes and data, nor what its ``exclude`` names, and each page read with the
+    values its Liquid prints. One warning names the files left out."""
     config_file = next((name for name in CONFIG_FILES if (directory / name).is_file()), None)
     if config_file is None:
         return sources, []
@@ -128,10 +128,25 @@ def _jekyll_sources(directory: Path, sources: list[Source]) -> tuple[list[Source
         raw = FolderFile(directory.resolve(), config_file)()
     except (DocumentParseError, OSError) as exc:
         return sources, [f"{config_file}: cannot read ({exc}): every file is read"]
-    site, problem = jekyll_site(config_file, raw)
+    root = directory.resolve()
+    data_files = sorted(
+        path.relative_to(root).as_posix()
+        for path in (root / DATA_FOLDER).rglob("*")
+        if path.suffix in DATA_SUFFIXES and path.is_file()
+    )
+    site, problem = jekyll_site(
+        config_file,
+        raw,
+        data_files=data_files,
+        read_file=lambda relative_path: FolderFile(root, relative_path)(),
+    )
     if site is None:
         return sources, [problem] if problem else []
-    kept = [(path, read) for path, read in sources if site.is_page(path)]
+    kept: list[Source] = [
+        (path, functools.partial(_liquid_read, site, path, read))
+        for path, read in sources
+        if site.is_page(path)
+    ]
     left_out = [path for path, _read in sources if not site.is_page(path)]
     if not left_out:
         return kept, []
@@ -187,6 +202,13 @@ def _sphinx_sources(directory: Path, sources: list[Source]) -> tuple[list[Source
         "which Sphinx builds rather than reads; its templates_path, html_static_path and "
         f"exclude_patterns): {named}{more}"
     ]
+
+
+def _liquid_read(site: JekyllSite, path: str, read: Callable[[], bytes]) -> bytes:
+    """A Jekyll page's file with the values its Liquid prints (`JekyllSite.liquid_filled`): the
+    bytes the sync reads and records, so a change to the configuration or a data file is a
+    change of each page that prints it."""
+    return site.liquid_filled(path, read())
 
 
 def _glob(pattern: str) -> re.Pattern[str]:

@@ -1,4 +1,5 @@
-"""A synced Hugo folder's `param` shortcodes read as the site renders them (`kb.hugo`)."""
+"""What a synced site's pages print from its configuration, data and sections reads as the site
+renders it: Hugo's `param` shortcode (`kb.hugo`), Jekyll's Liquid values (`kb.jekyll`)."""
 
 from __future__ import annotations
 
@@ -49,3 +50,34 @@ def test_a_cascaded_param_is_the_pages_text_and_a_change_to_it_reindexes_the_pag
     # value is embedded again, saying the new release
     assert (report.updated, report.indexed) == (["docs/v3.6/_index.md"], ["docs/v3.6/install.md"])
     assert "etcd (v3.6.1) from" in Document.objects.get(path="docs/v3.6/install.md").body
+
+
+def test_a_jekyll_pages_printed_value_is_its_text_and_a_change_to_the_data_reindexes_it(
+    tmp_path: Path, counting_embedder: CountingEmbedder
+) -> None:
+    # given: a Jekyll site printing the Ruby it needs from a data file
+    (tmp_path / "_data").mkdir()
+    (tmp_path / "_config.yml").write_text("title: Acme docs\n")
+    (tmp_path / "_data" / "ruby.yml").write_text("min_version: 2.7.0\n")
+    (tmp_path / "installation.md").write_text(
+        "---\ntitle: Installation\n---\n# Installation\n\n"
+        "You need Ruby {{ site.data.ruby.min_version }} or higher to build {{ site.title }}.\n"
+    )
+    (tmp_path / "about.md").write_text("---\ntitle: About\n---\n# About\n\nWho we are.\n")
+
+    report = corpus_sync(directory=tmp_path, embedder=counting_embedder, actor=SYSTEM)
+
+    assert sorted(report.indexed) == ["about.md", "installation.md"]
+    page = Document.objects.get(path="installation.md")
+    assert "You need Ruby 2.7.0 or higher to build Acme docs." in page.body
+    assert "Ruby 2.7.0 or higher" in " ".join(
+        Chunk.objects.filter(document=page).values_list("text", flat=True)
+    )
+
+    # when the data file alone changes
+    (tmp_path / "_data" / "ruby.yml").write_text("min_version: 3.0.0\n")
+    report = corpus_sync(directory=tmp_path, embedder=counting_embedder, actor=SYSTEM)
+
+    # then: the page printing it is synced again, the other is not
+    assert report.indexed == ["installation.md"]
+    assert "You need Ruby 3.0.0 or higher" in Document.objects.get(path="installation.md").body
