@@ -148,14 +148,22 @@ def _jekyll_sources(directory: Path, sources: list[Source]) -> tuple[list[Source
         if site.is_page(path)
     ]
     left_out = [path for path, _read in sources if not site.is_page(path)]
+    return kept, _left_out_warning(
+        config_file,
+        left_out,
+        "pages of this Jekyll site (layouts, includes and data in `_` folders, what `exclude` "
+        "names)",
+    )
+
+
+def _left_out_warning(source: str, left_out: Sequence[str], what: str) -> list[str]:
+    """One warning naming the files ``source`` (a tool's configuration) says are not ``what``
+    (the first ``SKIPPED_NAMED``, the rest counted), or none: nothing is dropped unsaid."""
     if not left_out:
-        return kept, []
+        return []
     named = ", ".join(left_out[:SKIPPED_NAMED])
     more = f" and {len(left_out) - SKIPPED_NAMED} more" if len(left_out) > SKIPPED_NAMED else ""
-    return kept, [
-        f"{config_file}: {len(left_out)} file(s) are not pages of this Jekyll site (layouts, "
-        f"includes and data in `_` folders, what `exclude` names): {named}{more}"
-    ]
+    return [f"{source}: {len(left_out)} file(s) are not {what}: {named}{more}"]
 
 
 _SPHINX_FOLDERS = ("templates_path", "html_static_path", "html_extra_path")
@@ -193,15 +201,12 @@ def _sphinx_sources(directory: Path, sources: list[Source]) -> tuple[list[Source
 
     kept = [(path, read) for path, read in sources if not skipped(path)]
     left_out = [path for path, _read in sources if skipped(path)]
-    if not left_out:
-        return kept, []
-    named = ", ".join(left_out[:SKIPPED_NAMED])
-    more = f" and {len(left_out) - SKIPPED_NAMED} more" if len(left_out) > SKIPPED_NAMED else ""
-    return kept, [
-        f"{CONF_FILE}: {len(left_out)} file(s) are not pages of this Sphinx project (HTML, "
-        "which Sphinx builds rather than reads; its templates_path, html_static_path and "
-        f"exclude_patterns): {named}{more}"
-    ]
+    return kept, _left_out_warning(
+        CONF_FILE,
+        left_out,
+        "pages of this Sphinx project (HTML, which Sphinx builds rather than reads; its "
+        "templates_path, html_static_path and exclude_patterns)",
+    )
 
 
 def _liquid_read(site: JekyllSite, path: str, read: Callable[[], bytes]) -> bytes:
@@ -295,8 +300,10 @@ def sources_parse(
         else:
             parsed.append(document)
             raws[relative_path] = raw
-    # Hugo's `param` shortcodes, from the page's front matter and its sections' cascades: a
-    # change to a section's `_index.md` is a change of every page that reads its values.
+    # Hugo's `param` shortcodes, from the page's front matter and its sections' cascades: other
+    # pages' front matter, so once every page is parsed (Jekyll's values come from the site's
+    # files and are filled as a page is read, `_jekyll_sources`). A change to a section's
+    # `_index.md` is a change of every page that reads its values.
     filled = params_filled(parsed)
     for document, before in zip(filled, parsed, strict=True):
         raw = raws[document.path]
