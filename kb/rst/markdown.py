@@ -4,10 +4,11 @@ serve both formats.
 What each construct becomes is chosen so the existing Markdown path reads it as it reads the
 same idea written in Markdown: sections are ATX headings whose ``{#id}`` is docutils' id (the
 anchor Sphinx gives the section, so ``:ref:`` links land on it), admonitions are MkDocs
-admonitions (``!!! note "Note"`` and indented content, which the scanner unwraps), literal blocks
-are fenced code, tables are pipe tables, definition and field lists are bold terms over their
-text. Paragraphs are written on one line each, so a line of prose can never start a Markdown
-block it does not mean; text is escaped where Markdown would read it as markup.
+admonitions (``!!! note "Note"`` and indented content, which the scanner unwraps; inside a block
+quote, which holds no such box, GitHub alerts: ``> [!note] Note``), literal blocks are fenced
+code, tables are pipe tables, definition and field lists are bold terms over their text.
+Paragraphs are written on one line each, so a line of prose can never start a Markdown block it
+does not mean; text is escaped where Markdown would read it as markup.
 
 Nothing docutils reports is written: its messages (a bad underline, how an unknown directive
 was read) become warnings with their line, and the writer's own losses (an unresolved
@@ -59,6 +60,7 @@ class MarkdownWriter:
         self._title_section = title_section  # the section whose heading is the page title
         self._ids: dict[str, str] = {}  # any id docutils gave a section -> its first id
         self.written = Written("")
+        self._quotes = 0  # block quotes around the block being written
 
     def write(self, document: nodes.document) -> Written:
         for section in document.findall(nodes.section):
@@ -125,7 +127,11 @@ class MarkdownWriter:
         if isinstance(node, (nodes.literal_block, nodes.doctest_block, nodes.math_block)):
             return [self._code(node)]
         if isinstance(node, nodes.block_quote):
-            inner = self._blocks(node.children, level=level)
+            self._quotes += 1
+            try:
+                inner = self._blocks(node.children, level=level)
+            finally:
+                self._quotes -= 1
             return ["\n".join(f"> {line}".rstrip() for line in "\n\n".join(inner).split("\n"))]
         if isinstance(node, nodes.attribution):
             return [_paragraph("— " + self._inline(node))]
@@ -266,6 +272,8 @@ class MarkdownWriter:
         elif "seealso" in node["classes"]:
             title = "See also"
         inner = "\n\n".join(self._blocks(node.children, level=level))
+        if self._quotes:  # a quote holds no MkDocs box: a GitHub alert is the box a quote is
+            return f"[!{kind}] {title}\n\n{inner}"
         body = "\n".join(f"    {line}".rstrip() for line in inner.split("\n"))
         return f'!!! {kind} "{title}"\n\n{body}'
 

@@ -298,6 +298,23 @@ def test_an_include_through_a_link_out_of_the_folder_is_refused(tmp_path: Path) 
     assert "a link to a file outside the folder" in document.warnings[0]
 
 
+def test_an_admonition_inside_a_block_quote_is_a_box_the_quote_can_hold(tmp_path: Path) -> None:
+    # an indented block is a block quote in reStructuredText; a MkDocs box (`!!! note`) inside
+    # a Markdown quote is not read as one, and its marks were left in 31 of SQLAlchemy's
+    # chunks ("> !!! note "See also"")
+    document = _page(
+        tmp_path,
+        "Page\n====\n\nText:\n\n    Quoted.\n\n    .. note::\n\n        Mind the gap.\n",
+    )
+
+    assert document.body == (
+        "# Page\n\nText:\n\n> Quoted.\n>\n> [!note] Note\n>\n> Mind the gap.\n"
+    )
+    visible = _visible(document)
+    assert "Mind the gap." in visible and "!!!" not in visible and "[!note]" not in visible
+    assert markup_left(visible) == []
+
+
 def test_an_unknown_directive_with_prose_is_read_as_its_text(tmp_path: Path) -> None:
     # a project's own box (Python's docs have `impl-detail`, SQLAlchemy's `change`): the site
     # shows its text, which had been left out with the directive
