@@ -26,6 +26,7 @@ from docutils.parsers.rst import Directive, directives, roles
 from docutils.parsers.rst.states import Inliner
 
 from kb.chunking.markup import CODE_ROLES, EXPLICIT_TARGET
+from kb.chunking.prose import SENTENCE_STOP, reads_as_prose
 from kb.rst.context import context_of
 
 # ---------------------------------------------------------------------------------------------
@@ -329,7 +330,7 @@ class Unknown(Directive):
         # right under the directive's line joins its argument: ``.. deprecated-removed:: 3.4
         # 3.6`` then "Use X instead.")
         lead = self.arguments[0] if self.arguments else ""
-        if not _SENTENCE_STOP.search(lead.strip()):
+        if not SENTENCE_STOP.search(lead.strip()):
             lead = ""
         if not (text or lead):
             return [self._report("it has no content in the page; what it shows is left out")]
@@ -351,61 +352,23 @@ class Unknown(Directive):
         return report
 
 
-# The end of a sentence (or of a label over what follows it): its stop, then any closing
-# quotes, brackets or emphasis marks.
-_SENTENCE_END = re.compile(r"[.!?:][\"')\]*_`]*\Z")
-_SENTENCE_STOP = re.compile(r"[.!?][\"')\]*_`]*\Z")
-# What code has and a title or a label does not (inline code, which prose may hold, is not read)
-_CODE_CHARACTERS = re.compile(r"[{}()\[\]<>=;$|\\]|->|^\s*#")
-
-
-def _ends_as_sentence(text: str) -> bool:
-    return bool(_SENTENCE_END.search(text.strip()))
-
-
 def _reads_as_text(parsed: nodes.Element) -> bool:
-    """Content parsed as reStructuredText reads as text: docutils did not complain, and most of
-    its paragraphs' characters are in paragraphs that read as prose (``_prose_paragraph``)."""
+    """Content parsed as reStructuredText reads as text: docutils did not complain, and its
+    paragraphs (their text outside inline code) read as prose (`kb.chunking.prose`)."""
     if any(
         message["level"] >= 2 and "read_as" not in message
         for message in parsed.findall(nodes.system_message)
     ):
         return False
-    prose = other = 0
-    for paragraph in parsed.findall(nodes.paragraph):
-        if isinstance(paragraph.parent, nodes.system_message):
-            continue  # a nested directive's report
-        words = " ".join(
-            "".join(
-                t.astext()
-                for t in paragraph.findall(nodes.Text)
-                if not isinstance(t.parent, nodes.literal)
-            ).split()
-        )
-        if _prose_paragraph(words):
-            prose += len(words)
-        else:
-            other += len(words)
-    return prose >= other
+    return reads_as_prose(
+        "".join(text.astext() for text in paragraph.findall(nodes.Text) if not _in_code(text))
+        for paragraph in parsed.findall(nodes.paragraph)
+        if not isinstance(paragraph.parent, nodes.system_message)  # a nested directive's report
+    )
 
 
-# A word of prose: letters (an apostrophe, a hyphen), then at most a comma or a stop.
-_PROSE_WORD = re.compile(r"[\"'(]?[^\W\d_][\w'-]*[\"')]?[,.;:!?]?")
-
-
-def _prose_paragraph(words: str) -> bool:
-    """A paragraph (its text outside inline code) reads as prose: it ends as a sentence, or it
-    is a title or a label (a capital first, no code characters), or it is a run of at least
-    six words, seven in ten of them plain words (terse notes: "fixed regexp that filters out
-    warnings, thanks to…", "Use urllib.parse_qsl() in Python 2.6 and above"). A command is
-    short (``pip install x``); code and a diagram's source are mostly not words."""
-    if _ends_as_sentence(words):
-        return True
-    if words[:1].isupper() and not _CODE_CHARACTERS.search(words):
-        return True
-    tokens = words.split()
-    plain = sum(bool(_PROSE_WORD.fullmatch(token)) for token in tokens)
-    return len(tokens) >= 6 and plain >= 0.7 * len(tokens)
+def _in_code(text: nodes.Text) -> bool:
+    return isinstance(text.parent, nodes.literal)
 
 
 class Include(Directive):
@@ -708,7 +671,7 @@ def crossref_types(pages: Iterable[str]) -> frozenset[str]:
             argument = found.group(3) or ""
             if (
                 not argument
-                or _SENTENCE_STOP.search(argument.strip())  # a sentence shown, not a name
+                or SENTENCE_STOP.search(argument.strip())  # a sentence shown, not a name
                 or len(content) - len(content.lstrip()) > indent
             ):
                 with_content.add(name)
