@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from kb.chunking import markup
 from kb.chunking.leftovers import Leftover, line_leftovers
 from kb.chunking.markup import CODE_SPAN
+from kb.chunking.prose import reads_as_prose
 
 
 class FenceRole(enum.Enum):
@@ -274,6 +275,37 @@ class _Scanner:
         visible, runs, self._in_comment = _strip_comments(raw, 0, base)
         return self._unwrap(SourceLine(position, visible, runs, FenceRole.NONE), number)
 
+    def _prose_inside(self, char: str, length: int) -> bool:
+        """Whether the content of the MyST directive opened on the line being read, up to its
+        closing fence (its options left out), reads as prose (`kb.chunking.prose`), as an
+        unknown reStructuredText directive's is read: ```` ```{impl-detail} ```` over a
+        sentence is text, ```` ```{console} ```` over a command is code. Only the directive's
+        own lines are read."""
+        text, position = self._rest
+        paragraphs: list[str] = []
+        lines: list[str] = []
+        options = True
+        while position >= 0:
+            start = position + 1
+            position = text.find("\n", start)
+            line = text[start : position if position >= 0 else len(text)].rstrip("\r")
+            closing = _FENCE_CLOSE.fullmatch(line)
+            if closing and closing.group(1)[0] == char and len(closing.group(1)) >= length:
+                if lines:
+                    paragraphs.append(" ".join(lines))
+                return bool(paragraphs) and reads_as_prose(
+                    CODE_SPAN.sub("", paragraph) for paragraph in paragraphs
+                )
+            if options and markup.DIRECTIVE_OPTION.fullmatch(line):
+                continue
+            options = False
+            if line.strip():
+                lines.append(line)
+            elif lines:
+                paragraphs.append(" ".join(lines))
+                lines = []
+        return False  # never closed: a code block running to the end, as CommonMark reads it
+
     def _closes_later(self, close: str) -> bool:
         """Whether ``close`` occurs after the line being read. Its last place in the text is
         looked up once per text: a search from each line with an open tag made a page of many
@@ -365,7 +397,8 @@ class _Scanner:
     def _open_fence(self, raw: str, position: int, base: int, number: int) -> SourceLine | None:
         """The line when ``raw`` opens a code fence or a MyST directive, else None.
 
-        A prose directive keeps only its title; a hidden one (a toctree) shows nothing."""
+        A prose directive keeps only its title; a hidden one (a toctree) shows nothing. One we
+        do not know is prose when its content reads as prose (`_prose_inside`), else code."""
         # A fence as far in as the text of the list item it is under is read from there, and
         # ends with the item; so is one indented four or more where the item goes on (else it
         # would be no fence). One indented less than the item's text is not under it.
@@ -381,7 +414,14 @@ class _Scanner:
             return None
         directive = markup.DIRECTIVE.fullmatch(opening.group(3).strip())
         name = directive.group(1) if directive else ""
-        if directive and (name in markup.PROSE_DIRECTIVES or name in markup.HIDDEN_DIRECTIVES):
+        if directive and (
+            name in markup.PROSE_DIRECTIVES
+            or name in markup.HIDDEN_DIRECTIVES
+            or (
+                name not in markup.CODE_DIRECTIVES
+                and self._prose_inside(opening.group(2)[0], len(opening.group(2)))
+            )
+        ):
             hidden = name in markup.HIDDEN_DIRECTIVES
             if name in markup.INCLUDES:
                 self.warnings.append(

@@ -143,6 +143,15 @@ PROSE_DIRECTIVES = frozenset(
     }
 )  # fmt: skip
 HIDDEN_DIRECTIVES = frozenset({"toctree", "contents", "include", "literalinclude"})
+# Directives whose content is code (or a picture's source) whatever it reads like; any other
+# MyST directive we do not know is read as its content reads (`kb.chunking.prose`)
+CODE_DIRECTIVES = frozenset(
+    {
+        "code-block", "code", "sourcecode", "code-cell", "doctest", "testcode", "testoutput",
+        "math", "raw", "eval-rst", "mermaid", "graphviz", "plantuml", "ipython",
+        "jupyter-execute", "csv-table",
+    }
+)  # fmt: skip
 INCLUDES = frozenset({"include", "literalinclude", "readfile", "partial", "include-markdown"})
 # `> [!NOTE]`, `> [!tip]- Title`: a GitHub alert or an Obsidian callout, a box in a quote. The
 # marker goes and the title stays, as an admonition's does.

@@ -428,6 +428,25 @@ def test_a_myst_code_block_directive_is_still_code() -> None:
     assert drafts[0].text == "```{code-block} python\nprint('hi')\n```"
 
 
+def test_a_myst_directive_we_do_not_know_is_read_as_its_content_reads() -> None:
+    # a project's own directive (Python's `impl-detail`, a `console` session): its prose is
+    # text, as the same directive written in reStructuredText or a colon fence is, and a
+    # command, or anything a code directive holds, stays code
+    body = (
+        "```{impl-detail}\n:class: note\n\nThe reference build caches up to 256 widgets per "
+        "process.\n```\n\n```{console}\n$ pip install widgetkit\n```\n\n"
+        "```{code-block} text\nRun the installer first.\n```\n"
+    )
+
+    drafts = chunk(body)
+
+    assert [draft.text for draft in drafts] == [
+        "The reference build caches up to 256 widgets per process.\n\n"
+        "```{console}\n$ pip install widgetkit\n```\n\n"
+        "```{code-block} text\nRun the installer first.\n```"
+    ]
+
+
 # --- MDX (Docusaurus): imports and components ---------------------------------------------------
 
 DOCUSAURUS_MDX = """\
