@@ -73,6 +73,7 @@ _MAPPED_KEYS = ("description", "draft", "date", "lastmod", "last_update")
 KEPT_KEYS = (
     "slug", "aliases", "weight", "sidebar_position", "tags", "redirect_from",
     "orphan", "tocdepth", "nocomments", "nosearch", "toctree",
+    "params", "cascade",  # Hugo's page parameters, what its `param` shortcode prints (kb.hugo)
 )  # fmt: skip
 # Earlier addresses of the page: Hugo's `aliases`, Jekyll's `redirect_from` (see `page_aliases`).
 _ALIAS_KEYS = ("aliases", "redirect_from")
