@@ -1,11 +1,5 @@
-"""What a Hugo page prints from elsewhere in the folder: another Markdown file it includes
-(``includes_filled``), and its page parameters (``params_filled``).
-
-A site's own ``include`` shortcode (Hugo's docs: ``{{% include "/_common/gitignore-public.md"
-%}}``, 214 times) or Docsy's ``readfile`` prints another file of the content folder where it
-stands; the text is read in its place, as the site shows it. ``{{< param "version" >}}`` (Hugo's
-own shortcode) is what the page's front matter, or the nearest section above it, gives that
-name.
+"""Hugo's page parameters where a page asks for one: ``{{< param "version" >}}`` (Hugo's own
+shortcode) is what the page's front matter, or the nearest section above it, gives that name.
 
 Hugo renders the shortcode with the page's parameter, falling back to the site's. A page's
 parameters are its own front matter (its ``params`` map, and the keys at the top level older
@@ -29,7 +23,7 @@ import datetime
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from posixpath import basename, dirname, normpath
+from posixpath import basename, dirname
 from typing import Any
 
 from kb.parsing import ParsedDocument
@@ -38,50 +32,9 @@ from kb.parsing import ParsedDocument
 PARAM_SHORTCODE = re.compile(
     r"""\{\{([<%])-?[ \t]*param[ \t]+(?:"([^"\n]*)"|'([^'\n]*)'|([^\s"'<>%{}]+))[ \t]*-?[>%]\}\}"""
 )
-# `{{% include "/_common/gitignore-public.md" %}}` (Hugo's docs), `{{< readfile file="x.md" >}}`
-# (Docsy): a site's own shortcode that prints another Markdown file of the content folder
-INCLUDE_SHORTCODE = re.compile(
-    r"""\{\{([<%])-?[ \t]*(?:include|readfile)[ \t]+(?:file[ \t]*=[ \t]*)?"""
-    r"""(?:"([^"\n]*)"|'([^'\n]*)')[^\n{}]*?-?[>%]\}\}"""
-)
-# How deep an included file's own includes are followed: past this it is a loop or a mistake
-MAX_INCLUDE_DEPTH = 5
 # A section's own page: `_index.md`, `_index.en.md`, `_index.html`
 _SECTION_PAGE = re.compile(r"_index(?:\.[\w-]+)?\.\w+")
 _TARGETS = ("target", "_target")
-
-
-def includes_filled(documents: Sequence[ParsedDocument]) -> list[ParsedDocument]:
-    """``documents`` with each include shortcode whose file is a page of the folder replaced by
-    that page's text, as the site prints it (its own includes too, MAX_INCLUDE_DEPTH deep): a
-    path with a leading ``/`` from the folder's top, any other from the including page's
-    folder first. One whose file is not in the folder stays, and the reading reports it."""
-    bodies = {document.path: document.body for document in documents}
-
-    def included(path: str, body: str, depth: int) -> str:
-        def text(match: re.Match[str]) -> str:
-            target = _include_target(path, match.group(2) or match.group(3) or "", bodies)
-            if target is None or depth >= MAX_INCLUDE_DEPTH:
-                return match.group()
-            return included(target, bodies[target], depth + 1).strip("\n")
-
-        return INCLUDE_SHORTCODE.sub(text, body)
-
-    return [
-        replace(document, body=included(document.path, document.body, 0))
-        if INCLUDE_SHORTCODE.search(document.body)
-        else document
-        for document in documents
-    ]
-
-
-def _include_target(path: str, written: str, bodies: Mapping[str, str]) -> str | None:
-    """The folder's page an include names, or None."""
-    written = written.strip()
-    candidates = [normpath(written.lstrip("/"))]
-    if not written.startswith("/"):
-        candidates.insert(0, normpath(f"{dirname(path)}/{written}".lstrip("/")))
-    return next((candidate for candidate in candidates if candidate in bodies), None)
 
 
 def params_filled(documents: Sequence[ParsedDocument]) -> list[ParsedDocument]:

@@ -81,27 +81,3 @@ def test_a_jekyll_pages_printed_value_is_its_text_and_a_change_to_the_data_reind
     # then: the page printing it is synced again, the other is not
     assert report.indexed == ["installation.md"]
     assert "You need Ruby 3.0.0 or higher" in Document.objects.get(path="installation.md").body
-
-
-def test_a_hugo_pages_included_text_is_its_text_and_a_change_to_the_file_reindexes_it(
-    tmp_path: Path, counting_embedder: CountingEmbedder
-) -> None:
-    # given: a page printing a shared snippet, as Hugo's docs do 214 times
-    (tmp_path / "_common").mkdir()
-    (tmp_path / "_common" / "gitignore.md").write_text("Add `public/` to your .gitignore file.\n")
-    (tmp_path / "deploy.md").write_text(
-        "---\ntitle: Deploy\n---\n# Deploy\n\n"
-        'Before you push:\n\n{{% include "/_common/gitignore.md" %}}\n'
-    )
-
-    corpus_sync(directory=tmp_path, embedder=counting_embedder, actor=SYSTEM)
-
-    assert "Add `public/` to your .gitignore file." in Document.objects.get(path="deploy.md").body
-
-    # when the snippet alone changes
-    (tmp_path / "_common" / "gitignore.md").write_text("Add `public/` and `resources/`.\n")
-    report = corpus_sync(directory=tmp_path, embedder=counting_embedder, actor=SYSTEM)
-
-    # then: both are indexed again, the page with the snippet's new text
-    assert sorted(report.indexed) == ["_common/gitignore.md", "deploy.md"]
-    assert "Add `public/` and `resources/`." in Document.objects.get(path="deploy.md").body

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Literal
 
 from kb.chunking.lines import markup_leftovers
-from kb.hugo import includes_filled, params_filled
+from kb.hugo import params_filled
 from kb.jekyll import CONFIG_FILES, DATA_FOLDER, DATA_SUFFIXES, JekyllSite, jekyll_site
 from kb.obsidian import Note, Vault, note_aliases
 from kb.parsing import (
@@ -300,11 +300,11 @@ def sources_parse(
         else:
             parsed.append(document)
             raws[relative_path] = raw
-    # Hugo's includes and `param` shortcodes read other pages of the folder (their text, their
-    # front matter and cascades), so they are filled once every page is parsed; Jekyll's values
-    # come from the site's files and are filled as a page is read (`_jekyll_sources`). A change
-    # to an included file or a section's `_index.md` is a change of every page that reads it.
-    filled = params_filled(includes_filled(parsed))
+    # Hugo's `param` shortcodes, from the page's front matter and its sections' cascades: other
+    # pages' front matter, so once every page is parsed (Jekyll's values come from the site's
+    # files and are filled as a page is read, `_jekyll_sources`). A change to a section's
+    # `_index.md` is a change of every page that reads its values.
+    filled = params_filled(parsed)
     for document, before in zip(filled, parsed, strict=True):
         raw = raws[document.path]
         if document.body != before.body:

@@ -1,9 +1,8 @@
-"""What a Hugo page prints from elsewhere in its folder (`kb.hugo`): the files it includes, and
-its `param` shortcodes from front matter and section cascades."""
+"""Hugo's `param` shortcode filled in from front matter and section cascades (`kb.hugo`)."""
 
 from __future__ import annotations
 
-from kb.hugo import includes_filled, params_filled
+from kb.hugo import params_filled
 from kb.parsing import ParsedDocument, parse_document
 
 
@@ -79,42 +78,3 @@ def test_a_name_found_nowhere_is_reported_and_left_as_written() -> None:
         "folder): left out"
         for name in ("minVersion", "color")
     )
-
-
-def test_an_included_file_of_the_folder_is_read_where_the_page_includes_it() -> None:
-    # given: Hugo's docs keep shared text in a headless `_common` folder and print it with their
-    # own `include` shortcode (214 times); Docsy sites use `readfile`
-    documents = [
-        parse_document(path=path, raw=text.encode())
-        for path, text in {
-            "_common/apply-filter.md": "---\n---\nApply the filter with `images.Filter`.\n\n"
-            '{{% include "nested.md" %}}\n',
-            "_common/nested.md": "Filters run left to right.\n",
-            "functions/Sigmoid.md": "# Sigmoid\n\nChanges the contrast.\n\n"
-            '{{% include "/_common/apply-filter.md" %}}\n\n'
-            '{{< readfile file="notes.md" >}}\n\n{{% include "/_common/missing.md" %}}\n',
-            "functions/notes.md": "Works on any image resource.\n",
-        }.items()
-    ]
-
-    pages = {document.path: document for document in includes_filled(documents)}
-
-    # then: each file's text in its place, its own includes too (from its own folder first), and
-    # one that is not in the folder left as written, for the reading to report
-    assert pages["functions/Sigmoid.md"].body == (
-        "# Sigmoid\n\nChanges the contrast.\n\n"
-        "Apply the filter with `images.Filter`.\n\nFilters run left to right.\n\n"
-        "Works on any image resource.\n\n"
-        '{{% include "/_common/missing.md" %}}\n'
-    )
-
-
-def test_an_include_loop_ends() -> None:
-    documents = [
-        parse_document(path="a.md", raw=b'A.\n\n{{% include "b.md" %}}\n'),
-        parse_document(path="b.md", raw=b'B.\n\n{{% include "a.md" %}}\n'),
-    ]
-
-    body = includes_filled(documents)[0].body
-
-    assert body.startswith("A.\n\nB.\n\nA.\n\nB.") and body.count("{{% include") == 1
