@@ -48,7 +48,12 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("callout", r"^[ \t]*(?:>[ \t]*)+\[![\w-]+\][+-]?", "> [!note] Before you start"),
     _p("Obsidian comment", r"%%", "Visible %%draft note%% text."),
     _p("block id", r"(?:^|[ \t])\^[A-Za-z0-9][\w-]*[ \t]*$", "A paragraph to link to ^intro-1"),
-    _p("Dataview field", r"(?:^|[\[(])[ \t]*[A-Za-z][\w -]{0,40}::[ \t]+\S", "due:: 2024-05-01"),
+    # the key runs up to its `::` (a PyPI classifier, `Framework :: Flask`, spaces it out)
+    _p(
+        "Dataview field",
+        r"(?:^|[\[(])[ \t]*[A-Za-z][\w -]{0,40}(?<![ \t])::[ \t]+\S",
+        "due:: 2024-05-01",
+    ),
     # Sphinx / reStructuredText / MyST
     _p(
         "Sphinx role",

@@ -39,6 +39,8 @@ PROSE = [
     "- [ ] an open task, - [x] a done one",
     "The object {} is empty and [] is an empty list.",
     "x^2 + y^2 = z^2, and 2^10 is 1024.",
+    # a PyPI classifier is not a Dataview field (Flask's docs: "packages tagged with")
+    "Search PyPI for packages tagged with [Framework :: Flask](https://pypi.org/search/).",
 ]
 
 
