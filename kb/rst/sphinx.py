@@ -307,7 +307,9 @@ class Unknown(Directive):
     so it is read as what it reads as, and reported with how it was read:
 
     - a domain's directive (``name:type``) with an argument describes an object, as Sphinx's
-      own domains do: its argument heads its content;
+      own domains do: its argument heads its content; so does one whose argument is a call
+      signature or a constant's name over content (a project's own object types: Python's
+      ``.. coroutinefunction:: sleep(delay, result=None)``, ``.. opcode:: NOP``);
     - content that parses without a complaint, each of whose paragraphs ends as a sentence ends
       or reads as a title, is text (an argument that is a sentence leads it, under the
       directive's name: "*Availability:* Unix, not WASI.");
@@ -321,9 +323,10 @@ class Unknown(Directive):
 
     def run(self) -> list[nodes.Node]:
         text = "\n".join(self.content).strip("\n")
-        if ":" in self.name and self.arguments:
+        signature = self.arguments[0].split("\n")[0].strip() if self.arguments else ""
+        if signature and (":" in self.name or (text and _SIGNATURE.match(signature))):
             node = object_description()
-            node["signature"] = self.arguments[0].split("\n")[0].strip()
+            node["signature"] = signature
             self.state.nested_parse(self.content, self.content_offset, node)
             return [self._report("read as the description of its argument"), node]
         # an argument that is a sentence (``.. availability:: Unix, not WASI.``; content written
@@ -716,6 +719,11 @@ def _role_with_fallback(
     if found is None:
         return _unknown_role, []
     return found, messages
+
+
+# A call signature (`sleep(delay, result=None)`, `Lock.acquire()`, `w(here)`) or a constant's
+# name in capitals (`NOP`, `LOAD_FAST (var_num)`): what an object type's directive describes
+_SIGNATURE = re.compile(r"[A-Za-z_][\w.-]*[ \t]*\(.*\)|[A-Z][A-Z0-9_]+(?:[ \t]|$)")
 
 
 def _directive_with_fallback(

@@ -400,6 +400,28 @@ def test_another_domains_object_is_read_under_its_signature(tmp_path: Path) -> N
     )
 
 
+def test_a_projects_own_object_type_is_read_under_its_signature(tmp_path: Path) -> None:
+    # Python's docs describe coroutines and opcodes with directives of their own extension:
+    # the signature is the entry's heading, as a `py:function`'s is
+    document = _page(
+        tmp_path,
+        "Tasks\n=====\n\n.. coroutinefunction:: sleep(delay, result=None)\n\n"
+        "   Block for *delay* seconds.\n\n.. opcode:: NOP\n\n   Do nothing code.\n\n"
+        ".. legacy:: function\n\n   Use the newer form.\n",
+    )
+
+    assert document.body == (
+        "# Tasks\n\n## `sleep(delay, result=None)`\n\nBlock for *delay* seconds.\n\n"
+        "## `NOP`\n\nDo nothing code.\n\nUse the newer form.\n"
+    )
+    assert document.warnings == (
+        'line 4: unknown directive ".. coroutinefunction::": read as the description of its '
+        "argument",
+        'line 8: unknown directive ".. opcode::": read as the description of its argument',
+        'line 12: unknown directive ".. legacy::": its content is read as text',
+    )
+
+
 def test_an_unknown_directive_without_content_is_reported_and_left_out(tmp_path: Path) -> None:
     # what it shows is built by the extension (Scrapy's `settingslist`, a plot from a file)
     document = _page(tmp_path, "Page\n====\n\nBefore.\n\n.. settingslist::\n\nAfter.\n")
