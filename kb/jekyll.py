@@ -34,7 +34,7 @@ from typing import Any
 
 import yaml
 
-from kb.parsing import DocumentParseError, parse_document
+from kb.parsing import DocumentParseError, document_text, split_front_matter
 
 CONFIG_FILES = ("_config.yml", "_config.yaml")
 DATA_FOLDER = "_data"
@@ -47,14 +47,11 @@ _OUTPUT = re.compile(
     r"""|(?P<quote>["'])(?P<literal>[^"'\n]*)(?P=quote))"""
     r"""[ \t]*(?:\|[ \t]*(?P<filter>relative_url|absolute_url)[ \t]*)?-?\}\}"""
 )
-# Jekyll's front matter: YAML between two `---` lines at the top of the file
-_FRONT_MATTER = re.compile(r"\A\ufeff?---[ \t]*\r?\n.*?^---[ \t]*\r?$\n?", re.DOTALL | re.MULTILINE)
 _RAW = re.compile(r"\{%-?[ \t]*raw[ \t]*-?%\}.*?\{%-?[ \t]*endraw[ \t]*-?%\}", re.DOTALL)
 
 
 @dataclass(frozen=True)
 class JekyllSite:
-    config_file: str
     collections_dir: str  # "" when the collections are at the top of the site
     outputs: frozenset[str]  # the folders of the collections Jekyll writes pages for
     excluded: tuple[str, ...]
@@ -86,30 +83,27 @@ class JekyllSite:
 
     def liquid_filled(self, path: str, raw: bytes) -> bytes:
         """``raw`` (a page's file) with each Liquid output its site or front matter resolves
-        replaced by the value, outside ``{% raw %}``; the file as it is when there is none."""
+        replaced by the value, outside ``{% raw %}``; the file as it is when there is none.
+        ``page.X`` is the front matter as written, as Jekyll reads it (`kb.parsing`)."""
         if b"{{" not in raw:
             return raw
         try:
-            document = parse_document(path=path, raw=raw)
-            text = raw.decode("utf-8")
-        except (DocumentParseError, UnicodeDecodeError):
+            text = document_text(path=path, raw=raw)
+            page, body, _lines = split_front_matter(path, text)
+        except DocumentParseError:
             return raw  # the sync reports why it cannot be read
-        front_matter = _FRONT_MATTER.match(text)
-        start = front_matter.end() if front_matter else 0
-        page = {"title": document.title, "description": document.description}
-        page |= dict(document.metadata)
-        kept = [match.span() for match in _RAW.finditer(text, start)]
+        kept = [match.span() for match in _RAW.finditer(body)]
 
         def value(match: re.Match[str]) -> str:
-            at = start + match.start()
-            if any(begin <= at < end for begin, end in kept):
+            if any(begin <= match.start() < end for begin, end in kept):
                 return match.group()
             found = _printed(self._value(match.group("variable"), page), match.group("literal"))
             if found is None:
                 return match.group()
             return self._url(found, match.group("filter"))
 
-        return (text[:start] + _OUTPUT.sub(value, text[start:])).encode()
+        filled = _OUTPUT.sub(value, body)
+        return raw if filled == body else (text[: len(text) - len(body)] + filled).encode()
 
     def _value(self, variable: str | None, page: Mapping[str, Any]) -> Any:
         if variable is None:
@@ -201,7 +195,6 @@ def jekyll_site(
     collections_dir = config.get("collections_dir")
     return (
         JekyllSite(
-            config_file=config_file,
             collections_dir=collections_dir.strip("/") if isinstance(collections_dir, str) else "",
             outputs=frozenset(outputs),
             excluded=_names(config.get("exclude")),

@@ -149,7 +149,7 @@ def parse_document(*, path: str, raw: bytes) -> ParsedDocument:
         first_line = 1  # a converted body's lines are not the file's
     else:
         text = _decode(path, raw)
-        fields, body, key_lines = _split_front_matter(path, text)
+        fields, body, key_lines = split_front_matter(path, text)
         first_line = text.count("\n", 0, len(text) - len(body)) + 1
     return document_from_fields(
         path=path,
@@ -239,7 +239,7 @@ def _html_fields_and_body(path: str, text: str) -> tuple[dict[str, Any], str, di
     """An HTML page's fields and its article as Markdown. Front matter above the HTML (a
     Jekyll page) is read as for Markdown and wins; else the title is the article's ``<h1>`` or
     the page's ``<title>``, and the description its ``<meta name="description">``."""
-    fields, html, key_lines = _split_front_matter(path, text)
+    fields, html, key_lines = split_front_matter(path, text)
     article = html_article(html)
     found = {"title": article.title, "description": article.description}
     fields = {**{key: value for key, value in found.items() if value}, **fields}
@@ -494,7 +494,7 @@ def _timestamp_as_text(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> str:
 _FrontMatterLoader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_as_text)
 
 
-def _split_front_matter(path: str, text: str) -> tuple[dict[str, Any], str, dict[str, int]]:
+def split_front_matter(path: str, text: str) -> tuple[dict[str, Any], str, dict[str, int]]:
     """(fields, body, line of each key) for `text`; no front matter gives ({}, text, {}).
 
     Fails closed: a `---` (or `+++`) first line always opens front matter, so one that is never

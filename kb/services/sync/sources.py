@@ -124,11 +124,11 @@ def _jekyll_sources(directory: Path, sources: list[Source]) -> tuple[list[Source
     config_file = next((name for name in CONFIG_FILES if (directory / name).is_file()), None)
     if config_file is None:
         return sources, []
+    root = directory.resolve()
     try:
-        raw = FolderFile(directory.resolve(), config_file)()
+        raw = FolderFile(root, config_file)()
     except (DocumentParseError, OSError) as exc:
         return sources, [f"{config_file}: cannot read ({exc}): every file is read"]
-    root = directory.resolve()
     data_files = sorted(
         path.relative_to(root).as_posix()
         for path in (root / DATA_FOLDER).rglob("*")
@@ -142,12 +142,13 @@ def _jekyll_sources(directory: Path, sources: list[Source]) -> tuple[list[Source
     )
     if site is None:
         return sources, [problem] if problem else []
-    kept: list[Source] = [
-        (path, functools.partial(_liquid_read, site, path, read))
-        for path, read in sources
-        if site.is_page(path)
-    ]
-    left_out = [path for path, _read in sources if not site.is_page(path)]
+    kept: list[Source] = []
+    left_out: list[str] = []
+    for path, read in sources:
+        if site.is_page(path):
+            kept.append((path, functools.partial(_liquid_read, site, path, read)))
+        else:
+            left_out.append(path)
     return kept, _left_out_warning(
         config_file,
         left_out,

@@ -18,9 +18,9 @@ from kb.parsing import (
     MAX_DOCUMENT_BYTES,
     RST_SUFFIXES,
     DocumentParseError,
-    _split_front_matter,
     normalise_newlines,
     parse_document,
+    split_front_matter,
 )
 from kb.rst import rst_pages_read
 from kb.services.sync.sources import FolderFile
@@ -112,4 +112,4 @@ def _front_matter(path: str, raw: bytes) -> dict[str, Any]:
     The parser's own splitter, so the fields are read exactly as the parser read them.
     """
     text = normalise_newlines(raw.decode("utf-8").removeprefix("\ufeff"))
-    return _split_front_matter(path, text)[0]
+    return split_front_matter(path, text)[0]
