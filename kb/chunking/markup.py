@@ -142,14 +142,24 @@ PROSE_DIRECTIVES = frozenset(
         "versionchanged", "deprecated", "rubric",
     }
 )  # fmt: skip
-HIDDEN_DIRECTIVES = frozenset({"toctree", "contents", "include", "literalinclude"})
-# Directives whose content is code (or a picture's source) whatever it reads like; any other
-# MyST directive we do not know is read as its content reads (`kb.chunking.prose`)
+# Diagrams (`sphinx.ext.graphviz`, `sphinx.ext.inheritance_diagram`, sphinxcontrib's mermaid,
+# plantuml and blockdiag): pictures whose source is not what the page shows, in reStructuredText
+# (`kb.rst.sphinx`) and MyST alike
+PICTURE_DIRECTIVES = frozenset(
+    {
+        "graphviz", "graph", "digraph", "inheritance-diagram", "mermaid", "uml", "plantuml",
+        "blockdiag", "seqdiag", "actdiag", "nwdiag",
+    }
+)  # fmt: skip
+HIDDEN_DIRECTIVES = frozenset({"toctree", "contents", "include", "literalinclude"}) | (
+    PICTURE_DIRECTIVES
+)
+# Directives whose content is code whatever it reads like; any other MyST directive we do not
+# know is read as its content reads (`kb.chunking.prose`)
 CODE_DIRECTIVES = frozenset(
     {
         "code-block", "code", "sourcecode", "code-cell", "doctest", "testcode", "testoutput",
-        "math", "raw", "eval-rst", "mermaid", "graphviz", "plantuml", "ipython",
-        "jupyter-execute", "csv-table",
+        "math", "raw", "eval-rst", "ipython", "jupyter-execute", "csv-table",
     }
 )  # fmt: skip
 INCLUDES = frozenset({"include", "literalinclude", "readfile", "partial", "include-markdown"})

@@ -25,7 +25,7 @@ from docutils import nodes
 from docutils.parsers.rst import Directive, directives, roles
 from docutils.parsers.rst.states import Inliner
 
-from kb.chunking.markup import CODE_ROLES, EXPLICIT_TARGET
+from kb.chunking.markup import CODE_ROLES, EXPLICIT_TARGET, PICTURE_DIRECTIVES
 from kb.chunking.prose import SENTENCE_STOP, reads_as_prose
 from kb.rst.context import context_of
 
@@ -446,10 +446,8 @@ HIDDEN_DIRECTIVES = (
     # where the domains' names that follow live: set up for the build, never shown
     "c:namespace", "c:namespace-push", "c:namespace-pop", "cpp:namespace",
     "cpp:namespace-push", "cpp:namespace-pop", "js:module", "rst:directive:option-group",
-    # pictures (`sphinx.ext.graphviz`, `sphinx.ext.inheritance_diagram`, sphinxcontrib's
-    # mermaid, plantuml and blockdiag): their source is not what the page shows
-    "graphviz", "graph", "digraph", "inheritance-diagram", "mermaid", "uml", "plantuml",
-    "blockdiag", "seqdiag", "actdiag", "nwdiag",
+    # pictures: their source is not what the page shows
+    *sorted(PICTURE_DIRECTIVES),
 )  # fmt: skip
 AUTODOC_DIRECTIVES = (
     "automodule", "autoclass", "autofunction", "automethod", "autoattribute", "autodata",

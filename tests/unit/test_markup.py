@@ -447,6 +447,12 @@ def test_a_myst_directive_we_do_not_know_is_read_as_its_content_reads() -> None:
     ]
 
 
+def test_a_myst_diagram_is_a_picture_as_in_restructuredtext() -> None:
+    drafts = chunk("Before.\n\n```{mermaid}\ngraph TD; A-->B\n```\n\nAfter.\n")
+
+    assert [draft.text for draft in drafts] == ["Before.\n\nAfter."]
+
+
 # --- MDX (Docusaurus): imports and components ---------------------------------------------------
 
 DOCUSAURUS_MDX = """\
