@@ -27,9 +27,21 @@ _CODE_CHARACTERS = re.compile(r"[{}()\[\]<>=;$|\\]|->|^\s*#")
 _PROSE_WORD = re.compile(r"[\"'(]?[^\W\d_][\w'-]*[\"')]?[,.;:!?]?")
 
 
-def prose_paragraph(text: str) -> bool:
-    """Whether a paragraph's text (outside its inline code) reads as prose."""
-    words = " ".join(text.split())
+def reads_as_prose(paragraphs: Iterable[str]) -> bool:
+    """Whether most of the paragraphs' characters are in paragraphs that read as prose (true
+    of no paragraph at all: content that is lists or tables parsed as such)."""
+    prose = other = 0
+    for paragraph in paragraphs:
+        words = " ".join(paragraph.split())
+        if _prose_paragraph(words):
+            prose += len(words)
+        else:
+            other += len(words)
+    return prose >= other
+
+
+def _prose_paragraph(words: str) -> bool:
+    """Whether a paragraph's text (outside its inline code, spaces collapsed) reads as prose."""
     if _SENTENCE_END.search(words):
         return True
     if words[:1].isupper() and not _CODE_CHARACTERS.search(words):
@@ -37,16 +49,3 @@ def prose_paragraph(text: str) -> bool:
     tokens = words.split()
     plain = sum(bool(_PROSE_WORD.fullmatch(token)) for token in tokens)
     return len(tokens) >= 6 and plain >= 0.7 * len(tokens)
-
-
-def reads_as_prose(paragraphs: Iterable[str]) -> bool:
-    """Whether most of the paragraphs' characters are in paragraphs that read as prose (true
-    of no paragraph at all: content that is lists or tables parsed as such)."""
-    prose = other = 0
-    for paragraph in paragraphs:
-        words = " ".join(paragraph.split())
-        if prose_paragraph(words):
-            prose += len(words)
-        else:
-            other += len(words)
-    return prose >= other

@@ -310,9 +310,10 @@ class Unknown(Directive):
       own domains do: its argument heads its content; so does one whose argument is a call
       signature or a constant's name over content (a project's own object types: Python's
       ``.. coroutinefunction:: sleep(delay, result=None)``, ``.. opcode:: NOP``);
-    - content that parses without a complaint, each of whose paragraphs ends as a sentence ends
-      or reads as a title, is text (an argument that is a sentence leads it, under the
-      directive's name: "*Availability:* Unix, not WASI.");
+    - content that parses without a complaint and reads as prose (`kb.chunking.prose`: most of
+      its paragraphs' text in paragraphs that end as sentences, read as titles or are runs of
+      plain words) is text (an argument that is a sentence leads it, under the directive's
+      name: "*Availability:* Unix, not WASI.");
     - any other content (commands, code) is code;
     - with no content, what it shows is built by the extension and is left out."""
 
