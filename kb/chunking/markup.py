@@ -184,7 +184,9 @@ class Spans:
     def __init__(self, spans: Sequence[tuple[int, int]]) -> None:
         merged: list[tuple[int, int]] = []
         for start, end in sorted(spans):
-            if merged and start <= merged[-1][1]:
+            # overlapping spans merge; touching ones stay two, so an empty span at their seam
+            # meets neither, as it meets neither of the spans given
+            if merged and start < merged[-1][1]:
                 merged[-1] = (merged[-1][0], max(merged[-1][1], end))
             else:
                 merged.append((start, end))

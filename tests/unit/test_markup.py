@@ -8,7 +8,7 @@ still point at the original body.
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from kb.chunking import ChunkDraft, ChunkLimits, chunk_markdown, embedding_text
@@ -1075,6 +1075,7 @@ SPAN = st.tuples(st.integers(0, 60), st.integers(0, 12)).map(lambda pair: (pair[
 
 
 @given(spans=st.lists(SPAN, max_size=12), position=st.integers(0, 80), other=SPAN)
+@example(spans=[(20, 32), (32, 33)], position=0, other=(32, 32))  # found by Hypothesis: a seam
 def test_spans_answer_as_a_search_through_every_span_would(
     spans: list[tuple[int, int]], position: int, other: tuple[int, int]
 ) -> None:
