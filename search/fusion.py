@@ -40,6 +40,20 @@ class FusionWeights:
     # weights above fixed (``search_fusion fit``, five eval sets): nDCG@10 mean 0.842 -> 0.849,
     # leave-one-set-out 0.842 -> 0.846 (figures in docs/retrieval.md).
     page_topic: float = 1.3
+    # A question that quotes the docs (as for keyword_quoted) quotes a passage's words in their
+    # order: each candidate gains this times the share of the question's phrases (neighbouring
+    # words, ``search.terms.Phrase``) it holds so, in z units. BM25 weighs each word alone, so a
+    # short section naming the question's rarest words twice outranked the table row that
+    # says the whole sentence ("The symbol used before displaying the Docker context." found
+    # the module's introduction, not its options). Chosen by leave-one-set-out over twelve
+    # eval sets (``search_fusion fit``; docs/retrieval.md); paraphrases hold few phrases, and
+    # for them a bonus at any weight cost the hand-written sets, so it is for quotes only.
+    quoted_phrase: float = 8.0
+
+    def phrase_weight(self, *, coverage: float) -> float:
+        """The phrase bonus's weight for a question whose best keyword hit holds ``coverage``
+        of its IDF: ``quoted_phrase`` when it quotes the docs, else 0."""
+        return self.quoted_phrase if coverage >= self.quoted_coverage else 0.0
 
     def keyword_weight(self, *, identifier: bool, vector_leg: bool, coverage: float = 0.0) -> float:
         """``w`` for a question that carries an identifier phrase (or not) and whose best
@@ -61,8 +75,11 @@ def fuse(
     pages: Sequence[object] = (),
     page_topics: Sequence[float | None] = (),
     page_topic_weight: float = 0.0,
+    phrase_shares: Sequence[float | None] = (),
+    phrase_weight: float = 0.0,
 ) -> list[float]:
-    """``(1 - w) * z(cosine) + w * z(BM25)`` per candidate, plus the page topic.
+    """``(1 - w) * z(cosine) + w * z(BM25)`` per candidate, plus its phrases and the page
+    topic.
 
     Each leg's scores are standardised by the mean and spread of the candidates that leg
     ranked itself (its own top list), so a leg that is confident (one hit far above its
@@ -82,6 +99,10 @@ def fuse(
     topics are standardised over the distinct pages (a page counts once, however many of its
     chunks are candidates) and ``page_topic_weight * (1 - w) * z(topic)`` is added to each
     page's best candidate only, and only when both legs ran.
+
+    ``phrase_shares`` is each candidate's share of the question's phrases (``search.terms``);
+    ``phrase_weight`` times it is added before the pages' best candidates are chosen, so a
+    page's best is the one holding the question's words as written.
     """
     vector = _standardised(similarities, vector_ranked, floor_at_own=True)
     keyword = _standardised(keyword_scores, keyword_ranked)
@@ -92,6 +113,11 @@ def fuse(
     fused = [
         (1 - keyword_weight) * v + keyword_weight * k for v, k in zip(vector, keyword, strict=True)
     ]
+    if phrase_weight and phrase_shares:
+        fused = [
+            f + phrase_weight * (share or 0.0)
+            for f, share in zip(fused, phrase_shares, strict=True)
+        ]
     topic = _page_topic(pages, page_topics) if page_topic_weight else None
     if topic is not None:
         best: dict[object, int] = {}

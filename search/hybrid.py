@@ -73,6 +73,9 @@ class HybridQuery:
     leg_depth: int = LEG_DEPTH
     identifier_bonus: float = 0.0  # times the rarest term's IDF (FusionWeights)
     page_topic: bool = False  # score each candidate page's centroid (when both legs run)
+    # Score the candidates by the question's phrases when its best keyword hit holds this share
+    # of its IDF, as a question quoting the docs does (FusionWeights); None: never.
+    quoted_coverage: float | None = None
 
     @property
     def uses_vector(self) -> bool:
@@ -114,6 +117,7 @@ class CandidateRow:
     page_topic: float | None
     token_count: int  # the chunk's length in the model's word pieces
     page_chunks: int | None  # how many chunks its page has (kept with the page's centroid)
+    phrase_share: float | None  # of the question's phrases' weight, what the chunk holds
 
 
 @dataclass(frozen=True)
@@ -225,7 +229,8 @@ def _keyword_leg(query: HybridQuery) -> tuple[str, SqlParams]:
 
 def _keyword_params(query: HybridQuery) -> tuple[str, SqlParams]:
     """The one-row CTE ``kp`` that the BM25 expressions read: a tsquery per term, the terms'
-    IDFs, the average chunk length, the identifier phrases and their bonus."""
+    IDFs, the average chunk length, the identifier phrases and their bonus, the question's
+    phrases with their weights."""
     terms = query.terms
     assert terms is not None
     phrases = {f"phrase_{n}": phrase for n, phrase in enumerate(terms.identifier_phrases, 1)}
@@ -237,7 +242,11 @@ def _keyword_params(query: HybridQuery) -> tuple[str, SqlParams]:
                 SELECT %(term_queries)s::tsquery[] AS queries, %(idfs)s::float8[] AS idfs,
                        %(average_length)s::float8 AS average_length,
                        ({identifiers}) AS identifiers,
-                       %(bonus)s::float8 AS bonus
+                       %(bonus)s::float8 AS bonus,
+                       %(phrases)s::tsquery[] AS phrases,
+                       %(phrase_weights)s::float8[] AS phrase_weights,
+                       %(phrase_total)s::float8 AS phrase_total,
+                       %(phrase_floor)s::float8 AS phrase_floor
             )"""
     return sql, {
         "term_queries": [tsquery_text([lexeme]) for lexeme in terms.lexemes],
@@ -245,6 +254,13 @@ def _keyword_params(query: HybridQuery) -> tuple[str, SqlParams]:
         "average_length": terms.average_length,
         **phrases,
         "bonus": query.identifier_bonus * max(terms.idfs),
+        "phrases": [
+            f"{tsquery_text([p.first])} <{p.distance}> {tsquery_text([p.second])}"
+            for p in terms.phrases
+        ],
+        "phrase_weights": [p.weight for p in terms.phrases],
+        "phrase_total": sum(p.weight for p in terms.phrases),
+        "phrase_floor": (query.quoted_coverage or 0.0) * terms.question_idf,
     }
 
 
@@ -271,7 +287,7 @@ def _candidates_select(query: HybridQuery) -> tuple[str, SqlParams]:
     too (0 when it holds no term); OFFSET 0 keeps the frequencies computed once per row."""
     dims = int(query.embedding_model.dimensions)
     params: SqlParams = {}
-    similarity, keyword_score, joins = "NULL::float8", "NULL::float8", ""
+    similarity, keyword_score, phrase_share, joins = "NULL::float8", "NULL::float8", "NULL", ""
     if query.uses_vector:
         similarity = f"1 - (c.embedding::vector({dims}) <=> %(vector)s::vector({dims}))"
         params["vector"] = query.vector_text
@@ -282,6 +298,11 @@ def _candidates_select(query: HybridQuery) -> tuple[str, SqlParams]:
     if query.uses_keyword:
         assert query.terms is not None
         keyword_score = f"coalesce(k.score, {_bm25_sql('f', query.terms)})"
+        if query.quoted_coverage is not None and query.terms.phrases:
+            phrase_share = (
+                "CASE WHEN (SELECT max(matched_idf) FROM keyword_leg) >= kp.phrase_floor "
+                f"THEN {_phrase_share_sql('c', query.terms)} END"
+            )
         joins += (
             f", keyword_params kp CROSS JOIN LATERAL "
             f"(SELECT {_keyword_features_sql('c', query.terms)} OFFSET 0) f"
@@ -293,7 +314,8 @@ def _candidates_select(query: HybridQuery) -> tuple[str, SqlParams]:
                (SELECT count(*) FROM vector_leg) AS vector_candidates,
                (SELECT count(*) FROM keyword_leg) AS keyword_candidates,
                (SELECT max(matched_idf) FROM keyword_leg) AS best_matched_idf,
-               {topic} AS page_topic, c.token_count, {page_chunks} AS page_chunks
+               {topic} AS page_topic, c.token_count, {page_chunks} AS page_chunks,
+               {phrase_share}::float8 AS phrase_share
         FROM pool p
         JOIN {CHUNKS} c ON c.id = p.id
         JOIN {DOCUMENTS} d ON d.id = c.document_id
@@ -349,6 +371,19 @@ def _matched_idf_sql(row: str, terms: KeywordTerms) -> str:
         for number in range(1, len(terms.lexemes) + 1)
     ]
     return f"({' + '.join(parts)})"
+
+
+def _phrase_share_sql(chunk: str, terms: KeywordTerms) -> str:
+    """The share of the question's phrases' weight (``KeywordTerms.phrases``) that chunk
+    ``chunk`` holds as the question writes them: each phrase a tsquery ``a <n> b`` (the two
+    lexemes ``n`` positions apart), checked on the candidates alone, and only for a question
+    that quotes the docs (``HybridQuery.quoted_coverage``): checked for every question, the
+    phrases took hybrid SQL's median at 100k chunks from 12.5 to 14.9 ms."""
+    held = " + ".join(
+        f"CASE WHEN {chunk}.tsv @@ kp.phrases[{number}] THEN kp.phrase_weights[{number}] ELSE 0 END"
+        for number in range(1, len(terms.phrases) + 1)
+    )
+    return f"(({held}) / kp.phrase_total)"
 
 
 def _keyword_features_sql(chunk: str, terms: KeywordTerms) -> str:

@@ -57,6 +57,9 @@ class KeywordQuery:
     terms: tuple[str, ...]  # every term, ORed
     identifiers: tuple[str, ...]  # the subset that looks like an identifier
     numbers: tuple[str, ...] = ()  # bare numbers of 3+ digits: identifiers if a heading names one
+    # The question as the leg reads it (cut at MAX_QUESTION_CHARS), words in their order and
+    # repeats kept: the question's phrases (``search.terms.KeywordTerms.phrases``) come from it.
+    text: str = ""
 
     @functools.cached_property
     def identifier_phrases(self) -> tuple[str, ...]:
@@ -145,4 +148,6 @@ def keyword_query(question: str) -> KeywordQuery:
             numbers.append(token)
         if len(terms) >= MAX_TERMS:
             break
-    return KeywordQuery(terms=tuple(terms), identifiers=tuple(identifiers), numbers=tuple(numbers))
+    return KeywordQuery(
+        terms=tuple(terms), identifiers=tuple(identifiers), numbers=tuple(numbers), text=text
+    )

@@ -341,6 +341,7 @@ def hybrid_search(
         leg_depth=leg_depth,
         identifier_bonus=weights.identifier_bonus,
         page_topic=bool(weights.page_topic),
+        quoted_coverage=weights.quoted_coverage if weights.quoted_phrase else None,
     )
     if not query.uses_vector and not query.uses_keyword:
         return HybridRows(candidates=[], vector_candidates=0, keyword_candidates=0, term_idfs=idfs)
@@ -355,7 +356,12 @@ def hybrid_search(
             vector_leg=query.uses_vector,
             coverage=coverage or 0.0,
         )
-    hits = _hits_fused(found.rows, keyword_weight=keyword_weight, page_topic=weights.page_topic)
+    hits = _hits_fused(
+        found.rows,
+        keyword_weight=keyword_weight,
+        page_topic=weights.page_topic,
+        phrase_weight=weights.phrase_weight(coverage=coverage or 0.0),
+    )
     return HybridRows(
         candidates=hits[: int(limit)],
         vector_candidates=found.vector_candidates,
@@ -367,7 +373,7 @@ def hybrid_search(
 
 
 def _hits_fused(
-    rows: Sequence[CandidateRow], *, keyword_weight: float, page_topic: float
+    rows: Sequence[CandidateRow], *, keyword_weight: float, page_topic: float, phrase_weight: float
 ) -> list[Hit]:
     """The statement's candidates as hits, best fused score first. Ties go to the better leg
     rank; a leg that did not rank a chunk puts it after every chunk it did (ranks run past
@@ -381,6 +387,8 @@ def _hits_fused(
         pages=[row.document_id for row in rows],
         page_topics=[row.page_topic for row in rows],
         page_topic_weight=page_topic,
+        phrase_shares=[row.phrase_share for row in rows],
+        phrase_weight=phrase_weight,
     )
     hits = [
         Hit(
@@ -401,6 +409,7 @@ def _hits_fused(
             page_topic=None if row.page_topic is None else float(row.page_topic),
             token_count=int(row.token_count),
             page_chunks=row.page_chunks,
+            phrase_share=None if row.phrase_share is None else float(row.phrase_share),
         )
         for row, score in zip(rows, fused, strict=True)
     ]

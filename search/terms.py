@@ -10,6 +10,7 @@ keyword leg's candidates, and which bare numbers the help center uses as codes. 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -44,6 +45,25 @@ KEYWORD_CANDIDATE_BUDGET = 500
 # terms cannot hold more postings than three times the chunks), so every eval set ranks as it
 # did.
 KEYWORD_SELECTION_POSTINGS = 50_000
+# A question's phrases are the pairs of its neighbouring words (``KeywordTerms.phrases``); a
+# pasted paragraph is read for its first ones only, as its terms are (MAX_TERMS). A question
+# of fewer than three phrases is a query of a few words ("cancel my subscription", "refund
+# annual plan"), not a quote: a chunk that happens to say "annual plan refunds" is no likelier
+# to answer it than the section about annual plans (on the sample help center, a bonus for two
+# phrases put the refund policy's summary table over its "Annual plans" section).
+MAX_PHRASES = 24
+MIN_PHRASES = 3
+
+
+@dataclass(frozen=True)
+class Phrase:
+    """Two of the question's lexemes in its order, ``distance`` positions apart (stop words
+    between them count, as they do in a chunk's ``tsvector``), weighted by their IDF."""
+
+    first: str
+    second: str
+    distance: int
+    weight: float  # the mean IDF of the two (0 for a lexeme no chunk holds)
 
 
 @dataclass(frozen=True)
@@ -59,6 +79,9 @@ class KeywordTerms:
     pairs: bool = False  # candidates must hold two of ``selecting`` (all its terms are common)
     question_idf: float = 0.0  # of every lexeme of the question, those no chunk holds included
     identifier_phrases: tuple[str, ...] = ()
+    # The question's neighbouring words, in order: a chunk holding them so holds the words as
+    # the question writes them, which a question quoting the docs does (FusionWeights).
+    phrases: tuple[Phrase, ...] = ()
 
     @property
     def is_empty(self) -> bool:
@@ -107,6 +130,11 @@ def term_weights(*, embedding_model: EmbeddingModel, keywords: KeywordQuery) -> 
             {"text": " ".join(keywords.terms), "model": embedding_model.pk},
         )
         every = cursor.fetchall()
+        cursor.execute(
+            "SELECT lexeme, positions FROM unnest(to_tsvector('english', %(text)s))",
+            {"text": keywords.text},
+        )
+        parsed = cursor.fetchall()
     # A lexeme no chunk holds may be a typing slip: it is searched as its nearest indexed one.
     corrected = lexeme_corrections(
         lexemes=[lexeme for lexeme, df, _, _ in every if df == 0], embedding_model=embedding_model
@@ -116,6 +144,10 @@ def term_weights(*, embedding_model: EmbeddingModel, keywords: KeywordQuery) -> 
         del frequencies[asked]
         frequencies.setdefault(indexed, df)
     held = sorted((lexeme, df) for lexeme, df in frequencies.items() if df > 0)
+    read_as = {asked: indexed for asked, (indexed, _) in corrected.items()}
+    positions = [
+        (int(at), read_as.get(lexeme, lexeme)) for lexeme, ats in parsed for at in ats or ()
+    ]
     if not held:
         return KeywordTerms(
             lexemes=(), idfs=(), selecting=(), average_length=1.0, identifier_phrases=()
@@ -126,6 +158,7 @@ def term_weights(*, embedding_model: EmbeddingModel, keywords: KeywordQuery) -> 
         return math.log(1 + (chunks - df + 0.5) / (df + 0.5))
 
     selecting, pairs = _selecting(held)
+    idfs = {lexeme: idf(df) for lexeme, df in held}
     return KeywordTerms(
         lexemes=tuple(lexeme for lexeme, _ in held),
         idfs=tuple(idf(df) for _, df in held),
@@ -134,7 +167,22 @@ def term_weights(*, embedding_model: EmbeddingModel, keywords: KeywordQuery) -> 
         average_length=max(total_terms / chunks, 1.0),
         question_idf=sum(idf(df) for df in frequencies.values()),
         identifier_phrases=keywords.identifier_phrases,
+        phrases=_phrases(positions, idfs),
     )
+
+
+def _phrases(positions: Sequence[tuple[int, str]], idfs: dict[str, float]) -> tuple[Phrase, ...]:
+    """Each two neighbouring lexemes of the question (``positions``: position and lexeme, as
+    ``to_tsvector`` parses the question) as a ``Phrase``; a lexeme repeated at once or a pair
+    no chunk could hold (neither lexeme is indexed) is none, and so is every one of a question
+    of fewer than MIN_PHRASES."""
+    ordered = sorted(positions)
+    phrases = []
+    for (at, first), (then, second) in itertools.pairwise(ordered):
+        weight = (idfs.get(first, 0.0) + idfs.get(second, 0.0)) / 2
+        if first != second and weight > 0:
+            phrases.append(Phrase(first, second, then - at, weight))
+    return tuple(phrases[:MAX_PHRASES]) if len(phrases) >= MIN_PHRASES else ()
 
 
 def _selecting(held: Sequence[tuple[str, int]]) -> tuple[tuple[str, ...], bool]:

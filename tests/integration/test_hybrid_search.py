@@ -9,10 +9,11 @@ import pytest
 
 import search.terms
 from kb.actors import SYSTEM
-from kb.models import Chunk, Document
+from kb.models import Chunk, Document, EmbeddingModel
 from kb.selectors.access import ALL_AUDIENCES
 from kb.services.sync import corpus_sync
 from search.fusion import FusionWeights, fuse
+from search.keywords import keyword_query
 from search.rerankers.base import RerankError
 from search.results import RetrievalUnavailable
 from search.services import retrieve
@@ -218,6 +219,31 @@ def test_fuse_adds_each_pages_topic_to_its_best_candidate_at_the_vector_share() 
     # and with one leg the order stays that leg's own
     one_leg = {**alike, "keyword_scores": [None] * 3}
     assert fuse(**one_leg, page_topic_weight=2.0) == fuse(**one_leg, page_topic_weight=0.0)
+
+
+def test_fuse_adds_the_phrase_share_before_choosing_each_pages_best_candidate() -> None:
+    # given two candidates of page "a" alike but for the second holding the question's phrases
+    alike = dict(
+        similarities=[0.6, 0.5, 0.5],
+        keyword_scores=[2.0, 2.0, 1.0],
+        vector_ranked=[True, True, True],
+        keyword_ranked=[True, True, True],
+        keyword_weight=0.8,
+        pages=["a", "a", "b"],
+        page_topics=[0.6, 0.6, 0.2],
+        page_topic_weight=1.0,
+    )
+    plain = fuse(**alike)
+
+    fused = fuse(**alike, phrase_shares=[0.0, 1.0, 0.5], phrase_weight=2.0)
+
+    # then it gains the weight times its share and becomes its page's best, the one that
+    # carries the page's topic (+0.2 * z 1): the first loses it
+    assert fused[1] - plain[1] == pytest.approx(2.0 + 0.2)
+    assert fused[0] - plain[0] == pytest.approx(-0.2)
+    assert fused[2] - plain[2] == pytest.approx(1.0)
+    # and without a weight the shares change nothing
+    assert fuse(**alike, phrase_shares=[0.0, 1.0, 0.5]) == plain
 
 
 def test_page_topic_is_the_cosine_of_the_pages_mean_chunk_vector(
@@ -563,3 +589,96 @@ def test_reranker_local_is_the_local_stage(settings) -> None:
         assert isinstance(get_reranker(), LocalRanker)
     finally:
         get_reranker.cache_clear()
+
+
+@pytest.fixture
+def options_center(tmp_path: Path, cached_embedder) -> Path:
+    # given a settings reference whose modules each open with a short introduction naming the
+    # module twice, and describe their options in a table of the same sentences but the name
+    root = tmp_path / "options"
+    modules = [
+        "Docker context",
+        "Kubernetes context",
+        "Git branch",
+        "Python version",
+        "Node version",
+        "Git commit",
+        "Memory usage",
+        "Battery level",
+    ]
+    sections = []
+    for module in modules:
+        key = module.lower().replace(" ", "_")
+        sections.append(
+            f"## {module}\n\nThe `{key}` module shows the currently active {module} if it "
+            f"is not the default one, or if a {module} is set in the environment (a {module} "
+            f"set there overrides the {module} in use).\n\n### Options\n\n"
+            "| Option | Default | Description |\n|---|---|---|\n"
+            "| `format` | `'via $symbol'` | The format for the module. |\n"
+            f"| `symbol` | `'*'` | The symbol used before displaying the {module}. |\n"
+            "| `only_with_files` | `true` | Only show when there's a match. |\n"
+            "| `detect_extensions` | `[]` | Which extensions should trigger this module. |\n"
+            "| `detect_files` | `['compose.yml', 'Dockerfile']` | Which filenames should "
+            "trigger this module. |\n"
+            "| `detect_folders` | `[]` | Which folders should trigger this module. |\n"
+            "| `style` | `'blue bold'` | The style for the module. |\n"
+            f"| `disabled` | `false` | Disables the `{key}` module. |\n"
+        )
+    _write(root, "config.md", "# Configuration\n\n" + "\n".join(sections))
+    corpus_sync(directory=root, embedder=cached_embedder, actor=SYSTEM)
+    return root
+
+
+def test_a_question_quoting_a_row_ranks_the_row_over_a_section_naming_its_rarest_words(
+    options_center: Path,
+) -> None:
+    # when a question quotes an option's description word for word
+    result = retrieve(
+        question="The symbol used before displaying the Docker context.", rerank=False, limit=5
+    )
+
+    # then the options table that says it comes first, not the introduction that names
+    # "Docker context" three times in fewer words (BM25 weighs each word alone)
+    assert result.keyword_coverage == pytest.approx(1.0)
+    assert result.hits[0].heading_path == "Configuration > Docker context > Options"
+    assert result.hits[0].phrase_share == pytest.approx(1.0)
+    introduction = next(h for h in result.hits if h.heading_path.endswith("> Docker context"))
+    assert introduction.phrase_share is not None and introduction.phrase_share < 0.5
+
+
+def test_phrases_are_read_only_for_a_quote_of_more_than_a_few_words(
+    options_center: Path,
+) -> None:
+    # "docker context symbol" is two phrases: a query, not a quote
+    short = retrieve(question="docker context symbol", rerank=False, limit=5)
+    # a question whose words no one passage holds does not quote the docs
+    paraphrase = retrieve(
+        question="which character appears in front of the container runtime I am using",
+        rerank=False,
+        limit=5,
+    )
+
+    assert short.keyword_coverage == pytest.approx(1.0)
+    assert (paraphrase.keyword_coverage or 0) < 0.9
+    assert all(hit.phrase_share is None for hit in short.hits + paraphrase.hits)
+
+
+def test_a_phrase_keeps_the_distance_stop_words_make_even_when_a_word_repeats(
+    options_center: Path,
+) -> None:
+    # given a question whose second "the" the keyword terms drop as a repeat
+    embedding_model = EmbeddingModel.objects.active().get()
+    terms = search.terms.keyword_terms(
+        embedding_model=embedding_model,
+        keywords=keyword_query("The symbol used before displaying the Docker context"),
+        audiences=("public",),
+    )
+
+    # then "displaying the Docker" is two positions apart, as in a chunk that says it
+    assert [(p.first, p.second, p.distance) for p in terms.phrases] == [
+        ("symbol", "use", 1),
+        ("use", "display", 2),
+        ("display", "docker", 2),
+        ("docker", "context", 1),
+    ]
+    assert all(phrase.weight > 0 for phrase in terms.phrases)

@@ -140,13 +140,14 @@ def test_changing_a_questions_facts_is_never_flagged_against_a_run_of_the_old_fa
 def test_an_answer_that_moves_to_another_page_is_flagged(
     refunds: Document, django_capture_on_commit_callbacks
 ) -> None:
-    # given another page saying the same, and a question on the refund page that passes
+    # given another page saying the same under a heading that names it less closely, and a
+    # question on the refund page that passes
     with django_capture_on_commit_callbacks(execute=True):
         document_save(
             document=Document(
                 path="billing/monthly-plans.md",
-                title="Monthly Plans",
-                body="# Monthly Plans\n\n## Refunds for monthly plans\n\n" + MONTHLY + "\n",
+                title="Billing Questions",
+                body="# Billing Questions\n\n## Money back\n\n" + MONTHLY + "\n",
             ),
             actor=SYSTEM,
         )

@@ -5,10 +5,12 @@ from __future__ import annotations
 import pytest
 
 from search.tooling.tuning.fusion import (
+    PHRASE_GRID,
     TOPIC_GRID,
     DumpedCandidate,
     DumpedCase,
     page_topic_folds,
+    phrase_folds,
     shipped_ndcg,
 )
 
@@ -54,3 +56,50 @@ def test_a_page_topic_that_separates_nothing_is_not_chosen() -> None:
     # ties go to the smaller weight: no page topic
     assert best == TOPIC_GRID[0] == 0.0
     assert all(fold.page_topic == 0.0 and fold.ndcg == fold.without for fold in folds)
+
+
+def _quoting(case_id: str, *, coverage: float) -> DumpedCase:
+    """The labelled section ("right.md", "Options") is a little behind another page's section
+    in both legs and alone holds the question's phrases."""
+
+    def candidate(path: str, heading: str, similarity: float, phrases: float) -> DumpedCandidate:
+        return DumpedCandidate(
+            path, heading, similarity, similarity * 5, True, True, 0.5, phrase_share=phrases
+        )
+
+    return DumpedCase(
+        id=case_id,
+        question="The symbol used before displaying the context.",
+        kind="definition",
+        relevant=("right.md",),
+        relevant_sections=("Options",),
+        identifier=False,
+        coverage=coverage,
+        candidates=(
+            candidate("wrong.md", "Intro", 0.60, 0.25),
+            candidate("right.md", "Options", 0.55, 1.0),
+            candidate("other.md", "Intro", 0.30, 0.0),
+        ),
+    )
+
+
+def test_a_phrase_weight_is_chosen_on_every_fold_where_quotes_hold_their_phrases() -> None:
+    sets = {name: [_quoting(f"{name}{n}", coverage=1.0) for n in range(3)] for name in "abc"}
+
+    folds, best = phrase_folds(sets)
+
+    assert best > 0
+    for fold in folds:
+        assert fold.quoted_phrase > 0
+        assert fold.without == pytest.approx(0.6309, abs=1e-3) and fold.ndcg == 1.0
+        assert fold.section_without == 0.0 and fold.section_recall == 1.0
+
+
+def test_phrases_count_only_for_a_question_that_quotes_the_docs() -> None:
+    # the same candidates, but no passage holds the question's rare words: a paraphrase
+    sets = {name: [_quoting(f"{name}{n}", coverage=0.5) for n in range(3)] for name in "ab"}
+
+    folds, best = phrase_folds(sets)
+
+    assert best == PHRASE_GRID[0] == 0.0
+    assert all(fold.ndcg == fold.without and fold.section_recall == 0.0 for fold in folds)

@@ -27,6 +27,7 @@ from search.tooling.tuning.fusion import (
     ndcg_table,
     oracle_ndcg,
     page_topic_folds,
+    phrase_folds,
     policy_ndcg,
     rrf_ranker,
     z_ranker,
@@ -127,6 +128,23 @@ class Command(BaseCommand):
                 f"nDCG@10 {topic_fold.ndcg:.3f} ({topic_fold.without:.3f})"
             )
         write(f"  best on every set: {topic:.1f}")
+        write(
+            "\nphrase weight for quoting questions, leave-one-set-out with the other weights "
+            "shipped (page nDCG@10 and section R@1 held out, without the phrases in brackets):"
+        )
+        phrase_fold_list, phrase = phrase_folds(sets)
+        for phrase_fold in phrase_fold_list:
+            section = (
+                ""
+                if phrase_fold.section_recall is None
+                else f"  section R@1 {phrase_fold.section_recall:.3f}"
+                f" ({phrase_fold.section_without:.3f})"
+            )
+            write(
+                f"  {phrase_fold.held_out:<14} phrases {phrase_fold.quoted_phrase:.1f}  "
+                f"nDCG@10 {phrase_fold.ndcg:.3f} ({phrase_fold.without:.3f}){section}"
+            )
+        write(f"  best on every set: {phrase:.1f}")
         shipped = best_policy(list(tables.values()))
         write(f"\nfitted on every set: {shipped}")
         for name, table in tables.items():

@@ -26,6 +26,21 @@ from search.tooling.evaluation import (
 
 WEIGHT_GRID = tuple(round(step * 0.05, 2) for step in range(21))
 TOPIC_GRID = tuple(round(step * 0.1, 1) for step in range(26))  # FusionWeights.page_topic
+PHRASE_GRID = (
+    0.0,
+    0.5,
+    1.0,
+    1.5,
+    2.0,
+    3.0,
+    4.0,
+    5.0,
+    6.0,
+    8.0,
+    10.0,
+    12.0,
+    16.0,
+)  # FusionWeights.quoted_phrase
 SHIPPED = FusionWeights()
 
 
@@ -45,6 +60,7 @@ class DumpedCandidate:
     fused_score: float = 0.0
     token_count: int = 0
     page_chunks: int | None = None
+    phrase_share: float = 0.0  # of the question's phrases (dumps before it have none)
 
 
 @dataclass(frozen=True)
@@ -89,6 +105,7 @@ def dumped_candidate(hit: Hit) -> DumpedCandidate:
         fused_score=hit.fused_score,
         token_count=hit.token_count,
         page_chunks=hit.page_chunks,
+        phrase_share=hit.phrase_share or 0.0,
     )
 
 
@@ -125,9 +142,29 @@ def z_ranker(*, plain: float, identifier: float, page_topic: float = SHIPPED.pag
     return rank
 
 
-def fused_order(case: DumpedCase, *, keyword_weight: float, page_topic: float) -> list[str]:
+def fused_order(
+    case: DumpedCase,
+    *,
+    keyword_weight: float,
+    page_topic: float,
+    quoted_phrase: float | None = None,
+) -> list[str]:
     """The case's pages in the order ``fuse`` gives them at these weights."""
+    return ranked_documents(
+        c.path for c in fused_candidates(case, keyword_weight, page_topic, quoted_phrase)
+    )
+
+
+def fused_candidates(
+    case: DumpedCase,
+    keyword_weight: float,
+    page_topic: float,
+    quoted_phrase: float | None = None,
+) -> list[DumpedCandidate]:
+    """The case's candidates in the order ``fuse`` gives them at these weights; the phrase
+    weight (the shipped one unless given) counts for a question that quotes the docs."""
     candidates = case.candidates
+    phrases = SHIPPED.quoted_phrase if quoted_phrase is None else quoted_phrase
     scores = fuse(
         similarities=[c.similarity for c in candidates],
         keyword_scores=[c.keyword_score for c in candidates],
@@ -137,9 +174,11 @@ def fused_order(case: DumpedCase, *, keyword_weight: float, page_topic: float) -
         pages=[c.path for c in candidates],
         page_topics=[c.page_topic for c in candidates],
         page_topic_weight=page_topic,
+        phrase_shares=[c.phrase_share for c in candidates],
+        phrase_weight=phrases if case.coverage >= SHIPPED.quoted_coverage else 0.0,
     )
     order = sorted(range(len(candidates)), key=lambda i: -scores[i])
-    return ranked_documents(candidates[i].path for i in order)
+    return [candidates[i] for i in order]
 
 
 def rrf_ranker(*, keyword_weight: float, k: int = 60) -> Ranker:
@@ -328,18 +367,27 @@ class TopicFold:
     without: float  # the held-out set with no page topic
 
 
-def shipped_ndcg(cases: Sequence[DumpedCase], *, page_topic: float) -> float:
+SHIPPED_POLICY = Policy(
+    plain=SHIPPED.keyword_plain,
+    identifier=SHIPPED.keyword_identifier,
+    quoted=SHIPPED.keyword_quoted,
+    coverage=SHIPPED.quoted_coverage,
+)
+
+
+def shipped_ndcg(
+    cases: Sequence[DumpedCase], *, page_topic: float, quoted_phrase: float | None = None
+) -> float:
     """nDCG@10 under the shipped keyword-weight policy (``FusionWeights.keyword_weight``'s
-    buckets) at page-topic weight ``page_topic``."""
-    policy = Policy(
-        plain=SHIPPED.keyword_plain,
-        identifier=SHIPPED.keyword_identifier,
-        quoted=SHIPPED.keyword_quoted,
-        coverage=SHIPPED.quoted_coverage,
-    )
+    buckets) at page-topic weight ``page_topic`` (and phrase weight ``quoted_phrase``)."""
 
     def rank(case: DumpedCase) -> list[str]:
-        return fused_order(case, keyword_weight=policy.weight(case), page_topic=page_topic)
+        return fused_order(
+            case,
+            keyword_weight=SHIPPED_POLICY.weight(case),
+            page_topic=page_topic,
+            quoted_phrase=quoted_phrase,
+        )
 
     return metrics(cases, rank)["ndcg@10"]
 
@@ -358,3 +406,57 @@ def page_topic_folds(sets: dict[str, list[DumpedCase]]) -> tuple[list[TopicFold]
         i = best([name for name in sets if name != held_out] or [held_out])
         folds.append(TopicFold(held_out, TOPIC_GRID[i], grid[held_out][i], grid[held_out][0]))
     return folds, TOPIC_GRID[best(list(sets))]
+
+
+@dataclass(frozen=True)
+class PhraseFold:
+    held_out: str
+    quoted_phrase: float
+    ndcg: float  # the held-out set's page nDCG@10 at that weight
+    without: float  # ... with no phrase bonus
+    section_recall: float | None  # its section R@1 at that weight (None: no section labels)
+    section_without: float | None
+
+
+def section_recall_at_1(cases: Sequence[DumpedCase], *, quoted_phrase: float) -> float | None:
+    """Section R@1 under the shipped weights at phrase weight ``quoted_phrase``: the first
+    candidate's (page, heading path) is a labelled section; None without section labels."""
+    labelled = [c for c in cases if c.relevant and c.relevant_sections]
+    if not labelled:
+        return None
+    hits = 0.0
+    for case in labelled:
+        order = fused_candidates(
+            case, SHIPPED_POLICY.weight(case), SHIPPED.page_topic, quoted_phrase
+        )
+        units = {(p, s) for p in case.relevant for s in case.relevant_sections}
+        hits += bool(order) and (order[0].path, order[0].heading_path) in units
+    return hits / len(labelled)
+
+
+def phrase_folds(sets: dict[str, list[DumpedCase]]) -> tuple[list[PhraseFold], float]:
+    """Leave-one-set-out over ``PHRASE_GRID`` with every other weight shipped: each set gets the
+    weight best on the others (mean page nDCG@10; ties: the smaller). Also returns the weight
+    best on every set."""
+    grid = {
+        name: [shipped_ndcg(c, page_topic=SHIPPED.page_topic, quoted_phrase=p) for p in PHRASE_GRID]
+        for name, c in sets.items()
+    }
+
+    def best(names: Sequence[str]) -> int:
+        return max(range(len(PHRASE_GRID)), key=lambda i: (mean(grid[n][i] for n in names), -i))
+
+    folds = []
+    for held_out, cases in sets.items():
+        i = best([name for name in sets if name != held_out] or [held_out])
+        folds.append(
+            PhraseFold(
+                held_out,
+                PHRASE_GRID[i],
+                grid[held_out][i],
+                grid[held_out][0],
+                section_recall_at_1(cases, quoted_phrase=PHRASE_GRID[i]),
+                section_recall_at_1(cases, quoted_phrase=0.0),
+            )
+        )
+    return folds, PHRASE_GRID[best(list(sets))]
