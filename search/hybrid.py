@@ -117,7 +117,7 @@ class CandidateRow:
     page_topic: float | None
     token_count: int  # the chunk's length in the model's word pieces
     page_chunks: int | None  # how many chunks its page has (kept with the page's centroid)
-    phrase_share: float | None  # of the question's phrases' weight, what the chunk holds
+    phrase_share: float | None  # of a quoting question's phrases' weight, what the chunk holds
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,8 @@ class Hit:
     page_topic: float | None = None  # the page's centroid cosine (FusionWeights.page_topic)
     token_count: int = 0  # the chunk's length in the model's word pieces
     page_chunks: int | None = None  # how many chunks its page has (None without the page topic)
-    # The share of the question's phrases it holds as written (None without a keyword leg).
+    # The share of the question's phrases it holds as written: read only for a question that
+    # quotes the docs, in three phrases or more (``search.terms``); None otherwise.
     phrase_share: float | None = None
     # Not retrieved but read beside the hits: another section of a page they come from
     # (``search.services.with_page_sections``); no leg ranked it and its fused score is 0.
