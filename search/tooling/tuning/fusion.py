@@ -26,21 +26,8 @@ from search.tooling.evaluation import (
 
 WEIGHT_GRID = tuple(round(step * 0.05, 2) for step in range(21))
 TOPIC_GRID = tuple(round(step * 0.1, 1) for step in range(26))  # FusionWeights.page_topic
-PHRASE_GRID = (
-    0.0,
-    0.5,
-    1.0,
-    1.5,
-    2.0,
-    3.0,
-    4.0,
-    5.0,
-    6.0,
-    8.0,
-    10.0,
-    12.0,
-    16.0,
-)  # FusionWeights.quoted_phrase
+# FusionWeights.quoted_phrase
+PHRASE_GRID = (0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 12.0, 16.0)
 SHIPPED = FusionWeights()
 
 
