@@ -115,26 +115,31 @@ def term_weights(*, embedding_model: EmbeddingModel, keywords: KeywordQuery) -> 
     lexeme no chunk holds that is a typing slip from one that chunks do hold is read as that one
     (``search.spelling``), in the terms and in ``question_idf``.
     """
+    # One round trip: the terms' statistics, then (kind "position") where each lexeme stands in
+    # the question as written, which its phrases are read from.
     with reading_connection().cursor() as cursor:
         cursor.execute(
             f"""
-            SELECT q.lexeme, coalesce(t.chunk_count, 0) AS document_frequency,
-                   s.chunk_count, s.term_count
+            SELECT 'term', q.lexeme, coalesce(t.chunk_count, 0), s.chunk_count, s.term_count,
+                   NULL::smallint[]
             FROM (SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', %(text)s))) q
             CROSS JOIN {INDEX_STATISTICS} s
             LEFT JOIN {TERM_STATISTICS} t
                 ON t.embedding_model_id = s.embedding_model_id AND t.lexeme = q.lexeme
             WHERE s.embedding_model_id = %(model)s AND s.chunk_count > 0
-            ORDER BY q.lexeme
+            UNION ALL
+            SELECT 'position', lexeme, NULL, NULL, NULL, positions
+            FROM unnest(to_tsvector('english', %(question)s))
             """,
-            {"text": " ".join(keywords.terms), "model": embedding_model.pk},
+            {
+                "text": " ".join(keywords.terms),
+                "question": keywords.text,
+                "model": embedding_model.pk,
+            },
         )
-        every = cursor.fetchall()
-        cursor.execute(
-            "SELECT lexeme, positions FROM unnest(to_tsvector('english', %(text)s))",
-            {"text": keywords.text},
-        )
-        parsed = cursor.fetchall()
+        rows = cursor.fetchall()
+    every = sorted(tuple(row[1:5]) for row in rows if row[0] == "term")  # by lexeme
+    parsed = [(row[1], row[5]) for row in rows if row[0] == "position"]
     # A lexeme no chunk holds may be a typing slip: it is searched as its nearest indexed one.
     corrected = lexeme_corrections(
         lexemes=[lexeme for lexeme, df, _, _ in every if df == 0], embedding_model=embedding_model
@@ -160,8 +165,8 @@ def term_weights(*, embedding_model: EmbeddingModel, keywords: KeywordQuery) -> 
     selecting, pairs = _selecting(held)
     idfs = {lexeme: idf(df) for lexeme, df in held}
     return KeywordTerms(
-        lexemes=tuple(lexeme for lexeme, _ in held),
-        idfs=tuple(idf(df) for _, df in held),
+        lexemes=tuple(idfs),
+        idfs=tuple(idfs.values()),
         selecting=selecting,
         pairs=pairs,
         average_length=max(total_terms / chunks, 1.0),
