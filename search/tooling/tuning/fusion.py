@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from search.fusion import FusionWeights, fuse
@@ -138,20 +138,24 @@ def fused_order(
 ) -> list[str]:
     """The case's pages in the order ``fuse`` gives them at these weights."""
     return ranked_documents(
-        c.path for c in fused_candidates(case, keyword_weight, page_topic, quoted_phrase)
+        c.path
+        for c in fused_candidates(
+            case, keyword_weight=keyword_weight, page_topic=page_topic, quoted_phrase=quoted_phrase
+        )
     )
 
 
 def fused_candidates(
     case: DumpedCase,
+    *,
     keyword_weight: float,
     page_topic: float,
     quoted_phrase: float | None = None,
 ) -> list[DumpedCandidate]:
     """The case's candidates in the order ``fuse`` gives them at these weights; the phrase
-    weight (the shipped one unless given) counts for a question that quotes the docs."""
+    weight (the shipped one unless given) counts as ``FusionWeights.phrase_weight`` says."""
     candidates = case.candidates
-    phrases = SHIPPED.quoted_phrase if quoted_phrase is None else quoted_phrase
+    weights = SHIPPED if quoted_phrase is None else replace(SHIPPED, quoted_phrase=quoted_phrase)
     scores = fuse(
         similarities=[c.similarity for c in candidates],
         keyword_scores=[c.keyword_score for c in candidates],
@@ -162,7 +166,7 @@ def fused_candidates(
         page_topics=[c.page_topic for c in candidates],
         page_topic_weight=page_topic,
         phrase_shares=[c.phrase_share for c in candidates],
-        phrase_weight=phrases if case.coverage >= SHIPPED.quoted_coverage else 0.0,
+        phrase_weight=weights.phrase_weight(coverage=case.coverage),
     )
     order = sorted(range(len(candidates)), key=lambda i: -scores[i])
     return [candidates[i] for i in order]
@@ -414,7 +418,10 @@ def section_recall_at_1(cases: Sequence[DumpedCase], *, quoted_phrase: float) ->
     hits = 0.0
     for case in labelled:
         order = fused_candidates(
-            case, SHIPPED_POLICY.weight(case), SHIPPED.page_topic, quoted_phrase
+            case,
+            keyword_weight=SHIPPED_POLICY.weight(case),
+            page_topic=SHIPPED.page_topic,
+            quoted_phrase=quoted_phrase,
         )
         units = {(p, s) for p in case.relevant for s in case.relevant_sections}
         hits += bool(order) and (order[0].path, order[0].heading_path) in units
