@@ -682,3 +682,24 @@ def test_a_phrase_keeps_the_distance_stop_words_make_even_when_a_word_repeats(
         ("docker", "context", 1),
     ]
     assert all(phrase.weight > 0 for phrase in terms.phrases)
+
+
+def test_a_typing_slip_in_a_quote_is_read_as_the_word_in_its_phrases(
+    options_center: Path,
+) -> None:
+    # given a quote with "symbol" mistyped, a word no chunk holds but one slip from one that does
+    embedding_model = EmbeddingModel.objects.active().get()
+    terms = search.terms.keyword_terms(
+        embedding_model=embedding_model,
+        keywords=keyword_query("The symbl used before displaying the Docker context"),
+        audiences=("public",),
+    )
+
+    # then its phrases read it as the indexed word, so a chunk holding the quote holds them
+    assert "symbol" in terms.lexemes
+    assert (terms.phrases[0].first, terms.phrases[0].second) == ("symbol", "use")
+    result = retrieve(
+        question="The symbl used before displaying the Docker context.", rerank=False, limit=5
+    )
+    assert result.hits[0].heading_path == "Configuration > Docker context > Options"
+    assert result.hits[0].phrase_share == pytest.approx(1.0)
