@@ -77,9 +77,10 @@ def fuse(
     page_topic_weight: float = 0.0,
     phrase_shares: Sequence[float | None] = (),
     phrase_weight: float = 0.0,
+    refers_to: Sequence[object | None] = (),
 ) -> list[float]:
     """``(1 - w) * z(cosine) + w * z(BM25)`` per candidate, plus its phrases and the page
-    topic.
+    topic; a page that a cross-reference candidate names ranks at least as high as it.
 
     Each leg's scores are standardised by the mean and spread of the candidates that leg
     ranked itself (its own top list), so a leg that is confident (one hit far above its
@@ -103,6 +104,12 @@ def fuse(
     ``phrase_shares`` is each candidate's share of the question's phrases (``search.terms``);
     ``phrase_weight`` times it is added before the pages' best candidates are chosen, so a
     page's best is the one holding the question's words as written.
+
+    ``refers_to`` names, for a candidate that only sends the reader to another candidate page
+    ("See [Logging](…) for how to e-mail errors to admins.", ``search.references``), that page;
+    the page's best candidate then scores at least just above it, whatever the cross-reference
+    scored: its closeness to the question is the other page's. Only when both legs ran, as for
+    the page topic.
     """
     vector = _standardised(similarities, vector_ranked, floor_at_own=True)
     keyword = _standardised(keyword_scores, keyword_ranked)
@@ -126,7 +133,27 @@ def fuse(
                 best[page] = i
         for i in best.values():
             fused[i] += page_topic_weight * (1 - keyword_weight) * topic[i]
+    if any(page is not None for page in refers_to):
+        fused = _referred_pages_raised(fused, pages, refers_to)
     return fused
+
+
+def _referred_pages_raised(
+    fused: list[float], pages: Sequence[object], refers_to: Sequence[object | None]
+) -> list[float]:
+    """``fused`` with each referred page's best candidate raised to just above the best
+    cross-reference naming it (``fuse``). One step: a page raised so does not pass the rise on
+    to a page it refers to in turn."""
+    best: dict[object, int] = {}
+    for i, page in enumerate(pages):
+        if page not in best or fused[i] > fused[best[page]]:
+            best[page] = i
+    raised = list(fused)
+    for i, page in enumerate(refers_to):
+        if page is not None and page in best:
+            target = best[page]
+            raised[target] = max(raised[target], math.nextafter(fused[i], math.inf))
+    return raised
 
 
 def _page_topic(pages: Sequence[object], topics: Sequence[float | None]) -> list[float] | None:

@@ -44,6 +44,9 @@ class Hit:
     # The share of the question's phrases it holds as written: read only for a question that
     # quotes the docs, in three phrases or more (``search.terms``); None otherwise.
     phrase_share: float | None = None
+    # The page this chunk sends the reader to, when it is a cross-reference to another candidate
+    # ("See [Logging](…) for …", ``search.references``): that page ranks at least as high.
+    refers_to: str | None = None
     # Not retrieved but read beside the hits: another section of a page they come from
     # (``search.services.with_page_sections``); no leg ranked it and its fused score is 0.
     page_section: bool = False
@@ -72,6 +75,7 @@ class Hit:
             "token_count": self.token_count,
             "page_chunks": self.page_chunks,
             "phrase_share": self.phrase_share,
+            "refers_to": self.refers_to,
             "page_section": self.page_section,
         }
 

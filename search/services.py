@@ -24,6 +24,7 @@ from kb.selectors.access import PUBLIC_AUDIENCES
 from search.fusion import FusionWeights, fuse
 from search.hybrid import CANDIDATES, LEG_DEPTH, CandidateRow, HybridQuery, hybrid_candidates
 from search.keywords import KeywordQuery, keyword_query, proper_names
+from search.references import referred_page
 from search.rerankers import get_reranker
 from search.rerankers.base import Reranker, RerankError
 from search.rerankers.features import RankingQuestion
@@ -377,7 +378,10 @@ def _hits_fused(
 ) -> list[Hit]:
     """The statement's candidates as hits, best fused score first. Ties go to the better leg
     rank; a leg that did not rank a chunk puts it after every chunk it did (ranks run past
-    the leg depth: the pages' best chunks follow it)."""
+    the leg depth: the pages' best chunks follow it). A candidate that is a cross-reference
+    to another candidate's page (``search.references``) names it in ``refers_to``."""
+    pages = {row.path: row.document_id for row in rows}
+    referred = [referred_page(row.text, path=row.path, pages=pages) for row in rows]
     fused = fuse(
         similarities=[row.similarity for row in rows],
         keyword_scores=[row.keyword_score for row in rows],
@@ -389,6 +393,7 @@ def _hits_fused(
         page_topic_weight=page_topic,
         phrase_shares=[row.phrase_share for row in rows],
         phrase_weight=phrase_weight,
+        refers_to=[None if path is None else pages[path] for path in referred],
     )
     hits = [
         Hit(
@@ -410,8 +415,9 @@ def _hits_fused(
             token_count=int(row.token_count),
             page_chunks=row.page_chunks,
             phrase_share=None if row.phrase_share is None else float(row.phrase_share),
+            refers_to=refers_to,
         )
-        for row, score in zip(rows, fused, strict=True)
+        for row, score, refers_to in zip(rows, fused, referred, strict=True)
     ]
     hits.sort(
         key=lambda hit: (

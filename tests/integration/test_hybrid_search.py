@@ -246,6 +246,35 @@ def test_fuse_adds_the_phrase_share_before_choosing_each_pages_best_candidate() 
     assert fuse(**alike, phrase_shares=[0.0, 1.0, 0.5]) == plain
 
 
+def test_fuse_ranks_the_page_a_cross_reference_names_just_above_it() -> None:
+    # given a cross-reference of page "a" ("See [B](b.md) for …") scoring above every candidate
+    # of page "b" it names, and a candidate of page "c" that refers to a page not among them
+    alike = dict(
+        similarities=[0.6, 0.5, 0.4, 0.55],
+        keyword_scores=[2.5, 2.0, 1.0, 2.2],
+        vector_ranked=[True, True, True, True],
+        keyword_ranked=[True, True, True, True],
+        keyword_weight=0.3,
+        pages=["a", "b", "b", "c"],
+        page_topics=[0.5, 0.3, 0.3, 0.4],
+        page_topic_weight=1.0,
+    )
+    plain = fuse(**alike)
+
+    fused = fuse(**alike, refers_to=["b", None, None, "z"])
+
+    # then "b"'s best candidate scores just above the reference, its other one keeps its score,
+    # and a reference to a page that is not a candidate changes nothing
+    assert fused[1] > fused[0] == plain[0]
+    assert fused[1] == pytest.approx(plain[0])
+    assert (fused[2], fused[3]) == (plain[2], plain[3])
+    # and a page already above the reference that names it keeps its score
+    assert fuse(**alike, refers_to=[None, None, None, "a"]) == plain
+    # and with one leg the order stays that leg's own
+    one_leg = {**alike, "keyword_scores": [None] * 4}
+    assert fuse(**one_leg, refers_to=["b", None, None, None]) == fuse(**one_leg)
+
+
 def test_page_topic_is_the_cosine_of_the_pages_mean_chunk_vector(
     tmp_path: Path, local_embedder
 ) -> None:
@@ -703,3 +732,65 @@ def test_a_typing_slip_in_a_quote_is_read_as_the_word_in_its_phrases(
     )
     assert result.hits[0].heading_path == "Configuration > Docker context > Options"
     assert result.hits[0].phrase_share == pytest.approx(1.0)
+
+
+@pytest.fixture
+def cross_reference_center(tmp_path: Path, cached_embedder) -> Path:
+    # given a page about errors whose "Logging" section only sends the reader to the logging
+    # page, and a logging page whose many other sections pull its topic away from the question
+    root = tmp_path / "docs"
+    _write(
+        root,
+        "errors.md",
+        "# Handling Application Errors\n\nApplications fail and servers crash. Sooner or later "
+        "you will see an exception in production, even if your code is perfect.\n\n"
+        "## Error handlers\n\nAn error handler returns a response when a type of error is "
+        "raised, such as a crash in a view or a page that is not found.\n\n"
+        "## Custom error pages\n\nYou can show your own page for a 404 or a 500 error instead "
+        "of the default one, so visitors see your site's layout when something breaks.\n\n"
+        "## Logging\n\nSee [Logging](logging.md) for information about how to log exceptions, "
+        "such as by emailing them to admins.\n",
+    )
+    _write(
+        root,
+        "logging.md",
+        "# Logging\n\nThe application writes log messages through Python's standard logging "
+        "module.\n\n## Basic configuration\n\nConfigure the log level and the log format as "
+        "early as possible, before the application object is created.\n\n## Default handler\n\n"
+        "If you do not configure logging, a default handler writes messages to the stream of "
+        "the web server.\n\n## Email errors to admins\n\nOn a remote server you rarely read the "
+        "log file. To hear about problems at once, add an SMTP handler that sends a message to "
+        "the administrators' addresses for every record logged at the error level.\n\n"
+        "## Injecting request information\n\nA formatter can add the request's URL and the "
+        "remote address to each record.\n\n## Other libraries\n\nOther packages log too; "
+        "attach your handlers to the root logger to see their messages.\n",
+    )
+    for number, topic in enumerate(["Deploying", "Configuration", "Testing", "Templates"]):
+        _write(
+            root,
+            f"guide-{number}.md",
+            f"# {topic}\n\n## Overview\n\n{topic} of the application is described here, "
+            "with examples for a production setup.\n",
+        )
+    corpus_sync(directory=root, embedder=cached_embedder, actor=SYSTEM)
+    return root
+
+
+def test_a_section_that_only_sends_the_reader_elsewhere_ranks_the_page_it_names_first(
+    cross_reference_center: Path,
+) -> None:
+    # when a question is as close to the cross-reference as to the section it points to
+    result = retrieve(
+        question="When the site crashes in production I'd like the admins to get an email "
+        "with the error.",
+        rerank=False,
+        limit=5,
+    )
+
+    # then the page that says how comes first, the reference that names it right after (the
+    # errors page, about the question as a whole, ranked first without the reference's rule)
+    first, second = result.hits[:2]
+    assert (first.path, first.heading_path) == ("logging.md", "Logging > Email errors to admins")
+    assert second.heading_path == "Handling Application Errors > Logging"
+    assert second.refers_to == "logging.md" and first.refers_to is None
+    assert first.evidence()["refers_to"] is None and second.evidence()["refers_to"] == "logging.md"

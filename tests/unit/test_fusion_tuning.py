@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
+from search.results import Hit
 from search.tooling.tuning.fusion import (
     PHRASE_GRID,
     TOPIC_GRID,
     DumpedCandidate,
     DumpedCase,
+    dumped_candidate,
+    fused_order,
     page_topic_folds,
     phrase_folds,
     shipped_ndcg,
@@ -103,3 +108,45 @@ def test_phrases_count_only_for_a_question_that_quotes_the_docs() -> None:
 
     assert best == PHRASE_GRID[0] == 0.0
     assert all(fold.ndcg == fold.without and fold.section_recall == 0.0 for fold in folds)
+
+
+def test_the_replay_ranks_the_page_a_cross_reference_names_as_the_product_does() -> None:
+    # given a page whose best candidate only sends the reader to the labelled page, as the
+    # product's hit records it (search.references)
+    hit = Hit(
+        chunk_id=1,
+        document_id=1,
+        path="wrong.md",
+        title="Errors",
+        heading_path="Errors > Logging",
+        text="See [Logging](right.md) for how to e-mail errors to admins.",
+        char_start=0,
+        char_end=60,
+        updated_on=None,
+        vector_rank=1,
+        keyword_rank=1,
+        fused_score=1.0,
+        similarity=0.52,
+        keyword_score=2.2,
+        refers_to="right.md",
+    )
+    reference = dumped_candidate(hit)
+    case = DumpedCase(
+        id="x",
+        question="q",
+        kind="natural",
+        relevant=("right.md",),
+        identifier=False,
+        coverage=0.3,
+        candidates=(
+            reference,
+            DumpedCandidate("right.md", "", 0.50, 2.0, True, True),
+            DumpedCandidate("other.md", "", 0.30, 0.5, True, True),
+        ),
+    )
+
+    # then the dump keeps the page it names, and the replay puts that page first
+    assert reference.refers_to == "right.md"
+    assert fused_order(case, keyword_weight=0.3, page_topic=0.0)[:2] == ["right.md", "wrong.md"]
+    plain = replace(case, candidates=(replace(reference, refers_to=None), *case.candidates[1:]))
+    assert fused_order(plain, keyword_weight=0.3, page_topic=0.0)[:2] == ["wrong.md", "right.md"]

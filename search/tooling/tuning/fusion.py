@@ -48,6 +48,7 @@ class DumpedCandidate:
     token_count: int = 0
     page_chunks: int | None = None
     phrase_share: float = 0.0  # of the question's phrases (dumps before it have none)
+    refers_to: str | None = None  # the page a cross-reference names (search.references)
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,7 @@ def dumped_candidate(hit: Hit) -> DumpedCandidate:
         token_count=hit.token_count,
         page_chunks=hit.page_chunks,
         phrase_share=hit.phrase_share or 0.0,
+        refers_to=hit.refers_to,
     )
 
 
@@ -167,6 +169,7 @@ def fused_candidates(
         page_topic_weight=page_topic,
         phrase_shares=[c.phrase_share for c in candidates],
         phrase_weight=weights.phrase_weight(coverage=case.coverage),
+        refers_to=[c.refers_to for c in candidates],
     )
     order = sorted(range(len(candidates)), key=lambda i: -scores[i])
     return [candidates[i] for i in order]
