@@ -6,7 +6,6 @@ from dataclasses import replace
 
 import pytest
 
-from search.results import Hit
 from search.tooling.tuning.fusion import (
     PHRASE_GRID,
     TOPIC_GRID,
@@ -18,6 +17,7 @@ from search.tooling.tuning.fusion import (
     phrase_folds,
     shipped_ndcg,
 )
+from tests.support.retrieval import one_hit_result
 
 
 def _case(case_id: str, *, topic_gap: float) -> DumpedCase:
@@ -113,23 +113,14 @@ def test_phrases_count_only_for_a_question_that_quotes_the_docs() -> None:
 def test_the_replay_ranks_the_page_a_cross_reference_names_as_the_product_does() -> None:
     # given a page whose best candidate only sends the reader to the labelled page, as the
     # product's hit records it (search.references)
-    hit = Hit(
-        chunk_id=1,
-        document_id=1,
+    found = one_hit_result(
         path="wrong.md",
         title="Errors",
         heading_path="Errors > Logging",
         text="See [Logging](right.md) for how to e-mail errors to admins.",
-        char_start=0,
-        char_end=60,
-        updated_on=None,
-        vector_rank=1,
-        keyword_rank=1,
-        fused_score=1.0,
         similarity=0.52,
-        keyword_score=2.2,
-        refers_to="right.md",
-    )
+    ).hits[0]
+    hit = replace(found, keyword_score=2.2, refers_to="right.md")
     reference = dumped_candidate(hit)
     case = DumpedCase(
         id="x",
