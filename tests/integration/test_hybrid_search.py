@@ -270,6 +270,10 @@ def test_fuse_ranks_the_page_a_cross_reference_names_just_above_it() -> None:
     assert (fused[2], fused[3]) == (plain[2], plain[3])
     # and a page already above the reference that names it keeps its score
     assert fuse(**alike, refers_to=[None, None, None, "a"]) == plain
+    # and one step only: "b" raised by "a"'s reference does not raise "c", which "b"'s own
+    # best candidate names, above it (that reference scored below "c")
+    chained = fuse(**alike, refers_to=["b", "c", None, None])
+    assert chained[1] > chained[0] and chained[3] == plain[3] < chained[1]
     # and with one leg the order stays that leg's own
     one_leg = {**alike, "keyword_scores": [None] * 4}
     assert fuse(**one_leg, refers_to=["b", None, None, None]) == fuse(**one_leg)
