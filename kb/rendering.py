@@ -393,6 +393,16 @@ def document_link(
     return href if target is None else target.address(exists)
 
 
+def linked_document(*, href: str, document_path: str, exists: Callable[[str], bool]) -> str | None:
+    """The document a link of page ``document_path`` points at, resolved as ``document_link``
+    resolves it, when ``exists`` knows it; None for a link to a site, an anchor of the page
+    itself, or a page ``exists`` does not know."""
+    target = _link_target(href=href, document_path=document_path)
+    if target is None:
+        return None
+    return next((candidate for candidate in target.candidates if exists(candidate)), None)
+
+
 @dataclass(frozen=True)
 class _LinkTarget:
     candidates: tuple[str, ...]  # the documents the link could mean, most likely first

@@ -127,11 +127,7 @@ def fuse(
         ]
     topic = _page_topic(pages, page_topics) if page_topic_weight else None
     if topic is not None:
-        best: dict[object, int] = {}
-        for i, page in enumerate(pages):
-            if page not in best or fused[i] > fused[best[page]]:
-                best[page] = i
-        for i in best.values():
+        for i in _page_bests(fused, pages).values():
             fused[i] += page_topic_weight * (1 - keyword_weight) * topic[i]
     if any(page is not None for page in refers_to):
         fused = _referred_pages_raised(fused, pages, refers_to)
@@ -144,16 +140,22 @@ def _referred_pages_raised(
     """``fused`` with each referred page's best candidate raised to just above the best
     cross-reference naming it (``fuse``). One step: a page raised so does not pass the rise on
     to a page it refers to in turn."""
-    best: dict[object, int] = {}
-    for i, page in enumerate(pages):
-        if page not in best or fused[i] > fused[best[page]]:
-            best[page] = i
+    best = _page_bests(fused, pages)
     raised = list(fused)
     for i, page in enumerate(refers_to):
         if page is not None and page in best:
             target = best[page]
             raised[target] = max(raised[target], math.nextafter(fused[i], math.inf))
     return raised
+
+
+def _page_bests(fused: Sequence[float], pages: Sequence[object]) -> dict[object, int]:
+    """Each page's best-scoring candidate (the first of equals)."""
+    best: dict[object, int] = {}
+    for i, page in enumerate(pages):
+        if page not in best or fused[i] > fused[best[page]]:
+            best[page] = i
+    return best
 
 
 def _page_topic(pages: Sequence[object], topics: Sequence[float | None]) -> list[float] | None:

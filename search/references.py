@@ -22,11 +22,10 @@ import re
 from collections.abc import Collection
 
 from kb.chunking.sentences import split_sentences
-from kb.rendering import document_link
+from kb.content_checks import INLINE_LINK
+from kb.rendering import linked_document
 
 SENDS_ELSEWHERE = re.compile(r"(?:see|refer|for (?:more|further|details))\b", re.IGNORECASE)
-LINK_ADDRESS = re.compile(r"\]\((?P<href>[^()\s]+)(?:\s+\"[^\"]*\")?\)")
-DOCS_PREFIX = "/docs/"
 
 
 def referred_page(text: str, *, path: str, pages: Collection[str]) -> str | None:
@@ -37,11 +36,8 @@ def referred_page(text: str, *, path: str, pages: Collection[str]) -> str | None
         return None
     if len(split_sentences(text, abbreviations=True)) != 1:
         return None
-    for link in LINK_ADDRESS.finditer(text):
-        address = document_link(
-            href=link.group("href"), document_path=path, exists=pages.__contains__
-        )
-        target = address.removeprefix(DOCS_PREFIX).partition("#")[0]
-        if address.startswith(DOCS_PREFIX) and target != path and target in pages:
+    for link in INLINE_LINK.finditer(text):  # a picture's address is not a link
+        target = linked_document(href=link.group(2), document_path=path, exists=pages.__contains__)
+        if target is not None and target != path:
             return target
     return None

@@ -789,6 +789,25 @@ def test_a_link_to_an_mdx_file_points_at_its_docs_page() -> None:
     )
 
 
+def test_the_document_a_link_points_at_is_the_one_the_page_view_links_to() -> None:
+    from kb.rendering import document_link, linked_document
+
+    pages = {"configuration/ugly-urls.md", "guides/upgrade/_index.md", "faq.md"}
+    # a Hugo page address, a folder's index page, a file with an anchor: as the view links them
+    for href, path in [
+        ("/configuration/ugly-urls/", "content-management/urls.md"),
+        ("../upgrade/", "guides/install.md"),
+        ("faq.md#sync", "index.md"),
+    ]:
+        found = linked_document(href=href, document_path=path, exists=pages.__contains__)
+        assert found in pages
+        linked = document_link(href=href, document_path=path, exists=pages.__contains__)
+        assert linked.partition("#")[0] == f"/docs/{found}"
+    # a page not in the corpus, a site, an anchor of the page itself: none
+    for href in ["billing.md", "https://docs.python.org/3/", "#retries"]:
+        assert linked_document(href=href, document_path="faq.md", exists=pages.__contains__) is None
+
+
 def test_a_link_that_leaves_the_corpus_is_left_alone() -> None:
     from kb.rendering import document_link
 

@@ -6,7 +6,14 @@ import pytest
 
 from search.references import referred_page
 
-PAGES = {"errorhandling.rst", "logging.rst", "api/errors.md", "webhooks/retries.md", "faq.md"}
+PAGES = {
+    "errorhandling.rst",
+    "logging.rst",
+    "api/errors.md",
+    "webhooks/retries.md",
+    "faq.md",
+    "configuration/ugly-urls.md",
+}
 
 
 @pytest.mark.parametrize(
@@ -30,6 +37,12 @@ PAGES = {"errorhandling.rst", "logging.rst", "api/errors.md", "webhooks/retries.
             "api/errors.md",
             "webhooks/retries.md",
         ),
+        # a Hugo page address, as Hugo's URL page writes it
+        (
+            "See [configure ugly URLs](/configuration/ugly-urls/).",
+            "content-management/urls.md",
+            "configuration/ugly-urls.md",
+        ),
     ],
 )
 def test_a_one_sentence_chunk_that_sends_the_reader_to_another_page_names_it(
@@ -52,6 +65,8 @@ def test_a_one_sentence_chunk_that_sends_the_reader_to_another_page_names_it(
         ("See [Billing](billing.md) for invoices.", "faq.md"),
         ("See [below](#retries) and [this page](faq.md) for the schedule.", "faq.md"),
         ("See [the Python docs](https://docs.python.org/3/library/logging.html).", "faq.md"),
+        # a picture is not a link, even one whose file is named like a page
+        ("See ![the sync diagram](faq.md) above.", "logging.rst"),
         # a sentence that only opens with the same letters
         ("Seems to fail? Check [the FAQ](faq.md).", "logging.rst"),
         ("", "faq.md"),
