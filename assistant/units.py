@@ -55,7 +55,7 @@ from search.lexemes import stem as _stem
 # Fences, headings, list items and table delimiters are recognised by kb (``passage_lines``),
 # as the chunker saw them; these only take the markup off a line that is quoted.
 LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s*")
-ORDERED_MARKER = re.compile(r"^\s*\d+[.)]\s")
+ORDERED_MARKER = re.compile(r"^\s*(\d{1,9})[.)]\s")  # CommonMark: at most nine digits
 TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 # A link's label may hold brackets once ("[[services.concurrency]](…)"), its address parentheses
 # ("…/wiki/Toml_(file)"); a picture, inline or by reference ("![badge][ref]", MkDocs Material's
@@ -596,7 +596,9 @@ def _slips(a: str, b: str, *, limit: int) -> int:
 def _source_units(source: Source) -> list[Unit]:
     found: list[Unit] = []
     blocks = _blocks(source.text)
+    first_unit: list[int] = []  # block -> the position of its first unit (or of the next one)
     for paragraph, block in enumerate(blocks):
+        first_unit.append(len(found))
         # a paragraph the rows of a table follow: its last sentence leads into the table
         leads_into_table = (
             block.kind == "paragraph"
@@ -617,7 +619,7 @@ def _source_units(source: Source) -> list[Unit]:
             )
             continue
         if block.kind == "procedure":
-            holds = tuple(range(len(found) - len(block.items), len(found)))
+            holds = tuple(range(first_unit[block.first], len(found)))  # every unit of its list
             found.append(
                 Unit(
                     source=source,
@@ -705,6 +707,7 @@ class _Block:
     kind: str  # "paragraph", "item", "row", "procedure" or "code"
     text: str
     items: list[str]  # a procedure's steps, as quoted
+    first: int = 0  # a procedure's first block: the blocks from it to the procedure are its list
     code: str = ""
     language: str = ""
     label: str = ""  # the bold label or the term the block stands under, if any
@@ -735,7 +738,10 @@ class _BlockReader:
         self.lead_in: str | None = None  # the "...:" sentence before the current list
         self.in_list = False
         self.steps: list[str] = []  # the current numbered list's items
+        self.steps_from = 0  # the block the first of ``steps`` is read into
+        self.steps_start = 1  # the number the page shows on the first of ``steps``
         self.in_step = False  # the item read last is the last of ``steps``, not one under it
+        self.options: list[str] = []  # the items under a step that ends in a colon
         self.fence: list[str] | None = None  # the code lines of the fenced block being read
         self.fence_in_item = False  # that block is fenced under a list item
         self.language = ""
@@ -876,12 +882,29 @@ class _BlockReader:
         self._flush()
         self.lead_in = self._start_list()
         top_level = not raw[:1].isspace()
-        if not ORDERED_MARKER.match(line) and top_level:
+        ordered = ORDERED_MARKER.match(line)
+        self.in_step = bool(ordered) and top_level
+        # an option of the choice the last step promises ("3. From there you can either:"
+        # over "- Change the account email address…"), indented under it or listed right after
+        # it: read into the step, which says nothing without them
+        option = (
+            not self.in_step
+            and bool(self.steps)
+            and (bool(self.options) or self.steps[-1].endswith(":"))
+        )
+        if not ordered and top_level and not option:
             self._end_procedure()
         self.in_list = True
         item = LIST_MARKER.sub("", line, count=1)
-        self.in_step = bool(ORDERED_MARKER.match(line)) and top_level
+        if option:  # under the step's last sentence, as an item under its list's lead-in
+            self.options.append(item)
+            self.paragraph.append(f"{_sentences(self.steps[-1])[-1]} {item}")
+            return
         if self.in_step:
+            self._options_end()
+            if not self.steps and ordered:
+                # a list goes on from its first number ("3." after a table the list broke at)
+                self.steps_from, self.steps_start = len(self.blocks), int(ordered.group(1))
             self.steps.append(item)
         self.paragraph.append(f"{self.lead_in} {item}" if self.lead_in else item)
 
@@ -911,11 +934,27 @@ class _BlockReader:
             self.paragraph.clear()
         self.term = ""
 
+    def _options_end(self) -> None:
+        """The options read under the last step, if any, into it: "3. From there you can
+        either: Change the account email address…; Transfer individual sites…"."""
+        if not self.options:
+            return
+        step = self.steps[-1]
+        for option in self.options:  # an option that promises more leads into the next one
+            step = f"{step}{' ' if step.endswith(':') else '; '}{option}"
+        self.steps[-1] = step
+        self.options.clear()
+
     def _end_procedure(self) -> None:
+        self._options_end()
         if 2 <= len(self.steps) <= MAX_PROCEDURE_STEPS:
-            numbered = " ".join(f"{n}. {clean(step)}" for n, step in enumerate(self.steps, start=1))
+            numbered = " ".join(
+                f"{n}. {clean(step)}" for n, step in enumerate(self.steps, start=self.steps_start)
+            )
             text = f"{clean(self.lead_in)} {numbered}" if self.lead_in else numbered
-            self.blocks.append(_Block(kind="procedure", text=text, items=list(self.steps)))
+            self.blocks.append(
+                _Block(kind="procedure", text=text, items=list(self.steps), first=self.steps_from)
+            )
         self.steps.clear()
 
     def _start_list(self) -> str | None:

@@ -88,6 +88,85 @@ def test_a_page_section_read_beside_the_passages_gets_a_share_of_its_pages_rank_
     assert [round(_feature("rank", row), 4) for row in rows] == [1.0, 0.5, 0.3333, 0.75, 0.1875]
 
 
+@pytest.mark.parametrize(
+    "indent",
+    [
+        pytest.param("   ", id="indented under the step (Plausible)"),
+        pytest.param("", id="listed right after it (Fly.io)"),
+    ],
+)
+def test_the_options_listed_under_a_step_are_read_into_it_and_each_under_it(indent: str) -> None:
+    # given: a step that promises a choice, then its options (Plausible's "Transfer account
+    # ownership")
+    source = _source(
+        "If you still have access to the account email:\n\n"
+        "1. Reset the password using the account email address\n"
+        "2. Log in to the account\n"
+        "3. Choose what suits you. From there you can either:\n"
+        f"{indent}- [Change the account email address](change-email.md) to one you control\n"
+        f"{indent}- Transfer individual sites out to another account\n\n"
+        "Contact support if neither works for you."
+    )
+
+    # when
+    units = units_of([source])
+
+    # then: the procedure states the choice it promises, each option is read under its step,
+    # and quoting the procedure quotes every unit of its list, not the sentence after it
+    procedure = next(unit for unit in units if unit.kind == "procedure")
+    assert procedure.text == (
+        "If you still have access to the account email: 1. Reset the password using the account "
+        "email address 2. Log in to the account 3. Choose what suits you. From there you can "
+        "either: Change the "
+        "account email address to one you control; Transfer individual sites out to another "
+        "account"
+    )
+    items = [unit for unit in units if unit.kind == "item"]
+    assert [unit.text for unit in items][-2:] == [
+        "From there you can either: Change the account email address to one you control",
+        "From there you can either: Transfer individual sites out to another account",
+    ]
+    assert set(procedure.holds) == {unit.position for unit in items}
+
+
+def test_an_option_that_promises_more_leads_into_the_ones_under_it() -> None:
+    source = _source(
+        "1. Add a Prometheus data source\n"
+        "2. Fill the form with the following:\n"
+        "- URL: `https://api.fly.io/prometheus/<org-slug>/`\n"
+        "- Custom HTTP Headers -> Add Header:\n"
+        "   - Header: `Authorization`\n"
+        "   - Value: `FlyV1 <token>`\n\n"
+        "You're all set."
+    )
+
+    units = units_of([source])
+
+    procedure = next(unit for unit in units if unit.kind == "procedure")
+    assert procedure.text == (
+        "1. Add a Prometheus data source 2. Fill the form with the following: URL: "
+        "`https://api.fly.io/prometheus/<org-slug>/`; Custom HTTP Headers -> Add Header: "
+        "Header: `Authorization`; Value: `FlyV1 <token>`"
+    )
+
+
+def test_a_numbered_list_a_table_broke_goes_on_from_the_number_the_page_shows() -> None:
+    # given: steps around a table (the sample's "Setting up SAML"), or written "1." each
+    source = _source(
+        "1. Go to Settings > Security and click Configure SAML.\n"
+        "2. Copy these values into your IdP:\n\n"
+        "| Field | Value |\n|---|---|\n| Name ID format | `emailAddress` |\n\n"
+        "3. Upload your IdP's metadata XML.\n"
+        "1. Click Test connection and sign in.\n"
+    )
+
+    units = units_of([source])
+
+    assert [unit.text for unit in units if unit.kind == "procedure"][-1] == (
+        "3. Upload your IdP's metadata XML. 4. Click Test connection and sign in."
+    )
+
+
 def test_a_bulleted_list_is_no_procedure() -> None:
     units = units_of([_source("Included in every plan:\n\n- Invoices and receipts\n- Webhooks")])
 
