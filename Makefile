@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed
 TEST_ENV := GROUNDWORK_ENV=test GROUNDWORK_DATA_DIR=$(CURDIR)/.data/test PYTHONDONTWRITEBYTECODE=
 BENCH_ENV := GROUNDWORK_ENV=test DJANGO_DEBUG=false GROUNDWORK_DATA_DIR=$(CURDIR)/.data/bench
 
-.PHONY: install browser demo test screenshots bench bench-load bench-api lint format services-stop clean
+.PHONY: install browser demo test test-vectors screenshots bench bench-load bench-api lint format services-stop clean
 
 install: $(STAMP)
 
@@ -55,6 +55,19 @@ test: install browser
 	$(STOP_TEST_SERVERS); \
 	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests"; exit 1; fi; \
 	exit $$rc
+
+# Refresh tests/data/sample-vectors.npz: the model's vectors of the sample help center's texts
+# (its pages, the questions asked of it, the units its answers quote), which a fresh clone's test
+# run starts from when this machine's model gives the same bits (tests/support/remembered_vectors.py).
+# Made from an empty cache, so it holds only what these tests embed today.
+VECTORS_ENV := GROUNDWORK_ENV=test GROUNDWORK_DATA_DIR=$(CURDIR)/.data/test-vectors
+test-vectors: install
+	rm -rf .data/test-vectors tests/data/sample-vectors.npz
+	$(VECTORS_ENV) PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 $(PY) -m pytest -p pytest_django.plugin \
+	  -p _hypothesis_pytestplugin -q tests/integration/test_chat_start.py \
+	  tests/integration/test_readme_walkthrough.py tests/integration/test_sample_help_center_answers.py
+	$(VECTORS_ENV) $(PY) -m tests.support.remembered_vectors .data/test-vectors/embedding-cache
+	$(PY) -m kb.runtime.embedded stop .data/test-vectors >/dev/null
 
 # Refresh docs/screenshots/ on purpose (make test writes its screenshots under .data/). One
 # picture alone: make screenshots SCREENSHOT_TESTS="tests/e2e/test_admin_screenshots.py -k live_chunk"

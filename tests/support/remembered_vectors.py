@@ -91,3 +91,76 @@ def vectors_remembered(directory: Path) -> Iterator[None]:
         yield
     finally:
         LocalMiniLMEmbedder.embed_documents = original  # type: ignore[method-assign]
+
+
+# --- The vectors a fresh clone starts with ------------------------------------------------------
+#
+# On a fresh clone the suite embeds the sample help center (its 427 chunks, the questions asked
+# of it, the units its answers quote) before any test can reuse them: ~30 s of a 2-core
+# machine's four minutes. ``SEED`` holds what the model gave for those texts when the seed was
+# made (``make test-vectors``), by the same file names as the shared directory. A worker copies
+# them in only when the model, run on this machine, gives the seed's probe text bit for bit the
+# vector the seed holds for it: a machine whose arithmetic differs (another instruction set,
+# another ONNX Runtime) embeds everything itself, as without a seed. A text the seed lacks (a
+# page edited since) is embedded as always.
+
+SEED = Path(__file__).resolve().parents[1] / "data" / "sample-vectors.npz"
+PROBE = "Refunds: annual plans can be refunded within 60 days of purchase."
+
+
+def vectors_seeded(directory: Path, embedder: LocalMiniLMEmbedder, seed: Path = SEED) -> int:
+    """Copy the seed's vectors that ``directory`` lacks into it, if the seed is of this
+    embedder's model and its probe vector is what the model gives here; how many were copied."""
+    if not seed.exists():
+        return 0
+    with np.load(seed) as packed:
+        if str(packed["key"]) != embedder.key:
+            return 0
+        probe = embedder.embed_documents([str(packed["probe_text"])])[0]
+        if not np.array_equal(probe, packed["probe"]):
+            return 0
+        names, vectors = packed["names"], packed["vectors"]
+    copied = 0
+    for name, vector in zip(names, vectors, strict=True):
+        path = directory / f"{name}.npy"
+        if not path.exists():
+            vector_write(path, vector)
+            copied += 1
+    return copied
+
+
+def seed_pack(directory: Path, embedder: LocalMiniLMEmbedder, seed: Path = SEED) -> int:
+    """Write the vectors of ``directory`` (one file per text, as the tests leave them) and the
+    probe's into ``seed``; how many texts it holds."""
+    paths = sorted(directory.glob("*.npy"))
+    vectors = [vector_read(path) for path in paths]
+    kept = [
+        (path.stem, vector)
+        for path, vector in zip(paths, vectors, strict=True)
+        if vector is not None
+    ]
+    np.savez_compressed(
+        seed,
+        key=np.array(embedder.key),
+        probe_text=np.array(PROBE),
+        probe=embedder.embed_documents([PROBE])[0],
+        names=np.array([name for name, _ in kept]),
+        vectors=np.stack([vector for _, vector in kept]).astype(np.float32),
+    )
+    return len(kept)
+
+
+if __name__ == "__main__":  # make test-vectors: python -m tests.support.remembered_vectors DIR
+    import sys
+
+    import django
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    django.setup()
+    from django.conf import settings
+
+    from kb.embedders import embedder_for
+
+    model = embedder_for(settings.EMBEDDING_MODEL)
+    assert isinstance(model, LocalMiniLMEmbedder), "the seed is of the local model's vectors"
+    print(f"{SEED}: {seed_pack(Path(sys.argv[1]), model)} vectors")

@@ -1,0 +1,87 @@
+"""The vectors a fresh clone's test run starts from (``tests/support/remembered_vectors.py``):
+copied in only when this machine's model gives the seed's probe vector bit for bit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from kb.embedders.local import LocalMiniLMEmbedder
+from tests.support.remembered_vectors import (
+    SEED,
+    seed_pack,
+    vector_file,
+    vector_read,
+    vector_write,
+    vectors_seeded,
+)
+
+
+def _cache_of(directory: Path, embedder: LocalMiniLMEmbedder, texts: list[str]) -> list[Path]:
+    vectors = embedder.embed_documents(texts)
+    paths = [vector_file(directory, embedder.key, "d", text) for text in texts]
+    for path, vector in zip(paths, vectors, strict=True):
+        vector_write(path, vector)
+    return paths
+
+
+def test_a_seed_made_by_this_model_here_fills_what_the_cache_lacks(
+    tmp_path: Path, local_embedder: LocalMiniLMEmbedder
+) -> None:
+    # given a seed of two texts' vectors, and a cache that already holds one of them
+    made = _cache_of(tmp_path / "made", local_embedder, ["Refunds take 5 days.", "Plans: Growth"])
+    seed = tmp_path / "seed.npz"
+    assert seed_pack(tmp_path / "made", local_embedder, seed=seed) == 2
+    cache = tmp_path / "cache"
+    vector_write(cache / made[0].name, vector_read(made[0]))  # type: ignore[arg-type]
+
+    # when
+    copied = vectors_seeded(cache, local_embedder, seed=seed)
+
+    # then the other one is copied, bit for bit
+    assert copied == 1
+    assert np.array_equal(vector_read(cache / made[1].name), vector_read(made[1]))  # type: ignore[arg-type]
+
+
+def test_a_seed_whose_probe_this_machine_does_not_reproduce_is_not_used(
+    tmp_path: Path, local_embedder: LocalMiniLMEmbedder
+) -> None:
+    # given a seed whose probe vector differs from the model's by one bit's worth
+    _cache_of(tmp_path / "made", local_embedder, ["Refunds take 5 days."])
+    seed = tmp_path / "seed.npz"
+    seed_pack(tmp_path / "made", local_embedder, seed=seed)
+    with np.load(seed) as packed:
+        parts = {name: packed[name] for name in packed.files}
+    parts["probe"] = np.nextafter(parts["probe"], np.float32(1.0))
+    np.savez_compressed(seed, **parts)
+
+    # when / then: nothing is copied, and the run embeds as without a seed
+    assert vectors_seeded(tmp_path / "cache", local_embedder, seed=seed) == 0
+    assert not (tmp_path / "cache").exists()
+
+
+def test_a_seed_of_another_model_or_none_at_all_is_not_used(
+    tmp_path: Path, local_embedder: LocalMiniLMEmbedder
+) -> None:
+    _cache_of(tmp_path / "made", local_embedder, ["Refunds take 5 days."])
+    seed = tmp_path / "seed.npz"
+    seed_pack(tmp_path / "made", local_embedder, seed=seed)
+    with np.load(seed) as packed:
+        parts = {name: packed[name] for name in packed.files}
+    parts["key"] = np.array("local/another-model")
+    np.savez_compressed(seed, **parts)
+
+    assert vectors_seeded(tmp_path / "cache", local_embedder, seed=seed) == 0
+    assert vectors_seeded(tmp_path / "cache", local_embedder, seed=tmp_path / "none.npz") == 0
+
+
+def test_the_committed_seed_is_of_the_configured_model_and_holds_the_sample_pages(
+    local_embedder: LocalMiniLMEmbedder,
+) -> None:
+    with np.load(SEED) as packed:
+        key, names, vectors = str(packed["key"]), packed["names"], packed["vectors"]
+
+    assert key == local_embedder.key
+    assert vectors.dtype == np.float32 and vectors.shape == (len(names), 384)
+    assert len(set(names.tolist())) == len(names) > 400
