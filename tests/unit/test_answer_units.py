@@ -117,9 +117,8 @@ def test_the_options_listed_under_a_step_are_read_into_it_and_each_under_it(inde
     assert procedure.text == (
         "If you still have access to the account email: 1. Reset the password using the account "
         "email address 2. Log in to the account 3. Choose what suits you. From there you can "
-        "either: Change the "
-        "account email address to one you control; Transfer individual sites out to another "
-        "account"
+        "either: Change the account email address to one you control; Transfer individual "
+        "sites out to another account"
     )
     items = [unit for unit in units if unit.kind == "item"]
     assert [unit.text for unit in items][-2:] == [

@@ -9,6 +9,7 @@ import numpy as np
 
 from kb.embedders.local import LocalMiniLMEmbedder
 from tests.support.remembered_vectors import (
+    PROBE,
     SEED,
     seed_pack,
     vector_file,
@@ -24,6 +25,17 @@ def _cache_of(directory: Path, embedder: LocalMiniLMEmbedder, texts: list[str]) 
     for path, vector in zip(paths, vectors, strict=True):
         vector_write(path, vector)
     return paths
+
+
+def _seed_with(tmp_path: Path, embedder: LocalMiniLMEmbedder, **changed: np.ndarray) -> Path:
+    """A seed of one text's vector, with ``changed`` parts."""
+    _cache_of(tmp_path / "made", embedder, ["Refunds take 5 days."])
+    seed = tmp_path / "seed.npz"
+    seed_pack(tmp_path / "made", embedder, seed=seed)
+    with np.load(seed) as packed:
+        parts = {name: packed[name] for name in packed.files}
+    np.savez_compressed(seed, **{**parts, **changed})
+    return seed
 
 
 def test_a_seed_made_by_this_model_here_fills_what_the_cache_lacks(
@@ -47,14 +59,9 @@ def test_a_seed_made_by_this_model_here_fills_what_the_cache_lacks(
 def test_a_seed_whose_probe_this_machine_does_not_reproduce_is_not_used(
     tmp_path: Path, local_embedder: LocalMiniLMEmbedder
 ) -> None:
-    # given a seed whose probe vector differs from the model's by one bit's worth
-    _cache_of(tmp_path / "made", local_embedder, ["Refunds take 5 days."])
-    seed = tmp_path / "seed.npz"
-    seed_pack(tmp_path / "made", local_embedder, seed=seed)
-    with np.load(seed) as packed:
-        parts = {name: packed[name] for name in packed.files}
-    parts["probe"] = np.nextafter(parts["probe"], np.float32(1.0))
-    np.savez_compressed(seed, **parts)
+    # given a seed whose probe vector differs from the model's by one unit in the last place
+    probe = local_embedder.embed_documents([PROBE])[0]
+    seed = _seed_with(tmp_path, local_embedder, probe=np.nextafter(probe, np.float32(1.0)))
 
     # when / then: nothing is copied, and the run embeds as without a seed
     assert vectors_seeded(tmp_path / "cache", local_embedder, seed=seed) == 0
@@ -64,13 +71,7 @@ def test_a_seed_whose_probe_this_machine_does_not_reproduce_is_not_used(
 def test_a_seed_of_another_model_or_none_at_all_is_not_used(
     tmp_path: Path, local_embedder: LocalMiniLMEmbedder
 ) -> None:
-    _cache_of(tmp_path / "made", local_embedder, ["Refunds take 5 days."])
-    seed = tmp_path / "seed.npz"
-    seed_pack(tmp_path / "made", local_embedder, seed=seed)
-    with np.load(seed) as packed:
-        parts = {name: packed[name] for name in packed.files}
-    parts["key"] = np.array("local/another-model")
-    np.savez_compressed(seed, **parts)
+    seed = _seed_with(tmp_path, local_embedder, key=np.array("local/another-model"))
 
     assert vectors_seeded(tmp_path / "cache", local_embedder, seed=seed) == 0
     assert vectors_seeded(tmp_path / "cache", local_embedder, seed=tmp_path / "none.npz") == 0
