@@ -40,7 +40,7 @@ from django.test import Client
 
 from assistant.generators.extractive import UNIT_VECTORS
 from kb.actors import SYSTEM
-from kb.embedders import Embedder, embedder_for
+from kb.embedders import LOCAL_MODEL_KEY, Embedder, embedder_for
 from kb.embedders.local import LocalMiniLMEmbedder
 from kb.services.sync import corpus_sync
 from tests.support.chat import index_help_center
@@ -197,13 +197,13 @@ def _shared_embedding_cache() -> Path:
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _local_vectors_remembered(local_embedder: Embedder) -> Iterator[None]:
+def _local_vectors_remembered() -> Iterator[None]:
     """The code under test gets the local model's vectors of a text it embedded before from
     memory (``tests/support/remembered_vectors.py``); ``local_embedder`` always runs it. A
     fresh clone starts from the sample help center's vectors when this machine's model gives
     the seed's probe vector bit for bit (``vectors_seeded``)."""
-    if isinstance(local_embedder, LocalMiniLMEmbedder):
-        vectors_seeded(_shared_embedding_cache(), local_embedder)
+    if settings.EMBEDDING_MODEL == LOCAL_MODEL_KEY:
+        vectors_seeded(_shared_embedding_cache())
     with vectors_remembered(_shared_embedding_cache()):
         yield
 

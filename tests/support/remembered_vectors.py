@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from kb.embedders import LOCAL_MODEL_KEY, embedder_for
 from kb.embedders.local import LocalMiniLMEmbedder
 
 REAL_MODEL: weakref.WeakSet[LocalMiniLMEmbedder] = weakref.WeakSet()
@@ -102,36 +103,35 @@ def vectors_remembered(directory: Path) -> Iterator[None]:
 # them in only when the model, run on this machine, gives the seed's probe text bit for bit the
 # vector the seed holds for it: a machine whose arithmetic differs (another instruction set,
 # another ONNX Runtime) embeds everything itself, as without a seed. A text the seed lacks (a
-# page edited since) is embedded as always.
+# page edited since) is embedded as always. A checkout whose cache holds every seeded vector
+# already (any run after the first) neither reads the vectors nor loads the model for it.
 
 SEED = Path(__file__).resolve().parents[1] / "data" / "sample-vectors.npz"
 PROBE = "Refunds: annual plans can be refunded within 60 days of purchase."
 
 
-def vectors_seeded(directory: Path, embedder: LocalMiniLMEmbedder, seed: Path = SEED) -> int:
-    """Copy the seed's vectors that ``directory`` lacks into it, if the seed is of this
-    embedder's model and its probe vector is what the model gives here; how many were copied."""
+def vectors_seeded(directory: Path, seed: Path = SEED) -> int:
+    """Copy the seed's vectors that ``directory`` lacks into it, if the seed is of the local
+    model and its probe vector is what the model gives here; how many were copied."""
     if not seed.exists():
         return 0
     with np.load(seed) as packed:
-        if str(packed["key"]) != embedder.key:
+        paths = [directory / f"{name}.npy" for name in packed["names"]]  # as ``vector_file``
+        lacking = [index for index, path in enumerate(paths) if not path.exists()]
+        if not lacking or str(packed["key"]) != LOCAL_MODEL_KEY:
             return 0
-        probe = embedder.embed_documents([str(packed["probe_text"])])[0]
+        probe = embedder_for(LOCAL_MODEL_KEY).embed_documents([str(packed["probe_text"])])[0]
         if not np.array_equal(probe, packed["probe"]):
             return 0
-        names, vectors = packed["names"], packed["vectors"]
-    copied = 0
-    for name, vector in zip(names, vectors, strict=True):
-        path = directory / f"{name}.npy"
-        if not path.exists():
-            vector_write(path, vector)
-            copied += 1
-    return copied
+        vectors = packed["vectors"]
+        for index in lacking:
+            vector_write(paths[index], vectors[index])
+    return len(lacking)
 
 
-def seed_pack(directory: Path, embedder: LocalMiniLMEmbedder, seed: Path = SEED) -> int:
-    """Write the vectors of ``directory`` (one file per text, as the tests leave them) and the
-    probe's into ``seed``; how many texts it holds."""
+def seed_pack(directory: Path, seed: Path = SEED) -> int:
+    """Write the local model's vectors of ``directory`` (one file per text, as the tests leave
+    them) and the probe's into ``seed``; how many texts it holds."""
     paths = sorted(directory.glob("*.npy"))
     vectors = [vector_read(path) for path in paths]
     kept = [
@@ -141,9 +141,9 @@ def seed_pack(directory: Path, embedder: LocalMiniLMEmbedder, seed: Path = SEED)
     ]
     np.savez_compressed(
         seed,
-        key=np.array(embedder.key),
+        key=np.array(LOCAL_MODEL_KEY),
         probe_text=np.array(PROBE),
-        probe=embedder.embed_documents([PROBE])[0],
+        probe=embedder_for(LOCAL_MODEL_KEY).embed_documents([PROBE])[0],
         names=np.array([name for name, _ in kept]),
         vectors=np.stack([vector for _, vector in kept]).astype(np.float32),
     )
@@ -157,10 +157,4 @@ if __name__ == "__main__":  # make test-vectors: python -m tests.support.remembe
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     django.setup()
-    from django.conf import settings
-
-    from kb.embedders import embedder_for
-
-    model = embedder_for(settings.EMBEDDING_MODEL)
-    assert isinstance(model, LocalMiniLMEmbedder), "the seed is of the local model's vectors"
-    print(f"{SEED}: {seed_pack(Path(sys.argv[1]), model)} vectors")
+    print(f"{SEED}: {seed_pack(Path(sys.argv[1]))} vectors")

@@ -6,8 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from kb.embedders.local import LocalMiniLMEmbedder
+from tests.support import remembered_vectors
 from tests.support.remembered_vectors import (
     PROBE,
     SEED,
@@ -31,7 +33,7 @@ def _seed_with(tmp_path: Path, embedder: LocalMiniLMEmbedder, **changed: np.ndar
     """A seed of one text's vector, with ``changed`` parts."""
     _cache_of(tmp_path / "made", embedder, ["Refunds take 5 days."])
     seed = tmp_path / "seed.npz"
-    seed_pack(tmp_path / "made", embedder, seed=seed)
+    seed_pack(tmp_path / "made", seed=seed)
     with np.load(seed) as packed:
         parts = {name: packed[name] for name in packed.files}
     np.savez_compressed(seed, **{**parts, **changed})
@@ -44,12 +46,12 @@ def test_a_seed_made_by_this_model_here_fills_what_the_cache_lacks(
     # given a seed of two texts' vectors, and a cache that already holds one of them
     made = _cache_of(tmp_path / "made", local_embedder, ["Refunds take 5 days.", "Plans: Growth"])
     seed = tmp_path / "seed.npz"
-    assert seed_pack(tmp_path / "made", local_embedder, seed=seed) == 2
+    assert seed_pack(tmp_path / "made", seed=seed) == 2
     cache = tmp_path / "cache"
     vector_write(cache / made[0].name, vector_read(made[0]))  # type: ignore[arg-type]
 
     # when
-    copied = vectors_seeded(cache, local_embedder, seed=seed)
+    copied = vectors_seeded(cache, seed=seed)
 
     # then the other one is copied, bit for bit
     assert copied == 1
@@ -64,7 +66,7 @@ def test_a_seed_whose_probe_this_machine_does_not_reproduce_is_not_used(
     seed = _seed_with(tmp_path, local_embedder, probe=np.nextafter(probe, np.float32(1.0)))
 
     # when / then: nothing is copied, and the run embeds as without a seed
-    assert vectors_seeded(tmp_path / "cache", local_embedder, seed=seed) == 0
+    assert vectors_seeded(tmp_path / "cache", seed=seed) == 0
     assert not (tmp_path / "cache").exists()
 
 
@@ -73,8 +75,21 @@ def test_a_seed_of_another_model_or_none_at_all_is_not_used(
 ) -> None:
     seed = _seed_with(tmp_path, local_embedder, key=np.array("local/another-model"))
 
-    assert vectors_seeded(tmp_path / "cache", local_embedder, seed=seed) == 0
-    assert vectors_seeded(tmp_path / "cache", local_embedder, seed=tmp_path / "none.npz") == 0
+    assert vectors_seeded(tmp_path / "cache", seed=seed) == 0
+    assert vectors_seeded(tmp_path / "cache", seed=tmp_path / "none.npz") == 0
+
+
+def test_a_cache_that_holds_every_seeded_vector_runs_no_model_for_the_seed(
+    tmp_path: Path, local_embedder: LocalMiniLMEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # given a seed whose vectors the cache holds already (any run after a checkout's first)
+    seed = _seed_with(tmp_path, local_embedder)
+    monkeypatch.setattr(
+        remembered_vectors, "embedder_for", lambda key: pytest.fail("the model was loaded")
+    )
+
+    # when / then: nothing to copy, and the probe is not embedded
+    assert vectors_seeded(tmp_path / "made", seed=seed) == 0
 
 
 def test_the_committed_seed_is_of_the_configured_model_and_holds_the_sample_pages(
