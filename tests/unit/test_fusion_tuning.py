@@ -122,13 +122,8 @@ def test_the_replay_ranks_the_page_a_cross_reference_names_as_the_product_does()
     ).hits[0]
     hit = replace(found, keyword_score=2.2, refers_to="right.md")
     reference = dumped_candidate(hit)
-    case = DumpedCase(
-        id="x",
-        question="q",
-        kind="natural",
-        relevant=("right.md",),
-        identifier=False,
-        coverage=0.3,
+    case = replace(
+        _case("x", topic_gap=0.0),
         candidates=(
             reference,
             DumpedCandidate("right.md", "", 0.50, 2.0, True, True),
