@@ -99,13 +99,18 @@ ABOUT_THE_PAGE = re.compile(
     re.IGNORECASE,
 )
 
-# A sentence that opens with a word pointing back to the one before it, or with a conjunction
-# that goes on from it ("And there is no built-in replication between volumes.").
+# A sentence that opens with a word pointing back to the one before it, with a conjunction
+# that goes on from it ("And there is no built-in replication between volumes."), or as an
+# example or a consequence of it ("For example, an acquisition-to-activation flow can be split
+# into…" after "If your flow is longer, split it into two funnels…").
 POINTS_BACK = re.compile(
-    r"^(?:this|that|these|those|it|its|they|them|their|such|then|also|however|otherwise"
-    r"|instead|and|but)\b",
+    r"^(?:(?:this|that|these|those|it|its|they|them|their|such|then|also|however|otherwise"
+    r"|instead|and|but|for example|for instance|in other words|as a result|therefore|thus"
+    r"|in (?:this|that) case|because of this)\b|e\.g\.)",
     re.IGNORECASE,
 )
+# The units whose sentences may point back: a paragraph's, and a list item's after its first.
+POINTING_KINDS = frozenset({"sentence", "item"})
 STEP_KINDS = frozenset({"procedure", "code"})  # the units that answer "how do I ...?"
 # The units quoted with the unit after them (``following_unit``), and the units that may be
 # that one: a statement is followed by its next statement, or by the steps or the command that
@@ -220,8 +225,9 @@ class Unit:
     code: str = ""  # a code unit's block, as written
     language: str = ""  # its fence's info string
     caption: str = ""  # the file name or title its fence gives it (``CODE_CAPTION``)
-    # a sentence's paragraph within its source (-1: not a sentence); the unit ranker's lab
-    # reads it from the dumps (whether a unit opens its paragraph)
+    # the paragraph, list item or table row a sentence is read from, counted within its
+    # source (-1: a procedure or a code block); the unit ranker's lab reads it from the dumps
+    # (whether a unit opens its paragraph)
     paragraph: int = -1
 
     @property
@@ -299,11 +305,13 @@ def following_unit(unit: Unit, units: Sequence[Unit]) -> Unit | None:
 
 
 def preceding_sentence(unit: Unit, units: Sequence[Unit]) -> Unit | None:
-    """The sentence before ``unit`` in its paragraph when ``unit`` is a sentence that opens by
-    pointing back to it (``POINTS_BACK``): "This keeps you well inside the 10-second timeout."
-    says nothing without "Return `200` as soon as the signature is verified…", nor "It is
-    executed for every result returned from the database" without the sentence naming it. A
-    leading one is quoted after it (``assistant.generators.extractive``)."""
+    """The sentence before ``unit`` in its paragraph (or its list item) when ``unit`` is a
+    sentence that opens by pointing back to it (``POINTS_BACK``): "This keeps you well inside
+    the 10-second timeout." says nothing without "Return `200` as soon as the signature is
+    verified…", nor "It is executed for every result returned from the database" without the
+    sentence naming it, nor an item's "This means that pages like `index.php?article=…` will be
+    reported as `index.php`" without "Query parameters are discarded from the path". A leading
+    one is quoted after it (``assistant.generators.extractive``)."""
     if not points_back(unit.kind, unit.text):
         return None
     for other in units:
@@ -321,13 +329,14 @@ def brings_next(kind: str, next_kind: str) -> bool:
 
 def points_back(kind: str, text: str) -> bool:
     """Whether a unit opens by pointing back to the sentence before it."""
-    return kind == "sentence" and bool(POINTS_BACK.match(text))
+    return kind in POINTING_KINDS and bool(POINTS_BACK.match(text))
 
 
 def brought_by(kind: str, paragraph: int, pointing_paragraph: int) -> bool:
     """Whether the unit before one that points back is what it points to: a sentence of its
-    paragraph."""
-    return kind == "sentence" and paragraph == pointing_paragraph
+    paragraph, or of its list item (an item's first sentence, read with its list's lead-in, is
+    never the one before another item's)."""
+    return kind in POINTING_KINDS and paragraph == pointing_paragraph
 
 
 def continued(lead: str, following: str) -> str:

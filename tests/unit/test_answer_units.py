@@ -987,7 +987,11 @@ def test_a_sentence_that_points_back_is_read_after_the_sentence_it_points_to() -
                 "It is retried after one minute. There are no fees for retries at all.\n\n"
                 "Volumes do not sync their data. And there is no built-in replication. But a "
                 "database cluster can replicate itself.\n\n"
-                "- Retries are signed again.\n- This means a new timestamp each time."
+                "- Retries are signed again.\n- This means a new timestamp each time.\n"
+                "- Query parameters are discarded from the path. This means that `?page=2` is "
+                "reported as the page itself.\n\n"
+                "If your flow is longer, split it into two funnels. For example, a signup flow "
+                "can be split into two. For instance two funnels of four steps."
             )
         ]
     )
@@ -1000,8 +1004,8 @@ def test_a_sentence_that_points_back_is_read_after_the_sentence_it_points_to() -
     }
 
     # then: only a sentence that opens by pointing back, and only to the sentence before it in
-    # its own paragraph ("It is retried…" opens its paragraph; "There are…" points nowhere; an
-    # item reads with its lead-in, not a sentence)
+    # its own paragraph or list item ("It is retried…" opens its paragraph; "There are…" points
+    # nowhere; an item's first sentence does not point into the item before it)
     assert preceding == {
         "Return `200` as soon as the signature is verified, and handle the event later.": None,
         "This keeps you well inside the 10-second timeout.": (
@@ -1015,6 +1019,19 @@ def test_a_sentence_that_points_back_is_read_after_the_sentence_it_points_to() -
         "But a database cluster can replicate itself.": "And there is no built-in replication.",
         "Retries are signed again.": None,
         "This means a new timestamp each time.": None,
+        # an item's second sentence points back to its first
+        "Query parameters are discarded from the path.": None,
+        "This means that `?page=2` is reported as the page itself.": (
+            "Query parameters are discarded from the path."
+        ),
+        # an example is read after the statement it illustrates
+        "If your flow is longer, split it into two funnels.": None,
+        "For example, a signup flow can be split into two.": (
+            "If your flow is longer, split it into two funnels."
+        ),
+        "For instance two funnels of four steps.": (
+            "For example, a signup flow can be split into two."
+        ),
     }
 
 

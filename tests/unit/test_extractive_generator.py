@@ -916,3 +916,29 @@ def test_a_lead_that_points_back_is_quoted_after_the_sentence_it_points_to(
         "job. This keeps you well inside the 10-second timeout.",
         1,
     )
+
+
+def test_an_items_sentence_that_points_back_is_quoted_after_the_items_first(
+    generator: ExtractiveGenerator,
+) -> None:
+    # given: a list item states a rule and then what it means; the question asks about the
+    # second sentence's example
+    hit = _hit(
+        "How the Top Pages report counts pages:\n\n"
+        "- Query parameters are discarded from the path so they do not show as other pages. "
+        "This means that `index.php?article=12&page=3` is reported as `index.php` in the "
+        "Top Pages report.\n"
+        "- Pages are listed by their pageviews.\n",
+        section="Top Pages > How it works",
+    )
+
+    # when
+    deltas, _, _ = _answer(
+        generator, "Why is index.php?article=12&page=3 reported as index.php in Top Pages?", [hit]
+    )
+
+    # then: the example is quoted after the rule it follows from, not alone
+    assert _quotes(deltas)[0][0].startswith(
+        "How the Top Pages report counts pages: Query parameters are discarded from the path "
+        "so they do not show as other pages. This means that "
+    )
