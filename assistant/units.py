@@ -229,6 +229,7 @@ class Unit:
     # source (-1: a procedure or a code block); the unit ranker's lab reads it from the dumps
     # (whether a unit opens its paragraph)
     paragraph: int = -1
+    label: str = ""  # the bold label or the term a sentence is read under (``read_under``)
 
     @property
     def words_text(self) -> str:
@@ -312,7 +313,7 @@ def preceding_sentence(unit: Unit, units: Sequence[Unit]) -> Unit | None:
     sentence naming it, nor an item's "This means that pages like `index.php?article=…` will be
     reported as `index.php`" without "Query parameters are discarded from the path". A leading
     one is quoted after it (``assistant.generators.extractive``)."""
-    if not points_back(unit.kind, unit.text):
+    if not points_back(unit.kind, unit.text, unit.label):
         return None
     for other in units:
         if other.source.number == unit.source.number and other.position == unit.position - 1:
@@ -327,9 +328,13 @@ def brings_next(kind: str, next_kind: str) -> bool:
     return kind in FOLLOWING_KINDS and next_kind in FOLLOWER_KINDS
 
 
-def points_back(kind: str, text: str) -> bool:
-    """Whether a unit opens by pointing back to the sentence before it."""
-    return kind in POINTING_KINDS and bool(POINTS_BACK.match(text))
+def points_back(kind: str, text: str, label: str = "") -> bool:
+    """Whether a unit opens by pointing back to the sentence before it; one read under a label
+    or a term, by what follows it ("`static`: For example: `favicon.ico`…" points back to
+    "`static`: The `static` directory contains files that will be copied…")."""
+    opening = read_under(label, "")
+    said = text[len(opening) :] if label and text.startswith(opening) else text
+    return kind in POINTING_KINDS and bool(POINTS_BACK.match(said))
 
 
 def brought_by(kind: str, paragraph: int, pointing_paragraph: int) -> bool:
@@ -683,6 +688,7 @@ def _source_units(source: Source) -> list[Unit]:
                     text=text,
                     kind=kind,
                     paragraph=paragraph,
+                    label=block.label if labelled else "",
                 )
             )
     return found

@@ -991,7 +991,9 @@ def test_a_sentence_that_points_back_is_read_after_the_sentence_it_points_to() -
                 "- Query parameters are discarded from the path. This means that `?page=2` is "
                 "reported as the page itself.\n\n"
                 "If your flow is longer, split it into two funnels. For example, a signup flow "
-                "can be split into two. For instance two funnels of four steps."
+                "can be split into two. For instance two funnels of four steps.\n\n"
+                "`static`\n: The `static` directory holds files that are copied as they are. "
+                "For example: `favicon.ico` and `robots.txt` files."
             )
         ]
     )
@@ -1031,6 +1033,11 @@ def test_a_sentence_that_points_back_is_read_after_the_sentence_it_points_to() -
         ),
         "For instance two funnels of four steps.": (
             "For example, a signup flow can be split into two."
+        ),
+        # a definition's sentences are read under its term, and point back by what follows it
+        "`static`: The `static` directory holds files that are copied as they are.": None,
+        "`static`: For example: `favicon.ico` and `robots.txt` files.": (
+            "`static`: The `static` directory holds files that are copied as they are."
         ),
     }
 

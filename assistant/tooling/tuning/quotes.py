@@ -159,6 +159,7 @@ def dumped_unit(
         "kind": unit.kind,
         "holds": list(unit.holds),
         "paragraph": unit.paragraph,
+        "label": unit.label,
         "section": unit.source.section,
         "text": unit.words_text,
         "similarity": similarity,
@@ -286,7 +287,7 @@ def _following(lead: dict[str, Any], units: Sequence[dict[str, Any]]) -> dict[st
 
 def _preceding(lead: dict[str, Any], units: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
     """As ``assistant.units.preceding_sentence``, on dumped units."""
-    if not points_back(lead["kind"], str(lead["text"])):
+    if not points_back(lead["kind"], str(lead["text"]), str(lead.get("label", ""))):
         return None
     for unit in units:
         if unit["source"] == lead["source"] and unit["position"] == lead["position"] - 1:
