@@ -35,12 +35,15 @@ from assistant.injection import as_written
 from assistant.languages import ENGLISH, question_language, reads
 from assistant.prompting import ANSWER_PASSAGES, NOT_COVERED_SENTENCE
 from assistant.units import (
+    CONTINUED_UNITS,
     FEATURES,
     STEP_KINDS,
     WORDY,
     QuestionShape,
     Unit,
     UnitWeights,
+    continued,
+    continuing_unit,
     following_unit,
     last_heading,
     preceding_sentence,
@@ -410,11 +413,18 @@ def _joined(unit: Unit, units: Sequence[Unit], taken: set[int]) -> Unit:
     more facts on three sets (Plausible 29 → 33 of 68, Hugo 5 → 6 of 21, Argo CD 3 → 4 of 29)
     and fewer on none, at 4 to 16 more words in the median answer (docs/answers.md). The unit
     after may be the steps or the code block that act on the quote (``FOLLOWER_KINDS``): a code
-    block is then shown after the joined text, as after its own lead-in."""
+    block is then shown after the joined text, as after its own lead-in. The units after it
+    that go on from it, pointing back, come too (``continuing_unit``, ``CONTINUED_UNITS``)."""
     after = unquoted(following_unit(unit, units), taken)
     if after is None:
         return unit
     text = quoted_with(unit.text, after.text)
+    last = after
+    for _ in range(CONTINUED_UNITS):
+        more = unquoted(continuing_unit(last, units), taken)
+        if more is None:
+            break
+        text, last = quoted_with(text, continued(last.text, more.text)), more
     if after.kind == "code":  # the block is quoted after the text, as its lead-in's is
         return dataclasses.replace(
             unit,

@@ -15,6 +15,7 @@ from assistant.units import (
     QuestionShape,
     UnitWeights,
     continued,
+    continuing_unit,
     following_unit,
     lexemes,
     preceding_sentence,
@@ -1040,6 +1041,46 @@ def test_a_sentence_that_points_back_is_read_after_the_sentence_it_points_to() -
             "`static`: The `static` directory holds files that are copied as they are."
         ),
     }
+
+
+def test_the_units_that_go_on_from_a_brought_one_are_those_that_point_back() -> None:
+    # given: a rule, what it means, then what to do instead, in the next paragraph
+    units = units_of(
+        [
+            _source(
+                "Using `@celery_app.task` requires the `celery_app` object, which a factory "
+                "does not have. It also means the tasks are tied to one app instance.\n\n"
+                "Instead, use Celery's `@shared_task` decorator. Tasks are then found by "
+                "their name.\n\n"
+                "```python\nfrom celery import shared_task\n```\n\n"
+                "Workers read the broker URL from the config.\n\n"
+                "If the port is taken, the server stops. It may show one of these messages:\n\n"
+                "- `Address already in use` on Linux and macOS\n"
+                "- `An attempt was made to access a socket` on Windows\n"
+            )
+        ]
+    )
+
+    # when
+    going_on = {
+        unit.text: None if (found := continuing_unit(unit, units)) is None else found.text
+        for unit in units
+    }
+
+    # then: "Instead, …" goes on from the sentence before it, across the paragraph's end;
+    # "Tasks are…" points nowhere; nothing goes on from a code block or into the next topic
+    assert going_on["It also means the tasks are tied to one app instance."] == (
+        "Instead, use Celery's `@shared_task` decorator."
+    )
+    assert going_on["Instead, use Celery's `@shared_task` decorator."] is None
+    assert going_on["Tasks are then found by their name."] is None
+    assert all(unit.kind != "code" or going_on[unit.text] is None for unit in units)
+    # an item is judged by its own words, not by the lead-in ("It may show…") it shares with
+    # the item before it
+    assert (
+        going_on["It may show one of these messages: `Address already in use` on Linux and macOS"]
+        is None
+    )
 
 
 def test_a_quote_keeps_a_symbol_the_page_writes_spaced() -> None:

@@ -942,3 +942,32 @@ def test_an_items_sentence_that_points_back_is_quoted_after_the_items_first(
         "How the Top Pages report counts pages: Query parameters are discarded from the path "
         "so they do not show as other pages. This means that "
     )
+
+
+def test_a_quote_goes_on_with_the_units_that_point_back_to_the_one_it_brings(
+    generator: ExtractiveGenerator,
+) -> None:
+    # given: a rule, what it means, and what to do instead, in the next paragraph
+    hit = _hit(
+        "Using `@celery_app.task` to decorate task functions requires the `celery_app` object, "
+        "which the app factory pattern does not give you. It also means the tasks are tied to "
+        "one app instance.\n\n"
+        "Instead, use Celery's `@shared_task` decorator. Workers are started with the "
+        "`celery worker` command.\n",
+        section="Background Tasks with Celery > Defining Tasks",
+    )
+
+    # when
+    deltas, _, _ = _answer(
+        generator,
+        "With the app factory pattern I have no celery_app object to decorate task functions.",
+        [hit],
+    )
+
+    # then: the quote goes on to what to do instead, and stops there
+    quoted = _quotes(deltas)[0][0]
+    assert quoted.startswith("Using `@celery_app.task` to decorate task functions")
+    assert quoted.endswith(
+        "It also means the tasks are tied to one app instance. Instead, use Celery's "
+        "`@shared_task` decorator."
+    )

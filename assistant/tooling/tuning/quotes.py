@@ -33,13 +33,16 @@ from assistant.no_answer import no_answer_decide
 from assistant.prompting import ANSWER_PASSAGES, build_prompt
 from assistant.tooling.evaluation import AnswerCase
 from assistant.units import (
+    CONTINUED_UNITS,
     FEATURES,
     FOLLOWING_KINDS,
+    POINTING_KINDS,
     QuestionShape,
     Unit,
     UnitWeights,
     brings_next,
     brought_by,
+    continued,
     opposite_action,
     points_back,
     question_as_read,
@@ -240,6 +243,12 @@ def replay(
         before = unquoted(_preceding(units[index], units), taken) if index == picked[0] else None
         after = unquoted(_following(units[index], units), taken)
         text = with_following(units[index], after)
+        last = after
+        for _ in range(CONTINUED_UNITS):  # as ``extractive._joined``
+            more = unquoted(_continuing(last, units), taken)
+            if more is None:
+                break
+            text, last = quoted_with(text, continued(str(last["text"]), str(more["text"]))), more
         if before is not None:  # as ``extractive._after_antecedent``
             text = quoted_with(str(before["text"]), text)
         quoted.append({**units[index], "text": text})
@@ -282,6 +291,19 @@ def _following(lead: dict[str, Any], units: Sequence[dict[str, Any]]) -> dict[st
     for unit in units:
         if unit["source"] == lead["source"] and unit["position"] == lead["position"] + 1:
             return unit if brings_next(lead["kind"], unit["kind"]) else None
+    return None
+
+
+def _continuing(
+    unit: dict[str, Any] | None, units: Sequence[dict[str, Any]]
+) -> dict[str, Any] | None:
+    """As ``assistant.units.continuing_unit``, on dumped units."""
+    if unit is None or unit["kind"] not in POINTING_KINDS:
+        return None
+    for other in units:
+        if other["source"] == unit["source"] and other["position"] == unit["position"] + 1:
+            said = continued(str(unit["text"]), str(other["text"]))
+            return other if points_back(other["kind"], said, str(other.get("label", ""))) else None
     return None
 
 
