@@ -245,8 +245,8 @@ def replay(
         text = with_following(units[index], after)
         last = after
         for _ in range(CONTINUED_UNITS):  # as ``extractive._joined``
-            more = unquoted(_continuing(last, units), taken)
-            if more is None:
+            more = None if last is None else unquoted(_continuing(last, units), taken)
+            if last is None or more is None:
                 break
             text, last = quoted_with(text, continued(str(last["text"]), str(more["text"]))), more
         if before is not None:  # as ``extractive._after_antecedent``
@@ -294,11 +294,9 @@ def _following(lead: dict[str, Any], units: Sequence[dict[str, Any]]) -> dict[st
     return None
 
 
-def _continuing(
-    unit: dict[str, Any] | None, units: Sequence[dict[str, Any]]
-) -> dict[str, Any] | None:
+def _continuing(unit: dict[str, Any], units: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
     """As ``assistant.units.continuing_unit``, on dumped units."""
-    if unit is None or unit["kind"] not in POINTING_KINDS:
+    if unit["kind"] not in POINTING_KINDS:
         return None
     for other in units:
         if other["source"] == unit["source"] and other["position"] == unit["position"] + 1:
