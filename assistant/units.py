@@ -355,8 +355,7 @@ def points_back(kind: str, text: str, label: str = "") -> bool:
     """Whether a unit opens by pointing back to the sentence before it; one read under a label
     or a term, by what follows it ("`static`: For example: `favicon.ico`…" points back to
     "`static`: The `static` directory contains files that will be copied…")."""
-    opening = read_under(label, "")
-    said = text[len(opening) :] if label and text.startswith(opening) else text
+    said = text.removeprefix(read_under(label, "")) if label else text
     return kind in POINTING_KINDS and bool(POINTS_BACK.match(said))
 
 
