@@ -11,7 +11,14 @@ from assistant.prompting import build_prompt
 from assistant.tooling.tuning.quotes import QuoteChoice, dumped_units, replay
 from assistant.units import UnitWeights
 from kb.embedders import Embedder
-from tests.unit.test_extractive_generator import CASES, DISTRACTORS, _answer, _passage, _quotes
+from tests.unit.test_extractive_generator import (
+    CASES,
+    DISTRACTORS,
+    _answer,
+    _hit,
+    _passage,
+    _quotes,
+)
 
 
 @pytest.mark.parametrize(("question", "path", "passage", "expected"), CASES)
@@ -39,3 +46,58 @@ def test_the_replay_quotes_what_the_answerer_quotes(
     # then: the same quotes, the lead first
     quoted = [sentence for sentence, _ in _quotes(deltas)]
     assert [unit["text"] for unit in replayed] == quoted
+
+
+# What a quote brings with it (docs/answers.md, round twenty-two), as the answerer's own tests
+# ask it: an item's sentence that points back, a definition's sentence read under its term, and
+# the units that go on from the one a quote brings.
+BRINGS = [
+    (
+        "Why is index.php?article=12&page=3 reported as index.php in Top Pages?",
+        "How the Top Pages report counts pages:\n\n"
+        "- Query parameters are discarded from the path so they do not show as other pages. "
+        "This means that `index.php?article=12&page=3` is reported as `index.php` in the "
+        "Top Pages report.\n"
+        "- Pages are listed by their pageviews.\n",
+        "Query parameters are discarded from the path",
+    ),
+    (
+        "Where do I put favicon.ico and robots.txt so they end up in my site?",
+        "`static`\n: The `static` directory holds files that are copied to `public` when you "
+        "build. For example: `favicon.ico` and `robots.txt` files.\n",
+        "`static`: The `static` directory holds files",
+    ),
+    (
+        "With the app factory pattern I have no celery_app object to decorate task functions.",
+        "Using `@celery_app.task` to decorate task functions requires the `celery_app` object, "
+        "which the app factory pattern does not give you. It also means the tasks are tied to "
+        "one app instance.\n\n"
+        "Instead, use Celery's `@shared_task` decorator. Workers are started with the "
+        "`celery worker` command.\n",
+        "Instead, use Celery's `@shared_task` decorator.",
+    ),
+]
+
+
+@pytest.mark.parametrize(("question", "passage", "brought"), BRINGS)
+def test_the_replay_brings_with_a_quote_what_the_answerer_brings(
+    cached_embedder: Embedder, question: str, passage: str, brought: str
+) -> None:
+    # given
+    hits = [_hit(passage, section="Guide > How it works")]
+    prompt = build_prompt(question=question, hits=hits)
+    row = {
+        "question": question,
+        "units": dumped_units(
+            question=question, sources=prompt.sources, idfs={}, embedder=cached_embedder
+        ),
+    }
+
+    # when
+    replayed = replay(row, QuoteChoice(weights=UnitWeights()))
+    deltas, _, _ = _answer(ExtractiveGenerator(embedder=cached_embedder), question, hits)
+
+    # then: the same quotes, and the first holds the unit it brought
+    quoted = [sentence for sentence, _ in _quotes(deltas)]
+    assert [unit["text"] for unit in replayed] == quoted
+    assert brought in quoted[0]

@@ -242,15 +242,18 @@ def replay(
     for index in [picked[0], *rest]:
         before = unquoted(_preceding(units[index], units), taken) if index == picked[0] else None
         after = unquoted(_following(units[index], units), taken)
-        text = with_following(units[index], after)
+        # as ``extractive._after_antecedent`` then ``_joined``: the sentence pointed back to
+        # first, so the unit after drops a list's lead-in the two share
+        text = str(units[index]["text"])
+        if before is not None:
+            text = quoted_with(str(before["text"]), text)
+        text = quoted_with(text, None if after is None else str(after["text"]))
         last = after
         for _ in range(CONTINUED_UNITS):  # as ``extractive._joined``
             more = None if last is None else unquoted(_continuing(last, units), taken)
             if last is None or more is None:
                 break
             text, last = quoted_with(text, continued(str(last["text"]), str(more["text"]))), more
-        if before is not None:  # as ``extractive._after_antecedent``
-            text = quoted_with(str(before["text"]), text)
         quoted.append({**units[index], "text": text})
     return quoted
 
