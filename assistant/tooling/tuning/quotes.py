@@ -238,24 +238,33 @@ def replay(
     # unless that one is quoted already
     rest = sorted(picked[1:], key=lambda index: (units[index]["source"], units[index]["position"]))
     taken = {id(units[index]) for index in picked}
-    quoted = []
-    for index in [picked[0], *rest]:
-        before = unquoted(_preceding(units[index], units), taken) if index == picked[0] else None
-        after = unquoted(_following(units[index], units), taken)
-        # as ``extractive._after_antecedent`` then ``_joined``: the sentence pointed back to
-        # first, so the unit after drops a list's lead-in the two share
-        text = str(units[index]["text"])
-        if before is not None:
-            text = quoted_with(str(before["text"]), text)
-        text = quoted_with(text, None if after is None else str(after["text"]))
-        last = after
-        for _ in range(CONTINUED_UNITS):  # as ``extractive._joined``
-            more = None if last is None else unquoted(_continuing(last, units), taken)
-            if last is None or more is None:
-                break
-            text, last = quoted_with(text, continued(str(last["text"]), str(more["text"]))), more
-        quoted.append({**units[index], "text": text})
-    return quoted
+    return [
+        {**units[index], "text": as_quoted(units[index], units, taken, lead=index == picked[0])}
+        for index in [picked[0], *rest]
+    ]
+
+
+def as_quoted(
+    unit: dict[str, Any], units: Sequence[dict[str, Any]], taken: set[int], *, lead: bool
+) -> str:
+    """A dumped unit's text as the answerer quotes it, as ``extractive._after_antecedent`` then
+    ``_joined`` build it: a lead after the sentence it points back to, then the unit after it and
+    those that go on from that one, each unless quoted already (``taken``, the ids of the units
+    quoted or brought so far, to which they are added). The sentence pointed back to comes first,
+    so the unit after drops a list's lead-in the two share."""
+    before = unquoted(_preceding(unit, units), taken) if lead else None
+    after = unquoted(_following(unit, units), taken)
+    text = str(unit["text"])
+    if before is not None:
+        text = quoted_with(str(before["text"]), text)
+    text = quoted_with(text, None if after is None else str(after["text"]))
+    last = after
+    for _ in range(CONTINUED_UNITS):
+        more = None if last is None else unquoted(_continuing(last, units), taken)
+        if last is None or more is None:
+            break
+        text, last = quoted_with(text, continued(str(last["text"]), str(more["text"]))), more
+    return text
 
 
 def _repeats(unit: dict[str, Any], other: dict[str, Any], units: Sequence[dict[str, Any]]) -> bool:
@@ -317,12 +326,6 @@ def _preceding(lead: dict[str, Any], units: Sequence[dict[str, Any]]) -> dict[st
             paragraphs = (unit.get("paragraph", -1), lead.get("paragraph", -1))
             return unit if brought_by(unit["kind"], *paragraphs) else None
     return None
-
-
-def with_following(lead: dict[str, Any], following: dict[str, Any] | None) -> str:
-    """A dumped unit's text as quoted: with the unit quoted after it, if any
-    (``assistant.units.quoted_with``)."""
-    return quoted_with(str(lead["text"]), None if following is None else following["text"])
 
 
 @dataclass

@@ -25,10 +25,9 @@ from assistant.tooling.tuning.quotes import (
     Orderer,
     QuoteChoice,
     ReplayScore,
-    _following,
+    as_quoted,
     replay_score,
     shortlisted,
-    with_following,
 )
 from assistant.tooling.tuning.unit_ranking import (
     RANKER_FEATURES,
@@ -103,7 +102,7 @@ def labels(row: dict[str, Any], units: Sequence[dict[str, Any]]) -> np.ndarray:
     """1 for a unit that, as a lead would be quoted, states one of the case's facts."""
     found = []
     for unit in units:
-        text = with_following(unit, _following(unit, units))
+        text = as_quoted(unit, units, {id(unit)}, lead=True)
         found.append(any(fact_stated(text, fact) for fact in row["facts"]))
     return np.array(found, dtype=np.float32)
 
