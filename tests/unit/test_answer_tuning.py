@@ -11,6 +11,7 @@ from assistant.prompting import build_prompt
 from assistant.tooling.tuning.quotes import QuoteChoice, dumped_units, replay
 from assistant.units import UnitWeights
 from kb.embedders import Embedder
+from search.results import Hit
 from tests.unit.test_extractive_generator import (
     CASES,
     DISTRACTORS,
@@ -19,6 +20,22 @@ from tests.unit.test_extractive_generator import (
     _passage,
     _quotes,
 )
+
+
+def _replayed_and_quoted(
+    embedder: Embedder, question: str, hits: list[Hit]
+) -> tuple[list[str], list[str]]:
+    """What the replay quotes from the dumped units of ``hits``, and what the answerer quotes."""
+    prompt = build_prompt(question=question, hits=hits)
+    row = {
+        "question": question,
+        "units": dumped_units(
+            question=question, sources=prompt.sources, idfs={}, embedder=embedder
+        ),
+    }
+    replayed = replay(row, QuoteChoice(weights=UnitWeights()))
+    deltas, _, _ = _answer(ExtractiveGenerator(embedder=embedder), question, hits)
+    return [str(unit["text"]) for unit in replayed], [sentence for sentence, _ in _quotes(deltas)]
 
 
 @pytest.mark.parametrize(("question", "path", "passage", "expected"), CASES)
@@ -31,21 +48,12 @@ def test_the_replay_quotes_what_the_answerer_quotes(
         _passage(cached_embedder, path, passage),
         _passage(cached_embedder, *DISTRACTORS[1]),
     ]
-    prompt = build_prompt(question=question, hits=hits)
-    row = {
-        "question": question,
-        "units": dumped_units(
-            question=question, sources=prompt.sources, idfs={}, embedder=cached_embedder
-        ),
-    }
 
     # when
-    replayed = replay(row, QuoteChoice(weights=UnitWeights()))
-    deltas, _, _ = _answer(ExtractiveGenerator(embedder=cached_embedder), question, hits)
+    replayed, quoted = _replayed_and_quoted(cached_embedder, question, hits)
 
     # then: the same quotes, the lead first
-    quoted = [sentence for sentence, _ in _quotes(deltas)]
-    assert [unit["text"] for unit in replayed] == quoted
+    assert replayed == quoted
 
 
 # What a quote brings with it (docs/answers.md, round twenty-two), as the answerer's own tests
@@ -85,19 +93,10 @@ def test_the_replay_brings_with_a_quote_what_the_answerer_brings(
 ) -> None:
     # given
     hits = [_hit(passage, section="Guide > How it works")]
-    prompt = build_prompt(question=question, hits=hits)
-    row = {
-        "question": question,
-        "units": dumped_units(
-            question=question, sources=prompt.sources, idfs={}, embedder=cached_embedder
-        ),
-    }
 
     # when
-    replayed = replay(row, QuoteChoice(weights=UnitWeights()))
-    deltas, _, _ = _answer(ExtractiveGenerator(embedder=cached_embedder), question, hits)
+    replayed, quoted = _replayed_and_quoted(cached_embedder, question, hits)
 
     # then: the same quotes, and the first holds the unit it brought
-    quoted = [sentence for sentence, _ in _quotes(deltas)]
-    assert [unit["text"] for unit in replayed] == quoted
+    assert replayed == quoted
     assert brought in quoted[0]
