@@ -109,6 +109,7 @@ class CandidateRow:
     text: str
     char_start: int
     char_end: int
+    ordinal: int  # its place among its page's chunks
     updated_on: datetime.date | None
     vector_rank: int | None
     keyword_rank: int | None
@@ -308,7 +309,7 @@ def _candidates_select(query: HybridQuery) -> tuple[str, SqlParams]:
             f"(SELECT {_keyword_features_sql('c', query.terms)} OFFSET 0) f"
         )
     sql = f"""SELECT c.id AS chunk_id, c.document_id, d.path, d.title, c.heading_path, c.text,
-               c.char_start, c.char_end, d.updated_on, v.rank AS vector_rank,
+               c.char_start, c.char_end, c.ordinal, d.updated_on, v.rank AS vector_rank,
                k.rank AS keyword_rank, {similarity} AS similarity,
                {keyword_score} AS keyword_score,
                (SELECT count(*) FROM vector_leg) AS vector_candidates,

@@ -50,6 +50,9 @@ class Hit:
     # Not retrieved but read beside the hits: another section of a page they come from
     # (``search.services.with_page_sections``); no leg ranked it and its fused score is 0.
     page_section: bool = False
+    # Its place among its page's chunks (-1: not known): a long section is cut into chunks one
+    # after the other, and the answer step reads two of them together as the page does.
+    ordinal: int = -1
 
     @property
     def section(self) -> str:
@@ -64,6 +67,7 @@ class Hit:
             "path": self.path,
             "char_start": self.char_start,
             "char_end": self.char_end,
+            "ordinal": self.ordinal,
             "updated_on": self.updated_on.isoformat() if self.updated_on else None,
             "vector_rank": self.vector_rank,
             "keyword_rank": self.keyword_rank,

@@ -136,7 +136,7 @@ def page_sections(
                 FROM scored WHERE held > 0
             )
             SELECT c.id AS chunk_id, c.document_id, d.path, d.title, c.heading_path, c.text,
-                   c.char_start, c.char_end, d.updated_on, c.token_count
+                   c.char_start, c.char_end, c.ordinal, d.updated_on, c.token_count
             FROM placed p
             JOIN {CHUNKS} c ON c.id = p.id JOIN {DOCUMENTS} d ON d.id = c.document_id
             WHERE p.place <= %(per_page)s

@@ -405,6 +405,7 @@ def _hits_fused(
             text=row.text,
             char_start=row.char_start,
             char_end=row.char_end,
+            ordinal=row.ordinal,
             updated_on=row.updated_on,
             vector_rank=row.vector_rank,
             keyword_rank=row.keyword_rank,

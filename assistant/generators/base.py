@@ -33,6 +33,7 @@ class Source:
     # Another section of a retrieved page, read beside the hits (``Hit.page_section``): no
     # retrieval leg ranked it, so it is trusted as a lesser part of its page's rank.
     page_section: bool = False
+    ordinal: int = -1  # the chunk's place among its page's chunks (-1: not known)
 
     @classmethod
     def from_hit(
@@ -61,6 +62,7 @@ class Source:
             char_start=hit.char_start,
             char_end=hit.char_end,
             page_section=hit.page_section,
+            ordinal=hit.ordinal,
         )
 
 

@@ -15,6 +15,7 @@ from assistant.generators.extractive import ExtractiveGenerator
 from assistant.models import Message
 from assistant.services import answer_complete, conversation_start, message_ask
 from kb.actors import SYSTEM
+from kb.models import Chunk
 from kb.services.sync import corpus_sync
 from search.services import retrieve, with_page_sections
 from tests.support.anthropic_stub import AnthropicStub
@@ -87,6 +88,23 @@ def test_the_first_pages_other_sections_holding_the_question_words_follow_the_hi
     assert all(passage.vector_rank is None and passage.keyword_rank is None for passage in added)
     assert "Volumes > Regions" not in {passage.heading_path for passage in added}
     assert len({passage.chunk_id for passage in passages}) == len(passages)
+
+
+def test_a_passage_knows_its_place_among_its_page_s_chunks(help_center) -> None:
+    # given
+    result = retrieve(question=QUESTION, limit=4)
+
+    # when
+    passages = with_page_sections(result, pages=2, per_page=2)
+
+    # then: each retrieved hit and each section read beside them carries its chunk's ordinal,
+    # by which the answer step reads a section cut into chunks as one text
+    ordinals = dict(
+        Chunk.objects.filter(id__in=[p.chunk_id for p in passages]).values_list("id", "ordinal")
+    )
+    assert any(passage.page_section for passage in passages)
+    assert {passage.chunk_id: passage.ordinal for passage in passages} == ordinals
+    assert all(passage.evidence()["ordinal"] == passage.ordinal for passage in passages)
 
 
 def test_only_the_first_pages_are_read_and_each_at_most_per_page(help_center) -> None:
