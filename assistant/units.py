@@ -235,6 +235,9 @@ class Unit:
     # (whether a unit opens its paragraph)
     paragraph: int = -1
     label: str = ""  # the bold label or the term a sentence is read under (``read_under``)
+    # its passage's last unit: the one after it opens the passage that continues it
+    # (``next_unit``)
+    last: bool = False
 
     @property
     def words_text(self) -> str:
@@ -304,10 +307,8 @@ def following_unit(unit: Unit, units: Sequence[Unit]) -> Unit | None:
     29) and none fewer (docs/answers.md, "Round five")."""
     if unit.kind not in FOLLOWING_KINDS:
         return None
-    for other in units:
-        if other.source.number == unit.source.number and other.position == unit.position + 1:
-            return other if brings_next(unit.kind, other.kind) else None
-    return None
+    other = next_unit(unit, units)
+    return other if other is not None and brings_next(unit.kind, other.kind) else None
 
 
 def continuing_unit(unit: Unit, units: Sequence[Unit]) -> Unit | None:
@@ -319,13 +320,13 @@ def continuing_unit(unit: Unit, units: Sequence[Unit]) -> Unit | None:
     ``CONTINUED_UNITS`` of them."""
     if unit.kind not in POINTING_KINDS:
         return None
-    for other in units:
-        if other.source.number == unit.source.number and other.position == unit.position + 1:
-            # an item is judged by its own words, not by its list's lead-in ("It may have one
-            # of the following messages:") that it shares with the item before it
-            said = continued(unit.text, other.text)
-            return other if points_back(other.kind, said, other.label) else None
-    return None
+    other = next_unit(unit, units)
+    if other is None:
+        return None
+    # an item is judged by its own words, not by its list's lead-in ("It may have one of the
+    # following messages:") that it shares with the item before it
+    said = continued(unit.text, other.text)
+    return other if points_back(other.kind, said, other.label) else None
 
 
 def preceding_sentence(unit: Unit, units: Sequence[Unit]) -> Unit | None:
@@ -342,6 +343,64 @@ def preceding_sentence(unit: Unit, units: Sequence[Unit]) -> Unit | None:
         if other.source.number == unit.source.number and other.position == unit.position - 1:
             return other if brought_by(other.kind, other.paragraph, unit.paragraph) else None
     return None
+
+
+def next_unit(unit: Unit, units: Sequence[Unit]) -> Unit | None:
+    """The unit after ``unit`` on its page: the next of its passage, or, when it ends its
+    passage, the one after its copy in the passage that continues it (``continues``), or that
+    passage's first unit if it repeats none. "Rather than passing options every time you run a
+    command… you can use Flask's dotenv support…" ended one passage of Flask's "Environment
+    Variables From dotenv"; the next, also among the passages, opened with it again and went on
+    "If `python-dotenv` is installed, running the `flask` command will set environment
+    variables defined in the files `.env` and `.flaskenv`.", the answer."""
+    if not unit.last:
+        return _at(units, unit.source, unit.position + 1)
+    for then in _passages(units):
+        if continues(place_of(unit.source), place_of(then)):
+            copy = next(
+                (o for o in units if o.source.number == then.number and o.text == unit.text), None
+            )
+            if copy is not None:
+                return _at(units, then, copy.position + 1)
+            first = _at(units, then, 0)
+            repeats = first is not None and any(
+                o.source.number == unit.source.number and o.text == first.text for o in units
+            )
+            return None if repeats else first
+    return None
+
+
+# Where a passage lies on its page: its page (document id), its chunk's place among the page's
+# chunks (-1: not known) and its section.
+Place = tuple[int, int, str]
+
+
+def place_of(source: Source) -> Place:
+    return (source.document_id, source.ordinal, source.section)
+
+
+def continues(passage: Place, then: Place) -> bool:
+    """Whether the passage at ``then`` is the one right after the passage at ``passage`` on its
+    page, in the same section: the chunker cuts a long section into chunks one after the other,
+    each opening with the last blocks of the one before when they are short
+    (``kb.chunking.chunker``), so the two read as one text."""
+    document, ordinal, section = passage
+    return ordinal >= 0 and then == (document, ordinal + 1, section)
+
+
+def _at(units: Sequence[Unit], source: Source, position: int) -> Unit | None:
+    return next(
+        (
+            unit
+            for unit in units
+            if unit.source.number == source.number and unit.position == position
+        ),
+        None,
+    )
+
+
+def _passages(units: Sequence[Unit]) -> list[Source]:
+    return list({unit.source.number: unit.source for unit in units}.values())
 
 
 # The rules of the two functions above, which the lab's replay applies to dumped units too
@@ -713,6 +772,8 @@ def _source_units(source: Source) -> list[Unit]:
                     label=block.label if labelled else "",
                 )
             )
+    if found:
+        found[-1] = dataclasses.replace(found[-1], last=True)
     return found
 
 

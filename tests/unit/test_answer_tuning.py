@@ -19,6 +19,7 @@ from tests.unit.test_extractive_generator import (
     _hit,
     _passage,
     _quotes,
+    split_section_hits,
 )
 
 
@@ -100,3 +101,18 @@ def test_the_replay_brings_with_a_quote_what_the_answerer_brings(
     # then: the same quotes, and the first holds the unit it brought
     assert replayed == quoted
     assert brought in quoted[0]
+
+
+def test_the_replay_goes_on_into_the_passage_that_continues_a_quote_as_the_answerer_does(
+    cached_embedder: Embedder,
+) -> None:
+    # when: a section cut into two chunks, both among the passages
+    replayed, quoted = _replayed_and_quoted(
+        cached_embedder,
+        "Can invoices go to our accountant automatically instead of me forwarding them?",
+        split_section_hits(),
+    )
+
+    # then
+    assert replayed == quoted
+    assert "Invoice recipients" in quoted[0]

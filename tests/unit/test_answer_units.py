@@ -27,18 +27,27 @@ from assistant.units import (
 )
 
 
-def _source(text: str, *, number: int = 1, section: str = "Guide") -> Source:
+def _source(
+    text: str,
+    *,
+    number: int = 1,
+    section: str = "Guide",
+    document: int | None = None,
+    ordinal: int = -1,
+) -> Source:
+    document = number if document is None else document
     return Source(
         number=number,
         chunk_id=number,
-        document_id=number,
-        path=f"page-{number}.md",
+        document_id=document,
+        path=f"page-{document}.md",
         title="Page",
         section=section,
         updated_on=datetime.date(2026, 1, 1),
         text=text,
         char_start=0,
         char_end=len(text),
+        ordinal=ordinal,
     )
 
 
@@ -1081,6 +1090,76 @@ def test_the_units_that_go_on_from_a_brought_one_are_those_that_point_back() -> 
         going_on["It may show one of these messages: `Address already in use` on Linux and macOS"]
         is None
     )
+
+
+DOTENV = (
+    "Rather than passing options every time you run a command, you can use Flask's dotenv "
+    "support to set environment variables automatically."
+)
+PYTHON_DOTENV = (
+    "If `python-dotenv` is installed, running the `flask` command will set environment "
+    "variables defined in the files `.env` and `.flaskenv`."
+)
+
+
+@pytest.mark.parametrize(
+    ("second", "repeats"),
+    [
+        # the chunker opened the next chunk with the last block of the one before
+        (f"{DOTENV}\n\n{PYTHON_DOTENV}", True),
+        # the block was too long to repeat: the next chunk opens after it
+        (PYTHON_DOTENV, False),
+    ],
+)
+def test_a_passage_s_last_unit_is_followed_by_the_passage_that_continues_it(
+    second: str, repeats: bool
+) -> None:
+    # given: a long section of one page cut into two chunks, one after the other, both among
+    # the passages (the second ranked lower), and the section's next chunk but one
+    first = "The `flask` command supports setting any option from the environment.\n\n" + DOTENV
+    passages = [
+        _source(first, number=1, document=7, section="CLI > dotenv", ordinal=11),
+        _source("Variables set on the command line win.", number=2, document=7, ordinal=13),
+        _source(second, number=3, document=7, section="CLI > dotenv", ordinal=12),
+    ]
+    units = units_of(passages)
+    options, dotenv = (unit for unit in units if unit.source.number == 1)
+    python_dotenv = next(unit for unit in units if unit.text == PYTHON_DOTENV)
+
+    # then: the page goes on in the next passage, after what it repeats; the end of that one
+    # goes on nowhere (its next chunk is not among the passages)
+    assert dotenv.last and not options.last
+    assert following_unit(dotenv, units) is python_dotenv
+    assert following_unit(options, units) is dotenv
+    assert following_unit(python_dotenv, units) is None
+    if repeats:  # and the second passage's copy is the one after the first's last but one
+        copy = next(unit for unit in units if unit.source.number == 3 and unit.text == DOTENV)
+        assert following_unit(copy, units) is python_dotenv
+
+
+@pytest.mark.parametrize(
+    "elsewhere",
+    [
+        {"ordinal": 13},  # not the next chunk
+        {"ordinal": 12, "section": "CLI > Shell"},  # the next chunk opens another section
+        {"ordinal": 12, "document": 8},  # another page's
+        {"ordinal": -1},  # a passage whose place is not known
+    ],
+)
+def test_a_passage_is_continued_only_by_the_next_chunk_of_its_section(
+    elsewhere: dict[str, object],
+) -> None:
+    # given
+    place = {"document": 7, "section": "CLI > dotenv", **elsewhere}
+    units = units_of(
+        [
+            _source(DOTENV, number=1, document=7, section="CLI > dotenv", ordinal=11),
+            _source(PYTHON_DOTENV, number=2, **place),  # type: ignore[arg-type]
+        ]
+    )
+
+    # then
+    assert following_unit(units[0], units) is None
 
 
 def test_a_quote_keeps_a_symbol_the_page_writes_spaced() -> None:

@@ -971,3 +971,53 @@ def test_a_quote_goes_on_with_the_units_that_point_back_to_the_one_it_brings(
         "It also means the tasks are tied to one app instance. Instead, use Celery's "
         "`@shared_task` decorator."
     )
+
+
+# A long section of one page cut into two chunks, one after the other: the second opens with
+# the first one's last paragraph (the chunker's overlap) and goes on with the answer.
+SPLIT_SECTION = (
+    "Invoices are emailed to the account owner on the first day of each billing cycle.\n\n"
+    "Rather than forwarding each invoice by hand, you can have copies sent to your "
+    "accounting team automatically.",
+    "Rather than forwarding each invoice by hand, you can have copies sent to your "
+    "accounting team automatically.\n\n"
+    "Add their address under Settings > Billing > Invoice recipients; up to five addresses "
+    "are accepted.",
+)
+
+
+def split_section_hits(first_ordinal: int = 4) -> list[Hit]:
+    """The two chunks of ``SPLIT_SECTION`` as retrieval returns them, the first ranked higher,
+    with another page's passage between them."""
+    first, second = (
+        dataclasses.replace(
+            _hit(text, number=number, section="Billing > Invoices"),
+            document_id=7,
+            path="billing.md",
+            ordinal=ordinal,
+        )
+        for number, text, ordinal in (
+            (1, SPLIT_SECTION[0], first_ordinal),
+            (3, SPLIT_SECTION[1], 5),
+        )
+    )
+    other = _hit("Receipts for one-off purchases are kept for a year.", number=2)
+    return [first, other, second]
+
+
+@pytest.mark.parametrize(("first_ordinal", "goes_on"), [(4, True), (3, False)])
+def test_a_quote_that_ends_its_passage_goes_on_in_the_passage_that_continues_it(
+    generator: ExtractiveGenerator, first_ordinal: int, goes_on: bool
+) -> None:
+    # when
+    deltas, _, _ = _answer(
+        generator,
+        "Can invoices go to our accountant automatically instead of me forwarding them?",
+        split_section_hits(first_ordinal),
+    )
+
+    # then: the lead, the first chunk's last paragraph, is quoted with the paragraph after it
+    # on the page, from the next chunk; not when that chunk is not the next one
+    quoted = _quotes(deltas)[0][0]
+    assert quoted.startswith("Rather than forwarding each invoice by hand")
+    assert ("Invoice recipients" in quoted) is goes_on

@@ -37,12 +37,14 @@ from assistant.units import (
     FEATURES,
     FOLLOWING_KINDS,
     POINTING_KINDS,
+    Place,
     QuestionShape,
     Unit,
     UnitWeights,
     brings_next,
     brought_by,
     continued,
+    continues,
     opposite_action,
     points_back,
     question_as_read,
@@ -163,7 +165,11 @@ def dumped_unit(
         "holds": list(unit.holds),
         "paragraph": unit.paragraph,
         "label": unit.label,
+        "last": unit.last,
         "section": unit.source.section,
+        # where its passage lies on its page (``assistant.units.continues``)
+        "document": unit.source.document_id,
+        "ordinal": unit.source.ordinal,
         "text": unit.words_text,
         "similarity": similarity,
         "features": [float(value) for value in features],
@@ -300,21 +306,19 @@ def _following(lead: dict[str, Any], units: Sequence[dict[str, Any]]) -> dict[st
     """As ``assistant.units.following_unit``, on dumped units."""
     if lead["kind"] not in FOLLOWING_KINDS:
         return None
-    for unit in units:
-        if unit["source"] == lead["source"] and unit["position"] == lead["position"] + 1:
-            return unit if brings_next(lead["kind"], unit["kind"]) else None
-    return None
+    unit = _next(lead, units)
+    return unit if unit is not None and brings_next(lead["kind"], unit["kind"]) else None
 
 
 def _continuing(unit: dict[str, Any], units: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
     """As ``assistant.units.continuing_unit``, on dumped units."""
     if unit["kind"] not in POINTING_KINDS:
         return None
-    for other in units:
-        if other["source"] == unit["source"] and other["position"] == unit["position"] + 1:
-            said = continued(str(unit["text"]), str(other["text"]))
-            return other if points_back(other["kind"], said, str(other.get("label", ""))) else None
-    return None
+    other = _next(unit, units)
+    if other is None:
+        return None
+    said = continued(str(unit["text"]), str(other["text"]))
+    return other if points_back(other["kind"], said, str(other.get("label", ""))) else None
 
 
 def _preceding(lead: dict[str, Any], units: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
@@ -326,6 +330,42 @@ def _preceding(lead: dict[str, Any], units: Sequence[dict[str, Any]]) -> dict[st
             paragraphs = (unit.get("paragraph", -1), lead.get("paragraph", -1))
             return unit if brought_by(unit["kind"], *paragraphs) else None
     return None
+
+
+def _next(unit: dict[str, Any], units: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    """As ``assistant.units.next_unit``, on dumped units."""
+    if not unit.get("last", False):
+        return _at(units, unit["source"], unit["position"] + 1)
+    for then in _passages(units):
+        if continues(_place(unit), _place(then)):
+            copy = next(
+                (o for o in units if o["source"] == then["source"] and o["text"] == unit["text"]),
+                None,
+            )
+            if copy is not None:
+                return _at(units, then["source"], copy["position"] + 1)
+            first = _at(units, then["source"], 0)
+            repeats = first is not None and any(
+                o["source"] == unit["source"] and o["text"] == first["text"] for o in units
+            )
+            return None if repeats else first
+    return None
+
+
+def _at(units: Sequence[dict[str, Any]], source: int, position: int) -> dict[str, Any] | None:
+    return next(
+        (unit for unit in units if unit["source"] == source and unit["position"] == position),
+        None,
+    )
+
+
+def _passages(units: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One unit of each passage."""
+    return list({unit["source"]: unit for unit in units}.values())
+
+
+def _place(unit: dict[str, Any]) -> Place:
+    return (int(unit.get("document", -1)), int(unit.get("ordinal", -1)), str(unit["section"]))
 
 
 @dataclass
