@@ -330,14 +330,17 @@ def continuing_unit(unit: Unit, units: Sequence[Unit]) -> Unit | None:
 
 
 def preceding_sentence(unit: Unit, units: Sequence[Unit]) -> Unit | None:
-    """The sentence before ``unit`` in its paragraph (or its list item) when ``unit`` is a
-    sentence that opens by pointing back to it (``POINTS_BACK``): "This keeps you well inside
-    the 10-second timeout." says nothing without "Return `200` as soon as the signature is
-    verified…", nor "It is executed for every result returned from the database" without the
-    sentence naming it, nor an item's "This means that pages like `index.php?article=…` will be
-    reported as `index.php`" without "Query parameters are discarded from the path". A leading
-    one is quoted after it (``assistant.generators.extractive``)."""
-    if not points_back(unit.kind, unit.text, unit.label):
+    """The sentence before ``unit`` in its paragraph (or its list item), which a leading
+    sentence is quoted after (``assistant.generators.extractive``): a paragraph states its point
+    and then what follows from it, and a customer asks in the words of what follows. "This
+    keeps you well inside the 10-second timeout." says nothing without "Return `200` as soon as
+    the signature is verified…", nor does "If you use “previous period”, it will compare today's
+    data only up to the current hour…" answer "Can I compare against the whole of yesterday?"
+    without "Note: this is only possible with custom period comparison.", nor "When you try to
+    add the 51st site, the site you added first will be disconnected" say why without "Google
+    has a limit of 50 live tokens." Only a sentence or an item's later sentence has one: an
+    item's first sentence, read with its list's lead-in, is never the one before another's."""
+    if unit.kind not in POINTING_KINDS:
         return None
     for other in units:
         if other.source.number == unit.source.number and other.position == unit.position - 1:

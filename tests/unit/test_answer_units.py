@@ -986,7 +986,7 @@ def test_a_procedure_without_a_lead_in_is_read_under_its_heading() -> None:
     assert _feature("terms", features[0]) == _feature("terms", features[1]) == 1.0
 
 
-def test_a_sentence_that_points_back_is_read_after_the_sentence_it_points_to() -> None:
+def test_a_sentence_is_read_after_the_sentence_before_it_in_its_paragraph_or_item() -> None:
     # given: Acme's webhook page answers "how long may my endpoint take?" in a sentence that
     # opens with "This"
     units = units_of(
@@ -1015,16 +1015,17 @@ def test_a_sentence_that_points_back_is_read_after_the_sentence_it_points_to() -
         for text, unit in zip(texts, units, strict=True)
     }
 
-    # then: only a sentence that opens by pointing back, and only to the sentence before it in
-    # its own paragraph or list item ("It is retried…" opens its paragraph; "There are…" points
-    # nowhere; an item's first sentence does not point into the item before it)
+    # then: the sentence before it in its own paragraph or list item, pointing back to it or
+    # not ("There are no fees…" after "It is retried…"); none for the sentence that opens its
+    # paragraph ("It is retried…"), nor for an item's first sentence, which is never read
+    # after the item before it
     assert preceding == {
         "Return `200` as soon as the signature is verified, and handle the event later.": None,
         "This keeps you well inside the 10-second timeout.": (
             "Return `200` as soon as the signature is verified, and handle the event later."
         ),
         "It is retried after one minute.": None,
-        "There are no fees for retries at all.": None,
+        "There are no fees for retries at all.": "It is retried after one minute.",
         # a sentence that opens with a conjunction goes on from the one before it
         "Volumes do not sync their data.": None,
         "And there is no built-in replication.": "Volumes do not sync their data.",

@@ -621,12 +621,14 @@ def test_a_how_to_question_that_also_asks_yes_or_no_gets_the_decision_and_the_st
         generator, "how do i cancle my subscribtion, is there a notice period?", hits
     )
 
-    # then: the decision leads, the steps follow, each cited to the cancellation page
+    # then: the decision leads, after the sentence before it in its paragraph; the steps
+    # follow, each cited to the cancellation page
     quotes = _quotes(deltas)
-    assert [sentence.split(".")[0] for sentence, _ in quotes] == [
-        "There are no cancellation fees and no notice period",
-        "1",
-    ]
+    assert quotes[0][0] == (
+        "You can cancel your Acme Billing subscription at any time, directly in the dashboard. "
+        "There are no cancellation fees and no notice period."
+    )
+    assert quotes[1][0].startswith("1. ")
     assert "3. Click Cancel subscription." in quotes[1][0]
     assert {prompt.sources[number - 1].path for _, number in quotes} == {"policies/cancellation.md"}
 

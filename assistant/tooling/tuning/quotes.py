@@ -323,7 +323,7 @@ def _continuing(unit: dict[str, Any], units: Sequence[dict[str, Any]]) -> dict[s
 
 def _preceding(lead: dict[str, Any], units: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
     """As ``assistant.units.preceding_sentence``, on dumped units."""
-    if not points_back(lead["kind"], str(lead["text"]), str(lead.get("label", ""))):
+    if lead["kind"] not in POINTING_KINDS:
         return None
     for unit in units:
         if unit["source"] == lead["source"] and unit["position"] == lead["position"] - 1:
