@@ -342,10 +342,12 @@ def preceding_sentence(unit: Unit, units: Sequence[Unit]) -> Unit | None:
     item's first sentence, read with its list's lead-in, is never the one before another's."""
     if unit.kind not in POINTING_KINDS:
         return None
-    for other in units:
-        if other.source.number == unit.source.number and other.position == unit.position - 1:
-            return other if brought_by(other.kind, other.paragraph, unit.paragraph) else None
-    return None
+    other = _at(units, unit.source, unit.position - 1)
+    return (
+        other
+        if other is not None and brought_by(other.kind, other.paragraph, unit.paragraph)
+        else None
+    )
 
 
 def next_unit(unit: Unit, units: Sequence[Unit]) -> Unit | None:
@@ -406,7 +408,8 @@ def _passages(units: Sequence[Unit]) -> list[Source]:
     return list({unit.source.number: unit.source for unit in units}.values())
 
 
-# The rules of the two functions above, which the lab's replay applies to dumped units too
+# The rules of the functions above (the unit after a quote, those that go on from it, the
+# sentence before a lead), which the lab's replay applies to dumped units too
 # (``assistant.tooling.tuning.quotes``): one owner for what a quote brings.
 def brings_next(kind: str, next_kind: str) -> bool:
     """Whether a quote of a unit of ``kind`` brings the unit after it, of ``next_kind``."""
@@ -421,11 +424,12 @@ def points_back(kind: str, text: str, label: str = "") -> bool:
     return kind in POINTING_KINDS and bool(POINTS_BACK.match(said))
 
 
-def brought_by(kind: str, paragraph: int, pointing_paragraph: int) -> bool:
-    """Whether the unit before one that points back is what it points to: a sentence of its
-    paragraph, or of its list item (an item's first sentence, read with its list's lead-in, is
-    never the one before another item's)."""
-    return kind in POINTING_KINDS and paragraph == pointing_paragraph
+def brought_by(kind: str, paragraph: int, next_paragraph: int) -> bool:
+    """Whether a unit (of ``kind``, read from ``paragraph``) is quoted before the sentence after
+    it (read from ``next_paragraph``) when that one leads: a sentence of its paragraph, or of its
+    list item (an item's first sentence, read with its list's lead-in, is never the one before
+    another item's)."""
+    return kind in POINTING_KINDS and paragraph == next_paragraph
 
 
 def continued(lead: str, following: str) -> str:

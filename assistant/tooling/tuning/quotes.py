@@ -325,11 +325,11 @@ def _preceding(lead: dict[str, Any], units: Sequence[dict[str, Any]]) -> dict[st
     """As ``assistant.units.preceding_sentence``, on dumped units."""
     if lead["kind"] not in POINTING_KINDS:
         return None
-    for unit in units:
-        if unit["source"] == lead["source"] and unit["position"] == lead["position"] - 1:
-            paragraphs = (unit.get("paragraph", -1), lead.get("paragraph", -1))
-            return unit if brought_by(unit["kind"], *paragraphs) else None
-    return None
+    unit = _at(units, lead["source"], lead["position"] - 1)
+    if unit is None:
+        return None
+    paragraphs = (unit.get("paragraph", -1), lead.get("paragraph", -1))
+    return unit if brought_by(unit["kind"], *paragraphs) else None
 
 
 def _next(unit: dict[str, Any], units: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
