@@ -109,7 +109,8 @@ POINTS_BACK = re.compile(
     r"|in (?:this|that) case|because of this)\b|e\.g\.)",
     re.IGNORECASE,
 )
-# The units whose sentences may point back: a paragraph's, and a list item's after its first.
+# The units whose sentences may point back, and which a lead is quoted after the sentence before
+# in: a paragraph's, and a list item's after its first.
 POINTING_KINDS = frozenset({"sentence", "item"})
 # How many units past the one it brings a quote goes on with, while each points back to the one
 # before it (``continuing_unit``). Replayed over the six answer sets' dumps (the objective of
@@ -360,19 +361,16 @@ def next_unit(unit: Unit, units: Sequence[Unit]) -> Unit | None:
     variables defined in the files `.env` and `.flaskenv`.", the answer."""
     if not unit.last:
         return _at(units, unit.source, unit.position + 1)
-    for then in _passages(units):
-        if continues(place_of(unit.source), place_of(then)):
-            copy = next(
-                (o for o in units if o.source.number == then.number and o.text == unit.text), None
-            )
-            if copy is not None:
-                return _at(units, then, copy.position + 1)
-            first = _at(units, then, 0)
-            repeats = first is not None and any(
-                o.source.number == unit.source.number and o.text == first.text for o in units
-            )
-            return None if repeats else first
-    return None
+    here = place_of(unit.source)
+    then = next((s for s in _passages(units) if continues(here, place_of(s))), None)
+    if then is None:
+        return None
+    copy = next((o for o in units if o.source.number == then.number and o.text == unit.text), None)
+    if copy is not None:
+        return _at(units, then, copy.position + 1)
+    first = _at(units, then, 0)
+    repeated = {o.text for o in units if o.source.number == unit.source.number}
+    return None if first is None or first.text in repeated else first
 
 
 # Where a passage lies on its page: its page (document id), its chunk's place among the page's

@@ -244,7 +244,7 @@ class ExtractiveGenerator:
         # quoted already.
         taken = {id(units[index]) for index in picked}
         # A lead is quoted after the sentence before it in its paragraph.
-        opening = _after_antecedent(units[picked[0]], units, taken)
+        opening = _after_sentence_before(units[picked[0]], units, taken)
         chosen = [
             _joined(opening, units, taken),
             *(_joined(units[index], units, taken) for index in rest),
@@ -393,7 +393,7 @@ UNIT_VECTORS_KEPT = 10_000
 UNIT_VECTORS = _UnitVectors(UNIT_VECTORS_KEPT)
 
 
-def _after_antecedent(unit: Unit, units: Sequence[Unit], taken: set[int]) -> Unit:
+def _after_sentence_before(unit: Unit, units: Sequence[Unit], taken: set[int]) -> Unit:
     """``unit`` after the sentence before it in its paragraph or item (``preceding_sentence``),
     unless that one is quoted already. First only for a lead that points back to it ("It will
     also destroy it when it's no longer needed…", 46 of 495 leads of the six answer sets); then

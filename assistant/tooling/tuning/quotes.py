@@ -253,11 +253,11 @@ def replay(
 def as_quoted(
     unit: dict[str, Any], units: Sequence[dict[str, Any]], taken: set[int], *, lead: bool
 ) -> str:
-    """A dumped unit's text as the answerer quotes it, as ``extractive._after_antecedent`` then
-    ``_joined`` build it: a lead after the sentence it points back to, then the unit after it and
-    those that go on from that one, each unless quoted already (``taken``, the ids of the units
-    quoted or brought so far, to which they are added). The sentence pointed back to comes first,
-    so the unit after drops a list's lead-in the two share."""
+    """A dumped unit's text as the answerer quotes it, as ``extractive._after_sentence_before``
+    then ``_joined`` build it: a lead after the sentence before it in its paragraph or item, then
+    the unit after it and those that go on from that one, each unless quoted already (``taken``,
+    the ids of the units quoted or brought so far, to which they are added). The sentence before
+    comes first, so the unit after drops a list's lead-in the two share."""
     before = unquoted(_preceding(unit, units), taken) if lead else None
     after = unquoted(_following(unit, units), taken)
     text = str(unit["text"])
@@ -336,20 +336,16 @@ def _next(unit: dict[str, Any], units: Sequence[dict[str, Any]]) -> dict[str, An
     """As ``assistant.units.next_unit``, on dumped units."""
     if not unit.get("last", False):
         return _at(units, unit["source"], unit["position"] + 1)
-    for then in _passages(units):
-        if continues(_place(unit), _place(then)):
-            copy = next(
-                (o for o in units if o["source"] == then["source"] and o["text"] == unit["text"]),
-                None,
-            )
-            if copy is not None:
-                return _at(units, then["source"], copy["position"] + 1)
-            first = _at(units, then["source"], 0)
-            repeats = first is not None and any(
-                o["source"] == unit["source"] and o["text"] == first["text"] for o in units
-            )
-            return None if repeats else first
-    return None
+    then = next((o for o in _passages(units) if continues(_place(unit), _place(o))), None)
+    if then is None:
+        return None
+    source = then["source"]
+    copy = next((o for o in units if o["source"] == source and o["text"] == unit["text"]), None)
+    if copy is not None:
+        return _at(units, source, copy["position"] + 1)
+    first = _at(units, source, 0)
+    repeated = {o["text"] for o in units if o["source"] == unit["source"]}
+    return None if first is None or first["text"] in repeated else first
 
 
 def _at(units: Sequence[dict[str, Any]], source: int, position: int) -> dict[str, Any] | None:
