@@ -850,6 +850,8 @@ class _BlockReader:
         self.language = ""
         self.caption = ""
         self.label = ""  # the bold label over what is read now (``BOLD_LABEL``)
+        self.label_from = 0  # the blocks read before it
+        self.label_lists = False  # it introduces the list read now, and ends with it
         self.term = ""  # the term the definition read now defines (``DEFINITION``)
 
     def read(self, passage_line: PassageLine) -> None:
@@ -885,6 +887,7 @@ class _BlockReader:
         elif BOLD_LABEL.match(line) and not passage_line.text[:1].isspace():
             self._end_section()
             self.label = clean(line).rstrip(":").strip()
+            self.label_from = len(self.blocks)
         elif (
             DEFINITION.match(line) and not self.in_list and (self.term or len(self.paragraph) == 1)
         ):
@@ -952,7 +955,7 @@ class _BlockReader:
         self._flush()
         self._end_procedure()
         self.table_header, self.in_list, self.lead_in = None, False, None
-        self.label = ""
+        self.label, self.label_lists = "", False
 
     def _header_above(self) -> bool:
         """Whether the paragraph line read last is the header of a table written without its
@@ -962,14 +965,14 @@ class _BlockReader:
         header = self.paragraph.pop()
         self._flush()
         self._end_procedure()
-        self.in_list, self.lead_in = False, None
+        self._end_list()
         self.table_header = table_cells(header)
         return True
 
     def _table_line(self, passage_line: PassageLine) -> None:
         self._flush()
         self._end_procedure()
-        self.in_list, self.lead_in = False, None
+        self._end_list()
         cells = table_cells(passage_line.content)
         if passage_line.is_table_delimiter:
             return
@@ -1014,8 +1017,17 @@ class _BlockReader:
     def _paragraph_line(self, passage_line: PassageLine) -> None:
         if self.in_list and not self.paragraph and not passage_line.text[:1].isspace():
             self._end_procedure()
-            self.in_list, self.lead_in = False, None  # an unindented paragraph after a blank line
+            self._end_list()  # an unindented paragraph after a blank line
         self.paragraph.append(passage_line.content)
+
+    def _end_list(self) -> None:
+        """The list read now, if any, ends, and a label that only introduced it ends with it:
+        "**Use this when:**" over two items heads them, not "Raw event exports are not
+        self-serve and are not real-time." after them (Plausible's "Scheduled raw event
+        exports"), which the page shows as a paragraph of its own."""
+        if self.in_list and self.label_lists:
+            self.label, self.label_lists = "", False
+        self.in_list, self.lead_in = False, None
 
     def _definition(self, line: str) -> None:
         """A definition's first line, under the term on the line above it (or under the term
@@ -1066,6 +1078,9 @@ class _BlockReader:
             return self.lead_in
         blocks = self.blocks
         if not blocks or blocks[-1].kind != "paragraph" or not blocks[-1].text.endswith(":"):
+            # a label right over the list introduces it ("**Use this when:**"); one over a
+            # paragraph first heads the paragraph, the list and what follows
+            self.label_lists = bool(self.label) and len(blocks) == self.label_from
             return f"{self.label}:" if self.label else None
         return _last_sentence_taken(blocks)
 

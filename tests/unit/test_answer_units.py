@@ -918,6 +918,29 @@ def test_a_following_item_is_quoted_without_the_lead_in_it_shares() -> None:
             id="bold labels",
         ),
         pytest.param(
+            # a label right over a list introduces that list only: the paragraph after it is
+            # read on its own, as the page shows it (Plausible's "Scheduled raw event exports"
+            # read "Use this when: Raw event exports are not self-serve…"); a label over a
+            # paragraph first heads the list after that paragraph and what follows the list
+            "**Use this when:**\n\n"
+            "- You need event-level data\n"
+            "- Aggregated stats do not meet your needs\n\n"
+            "Raw event exports are not self-serve and are not real-time.\n\n"
+            "**Settings**\n\n"
+            "The server clones each repository.\n\n"
+            "- It keeps a cache of manifests\n\n"
+            "It runs one process per repository.",
+            [
+                "Use this when: You need event-level data",
+                "Use this when: Aggregated stats do not meet your needs",
+                "Raw event exports are not self-serve and are not real-time.",
+                "Settings: The server clones each repository.",
+                "Settings: It keeps a cache of manifests",
+                "Settings: It runs one process per repository.",
+            ],
+            id="a label that introduces a list ends with it",
+        ),
+        pytest.param(
             # a page written with reference-style links, as Hugo's documentation is (27 of its 68
             # answers quoted "[Staticman][]" as written, 4 quoted the definitions themselves)
             "Open-source commenting systems include [Staticman][] and [Talkyard][talk].\n\n"
