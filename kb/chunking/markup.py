@@ -70,8 +70,10 @@ HTML_BLOCK_ELEMENTS = (
 )
 HTML_ELEMENTS = f"{HTML_INLINE_ELEMENTS}|{HTML_BLOCK_ELEMENTS}"
 # A Markdown link's or picture's label, whose brackets may nest once ("[[services.concurrency]]"),
-# the label in group 1; and a link's address in parentheses, which may hold a pair ("…/Toml_(file)")
-LINK_LABEL = r"\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]"
+# the label in group 1; a code span in it is read whole, its brackets none of the label's, as
+# CommonMark reads it (Fly.io's "[`[[services]]` section](…)"), and a lone backtick is a
+# character. A link's address is in parentheses, which may hold a pair ("…/Toml_(file)").
+LINK_LABEL = r"\[((?:`[^`\n]*`|[^\[\]\n`]|`(?![^`\n]*`)|\[[^\[\]\n]*\])*)\]"
 LINK_DESTINATION = r"\((?:[^()]|\([^()]*\))*\)"
 _HTML_ATTRIBUTE = (
     r"""[ \t]+([\w:.-]+)(?:[ \t]*=[ \t]*(?:"[^"]*"|'[^']*'"""

@@ -978,6 +978,20 @@ def test_a_following_item_is_quoted_without_the_lead_in_it_shares() -> None:
             ],
             id="escapes, bracketed labels, linked pictures",
         ),
+        pytest.param(
+            # a code span in a link's label is read whole: its brackets are not the label's
+            # (Fly.io's "…specify the `web` process in the [`[[services]]` section](…)" was
+            # quoted with its markup)
+            "Specify the `web` process in the [`[[services]]` section](/docs/reference/#svc).\n\n"
+            "Open [`app/audio/[name]/route.js`](https://example.com/route) to see how each "
+            "audio file is streamed to the browser, after pressing [the ` key](/keys) once.",
+            [
+                "Specify the `web` process in the `[[services]]` section.",
+                "Open `app/audio/[name]/route.js` to see how each audio file is streamed to the "
+                "browser, after pressing the ` key once.",
+            ],
+            id="a code span in a link's label",
+        ),
     ],
 )
 def test_a_page_is_quoted_as_a_reader_sees_it(page: str, quoted: list[str]) -> None:
