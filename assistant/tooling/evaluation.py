@@ -87,6 +87,9 @@ class AnswerOutcome:
     status: str
     lead_states_fact: bool = False  # the answer's first sentence (first quote) states them
     cites_section: bool = False  # a citation is the answering section
+    # the answer's first citation (its lead's: sources are numbered in order of first citation)
+    # is the answering section
+    lead_cites_section: bool = False
     section_seen: bool = False  # the answering section was among the passages the answerer read
     words: int = 0  # words of the answer, citations and the quote label left out
 
@@ -103,6 +106,7 @@ class AnswerOutcome:
             "lead_states_fact": self.lead_states_fact,
             "cites_fact": self.cites_fact,
             "cites_section": self.cites_section,
+            "lead_cites_section": self.lead_cites_section,
             "section_seen": self.section_seen,
             "words": self.words,
             "cited": self.cited,
@@ -122,6 +126,7 @@ class HalfSummary:
     lead_stated: int = 0  # answerable answers whose first sentence states the facts
     answered: int = 0  # answerable questions not refused
     section_cited: int = 0  # of those, the ones citing the answering section
+    lead_section_cited: int = 0  # of those, the ones whose lead cites it
     section_seen: int = 0  # answerable questions whose answering section the answerer read
     unanswerable_refused: int = 0
     answerable_refused: int = 0
@@ -144,6 +149,12 @@ class HalfSummary:
     @property
     def cites_section(self) -> float:
         return self.section_cited / self.answered if self.answered else 0.0
+
+    @property
+    def lead_cites_section(self) -> float:
+        """How often the lead of an answer cites the answering section: with ``lead_states_fact``
+        it tells a lead from the wrong section from a wrong lead of the right one."""
+        return self.lead_section_cited / self.answered if self.answered else 0.0
 
     @property
     def sees_section(self) -> float:
@@ -179,6 +190,7 @@ class HalfSummary:
             if not outcome.refused:
                 self.answered += 1
                 self.section_cited += outcome.cites_section
+                self.lead_section_cited += outcome.lead_cites_section
             if not (outcome.states_fact and outcome.cites_fact):
                 self.failed.append(outcome)
         else:
@@ -196,6 +208,7 @@ class HalfSummary:
             "lead_states_fact": round(self.lead_states_fact, 3),
             "cites_fact": round(self.cites_fact, 3),
             "cites_section": round(self.cites_section, 3),
+            "lead_cites_section": round(self.lead_cites_section, 3),
             "sees_section": round(self.sees_section, 3),
             "refused_unanswerable": round(self.refused_unanswerable, 3),
             "refused_answerable": round(self.refused_answerable, 3),
@@ -314,6 +327,7 @@ def _outcome(
     )
     wanted = (case.path, case.section)
     text = "" if refused else message.answer
+    cited_sections = [sections.get(c["chunk_id"]) for c in message.citations]
     return AnswerOutcome(
         case=case,
         refused=refused,
@@ -323,8 +337,8 @@ def _outcome(
         cited=[f"{c['path']} > {c['section']}" for c in message.citations],
         status=message.status,
         lead_states_fact=case.stated_in(lead_sentence(text, quoted=quoted)),
-        cites_section=case.answerable
-        and any(sections.get(c["chunk_id"]) == wanted for c in message.citations),
+        cites_section=case.answerable and wanted in cited_sections,
+        lead_cites_section=case.answerable and cited_sections[:1] == [wanted],
         section_seen=case.answerable and any(sections.get(h["chunk_id"]) == wanted for h in seen),
         words=len(_WORD.findall(_CITATION.sub("", _QUOTED_LABEL.sub("", text)))),
     )

@@ -106,6 +106,11 @@ def test_the_claude_path_runs_against_the_stub_with_citations_mapped(pages: Path
     for outcome in answered:
         assert outcome["answer"] == "It is 60 days [1], see also [2]."
         assert len(outcome["cited"]) == 2
+    # and the lead's citation is the one cited first: for the annual refund, the passage the
+    # answer step was given second, not the answering section it was given first
+    annual = next(outcome for outcome in answered if outcome["id"] == "refund-annual")
+    assert annual["cited"][1] == "policies/refunds.md > Refund Policy > Annual plans"
+    assert annual["cites_section"] and not annual["lead_cites_section"]
 
 
 def test_a_missing_api_key_is_one_clear_error(pages: Path, settings) -> None:
@@ -136,6 +141,7 @@ def test_claude_reads_the_likeliest_lines_first_and_its_first_sentence_is_the_le
     by_id = {outcome["id"]: outcome for outcome in outcomes}
     assert by_id["refund-annual"]["lead_states_fact"]
     assert by_id["refund-annual"]["cited"] == ["policies/refunds.md > Refund Policy > Annual plans"]
+    assert by_id["refund-annual"]["lead_cites_section"]
 
 
 def test_outputs_into_a_folder_not_made_yet_are_written_there(pages: Path) -> None:

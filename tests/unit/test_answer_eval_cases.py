@@ -8,7 +8,14 @@ from pathlib import Path
 import pytest
 
 from assistant.facts import fact_text, states
-from assistant.tooling.evaluation import AnswerEvalError, answer_cases_load, lead_sentence
+from assistant.tooling.evaluation import (
+    AnswerCase,
+    AnswerEvalError,
+    AnswerOutcome,
+    answer_cases_load,
+    answer_eval_summarise,
+    lead_sentence,
+)
 from search.tooling.evalsets.pages import pages_read
 from tests.conftest import CORPUS_DIR
 
@@ -130,3 +137,40 @@ def test_the_lead_quote_of_a_code_unit_holds_its_block() -> None:
 
     assert lead_sentence(quoted, quoted=True) == f"“To change the port:” [1]\n\n{block}"
     assert lead_sentence(sentence_first, quoted=True) == "“Restart.” [2]"
+
+
+def test_the_summary_tells_a_lead_from_another_section_from_a_wrong_lead_of_the_right_one() -> None:
+    # given: three answerable questions answered (each citing the answering section, two of them
+    # in their lead, one of those with a lead that states the fact) and one refused
+    def outcome(
+        case_id: str, *, refused: bool = False, lead_cites: bool = False, lead_states: bool = False
+    ) -> AnswerOutcome:
+        case = AnswerCase(case_id, "report", "q", ("60 days",), path="a.md", section="Refunds")
+        return AnswerOutcome(
+            case=case,
+            refused=refused,
+            states_fact=not refused,
+            cites_fact=not refused,
+            answer="",
+            cited=[],
+            status="answered",
+            lead_states_fact=lead_states,
+            cites_section=not refused,
+            lead_cites_section=lead_cites,
+        )
+
+    outcomes = [
+        outcome("right lead", lead_cites=True, lead_states=True),
+        outcome("wrong unit of the right section", lead_cites=True),
+        outcome("lead from another section"),
+        outcome("refused", refused=True),
+    ]
+
+    # when
+    _, report, overall = answer_eval_summarise(outcomes)
+
+    # then: shares of the answered questions, as "cites section" is
+    assert report.cites_section == 1.0
+    assert report.lead_cites_section == pytest.approx(2 / 3)
+    assert report.lead_states_fact == 0.25  # of the answerable questions
+    assert overall.as_json()["lead_cites_section"] == 0.667
