@@ -8,7 +8,7 @@ import pytest
 
 from assistant.generators.extractive import ExtractiveGenerator
 from assistant.prompting import build_prompt
-from assistant.tooling.tuning.quotes import QuoteChoice, dumped_units, replay
+from assistant.tooling.tuning.quotes import QuoteChoice, dumped_units, replay, replay_score
 from assistant.units import UnitWeights
 from kb.embedders import Embedder
 from search.results import Hit
@@ -116,3 +116,41 @@ def test_the_replay_goes_on_into_the_passage_that_continues_a_quote_as_the_answe
     # then
     assert replayed == quoted
     assert "Invoice recipients" in quoted[0]
+
+
+def test_the_replay_tells_whether_its_lead_is_a_unit_of_the_answering_section(
+    cached_embedder: Embedder,
+) -> None:
+    # given: the refund question, its answering passage second among three, dumped twice: once
+    # labelled as the dump labels it (the second passage is the answering section), once as if
+    # the first were
+    question, path, passage, expected = CASES[0]
+    hits = [
+        _passage(cached_embedder, *DISTRACTORS[0]),
+        _passage(cached_embedder, path, passage),
+        _passage(cached_embedder, *DISTRACTORS[1]),
+    ]
+    prompt = build_prompt(question=question, hits=hits)
+    units = dumped_units(
+        question=question, sources=prompt.sources, idfs={}, embedder=cached_embedder
+    )
+
+    def row(seen: list[bool]) -> dict:
+        return {
+            "question": question,
+            "answerable": True,
+            "refused": False,
+            "facts": [expected],
+            "match": "all",
+            "sections_seen": seen,
+            "units": units,
+        }
+
+    # when
+    right = replay_score([row([False, True, False])], QuoteChoice(weights=UnitWeights()))
+    other = replay_score([row([True, False, False])], QuoteChoice(weights=UnitWeights()))
+
+    # then: the lead is a unit of the answering passage, and is counted as of the answering
+    # section only where the dump says that passage is it; both saw the section
+    assert right.lead_in_section == 1.0 and other.lead_in_section == 0.0
+    assert right.sees_section == other.sees_section == 1.0

@@ -370,6 +370,8 @@ class ReplayScore:
     stated: int = 0
     lead: int = 0
     seen: int = 0
+    answered: int = 0  # answerable and not refused
+    lead_seen: int = 0  # of those, the ones whose lead is a unit of the answering section
     words: list[int] | None = None
 
     @property
@@ -383,6 +385,13 @@ class ReplayScore:
     @property
     def sees_section(self) -> float:
         return self.seen / self.answerable if self.answerable else 0.0
+
+    @property
+    def lead_in_section(self) -> float:
+        """How often the lead is a unit of the answering section, of the answers given: with
+        ``lead_states_fact`` it tells a lead from another section from a wrong lead of the right
+        one, as ``answer_eval``'s "lead cites section" does."""
+        return self.lead_seen / self.answered if self.answered else 0.0
 
     @property
     def median_words(self) -> float:
@@ -405,8 +414,12 @@ def replay_score(
                 score.answerable += 1
             continue
         score.answerable += 1
-        score.seen += any(row["sections_seen"][: choice.sources])
+        score.answered += 1
+        seen = row["sections_seen"][: choice.sources]
+        score.seen += any(seen)
         quoted = replay(row, choice, orderer=orderer)
+        lead = int(quoted[0]["source"]) if quoted else 0  # its passage's number, 1 the first
+        score.lead_seen += 0 < lead <= len(seen) and bool(seen[lead - 1])
         text = " ".join(unit["text"] for unit in quoted)
         score.stated += states(text, row)
         score.lead += bool(quoted) and states(quoted[0]["text"], row)
@@ -472,7 +485,9 @@ def quotes_fit_report(dumps: dict[str, list[dict[str, Any]]]) -> list[str]:
     report = {name: [r for r in rows if r["half"] == "report"] for name, rows in dumps.items()}
     shipped = quotes_fit(list(calibration.values()), start=start)
     lines = [f"fitted on every calibration half: {shipped}"]
-    lines.append(f"{'set':<28}{'choice':<10}{'states':>8}{'lead':>8}{'sees':>8}{'words':>7}")
+    lines.append(
+        f"{'set':<28}{'choice':<10}{'states':>8}{'lead':>8}{'lead sec':>9}{'sees':>8}{'words':>7}"
+    )
     for name in dumps:
         others = [rows for other, rows in calibration.items() if other != name]
         held_out = quotes_fit(others, start=start) if others else shipped
@@ -481,6 +496,6 @@ def quotes_fit_report(dumps: dict[str, list[dict[str, Any]]]) -> list[str]:
             score = replay_score(report[name], choice)
             lines.append(
                 f"{name:<28}{label:<10}{score.states_fact:>8.1%}{score.lead_states_fact:>8.1%}"
-                f"{score.sees_section:>8.1%}{score.median_words:>7.0f}"
+                f"{score.lead_in_section:>9.1%}{score.sees_section:>8.1%}{score.median_words:>7.0f}"
             )
     return lines
