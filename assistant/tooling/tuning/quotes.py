@@ -370,9 +370,8 @@ class ReplayScore:
     stated: int = 0
     lead: int = 0
     seen: int = 0
-    answered: int = 0  # answerable and not refused
-    lead_seen: int = 0  # of those, the ones whose lead is a unit of the answering section
-    words: list[int] | None = None
+    lead_seen: int = 0  # answers whose lead is a unit of the answering section
+    words: list[int] | None = None  # one per answer given (answerable, not refused)
 
     @property
     def states_fact(self) -> float:
@@ -385,6 +384,10 @@ class ReplayScore:
     @property
     def sees_section(self) -> float:
         return self.seen / self.answerable if self.answerable else 0.0
+
+    @property
+    def answered(self) -> int:
+        return len(self.words) if self.words else 0
 
     @property
     def lead_in_section(self) -> float:
@@ -414,7 +417,6 @@ def replay_score(
                 score.answerable += 1
             continue
         score.answerable += 1
-        score.answered += 1
         seen = row["sections_seen"][: choice.sources]
         score.seen += any(seen)
         quoted = replay(row, choice, orderer=orderer)
