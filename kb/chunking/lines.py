@@ -61,7 +61,9 @@ _INLINE_MARK = re.compile(r"`+|<!--")
 _BACKTICKS = re.compile(r"`+")
 
 
-def scan_lines(text: str, *, keep_highlights: bool = False) -> list[SourceLine]:
+def scan_lines(
+    text: str, *, keep_highlights: bool = False, indented_code: bool = False
+) -> list[SourceLine]:
     """Split `text` into lines, removing HTML comments and site-generator markup, marking code.
 
     One pass does both because each decides the other: `<!--` inside a fence is code, and a fence
@@ -69,8 +71,13 @@ def scan_lines(text: str, *, keep_highlights: bool = False) -> list[SourceLine]:
     Inline code spans are matched within a line only, which covers how they are written in practice.
     Markup (`kb.chunking.markup`) is removed outside code only: a shortcode in a code sample is
     the example a reader came for. `keep_highlights` leaves `==x==` for the page to render.
+
+    `indented_code` reads a page's indented code blocks as fenced ones (``_Scanner._indented``):
+    the chunker reads a page so, with its HTML and list items around them. A passage (a chunk's
+    text) has its code fenced already, and what is indented in it is text whose context is gone
+    (a `<div>` line it stood under is blank now), so a passage is read without it.
     """
-    return _Scanner(keep_highlights=keep_highlights).scan(text)
+    return _Scanner(keep_highlights=keep_highlights, indented_code=indented_code).scan(text)
 
 
 def markup_warnings(text: str, *, first_line: int = 1) -> list[str]:
@@ -195,8 +202,17 @@ class _ProseCode:
 
 
 class _Scanner:
-    def __init__(self, *, keep_highlights: bool = False) -> None:
+    def __init__(self, *, keep_highlights: bool = False, indented_code: bool = False) -> None:
         self._keep_highlights = keep_highlights
+        self._indented_code = indented_code
+        # the open indented code block: the column of the list item's text it is under (0
+        # outside a list), or -1 when none is open, and the fence it is read between
+        self._code_column = -1
+        self._code_fence = ""
+        # the last look past an indented block's lines (``_indented_fence``): their indent,
+        # where it stopped, and the fence found for them
+        self._looked: tuple[int, int, str | None] = (-1, -1, None)
+        self._lines: list[SourceLine] = []  # the lines read so far
         self.warnings: list[str] = []
         # the open code fence: its character, its length and the column its list item's text
         # starts at (0 outside a list), which its lines are indented past
@@ -223,6 +239,7 @@ class _Scanner:
 
     def scan(self, text: str, *, first_line: int = 1) -> list[SourceLine]:
         lines: list[SourceLine] = []
+        self._lines = lines
         self._last_close = {}
         position = 0
         number = first_line - 1
@@ -258,6 +275,10 @@ class _Scanner:
         self._fence = None
         if self._code_shortcode:
             return self._line_in_code_shortcode(raw, position, base)
+        if self._indented_code:
+            code = self._indented(raw, position, base)
+            if code is not None:
+                return code
         if self._close_directive(raw):
             return SourceLine(position, "", (), FenceRole.NONE)
         self._read_item(raw)
@@ -274,6 +295,86 @@ class _Scanner:
             self._directive_options = False
         visible, runs, self._in_comment = _strip_comments(raw, 0, base)
         return self._unwrap(SourceLine(position, visible, runs, FenceRole.NONE), number)
+
+    def _indented(self, raw: str, position: int, base: int) -> SourceLine | None:
+        """The line read as a line of an indented code block, else None.
+
+        CommonMark's indented code: lines four columns past the text they stand under (the
+        list item's, or the page's), after a blank line, up to a line less indented. The page
+        shows it as code, so it is read as a fenced block: the blank line before it becomes
+        the opening fence (or a codehilite first line, `::yaml`, which names the language and
+        is never shown), the blank line after it the closing one, and its lines lose the four
+        columns. A block is read so only when a blank line or the page's end closes it (a
+        fence needs a line of its own), and not when it opens with markup the site renders
+        before Markdown (a `<div>`, a shortcode): pages indent those as they nest them."""
+        if self._code_column >= 0:
+            if not raw.strip():
+                return SourceLine(position, "", (), FenceRole.BODY)
+            if _indent_columns(raw) >= self._code_column + 4:
+                return self._indented_line(raw, position, base)
+            # the lines ended at the blank line before this one, which closes them
+            closing = self._lines[-1]
+            if closing.fence is FenceRole.BODY and not closing.text:
+                self._lines[-1] = _written(closing.start, self._code_fence, FenceRole.CLOSE)
+            self._code_column = -1
+            return None
+        if not (self._lines and self._after_blank and raw.strip()) or self._component_indents:
+            return None  # the page's first line has no blank line before it to fence it
+        indent = _indent_columns(raw)
+        column = next((text for goes_on, text in reversed(self._items) if indent >= goes_on), 0)
+        content = raw.strip()
+        if (
+            indent < column + 4
+            or content.startswith(("{{", "{%", "<%"))
+            or markup.HTML_TAG.match(content)
+            or markup.HTML_OPENER.match(content)
+        ):
+            return None
+        fence = self._indented_fence(self._dedented + column + 4, raw)
+        if fence is None:
+            return None
+        self._code_column, self._code_fence = column, " " * column + fence
+        language = _CODEHILITE_LANGUAGE.fullmatch(content)
+        if language is not None:
+            return _written(position, self._code_fence + language.group(1), FenceRole.OPEN)
+        opening = self._lines[-1]
+        self._lines[-1] = _written(opening.start, self._code_fence, FenceRole.OPEN)
+        return self._indented_line(raw, position, base)
+
+    def _indented_line(self, raw: str, position: int, base: int) -> SourceLine:
+        """A line of an indented code block, without the four columns that made it code."""
+        line = SourceLine(position, raw, ((0, base),), FenceRole.BODY)
+        start = _indent_chars(raw, self._code_column)
+        return _cut(line, ((start, _indent_chars(raw, self._code_column + 4)),))
+
+    def _indented_fence(self, columns: int, first: str) -> str | None:
+        """The fence for the indented block whose first line, ``first``, is the line being
+        read (its lines ``columns`` or more in, as written): longer than any run of backticks
+        that starts one of its lines, so a fence the block shows as text stays its text. None
+        when neither a blank line nor the end of the text closes it. Blocks side by side share
+        one look ahead: a page of many would be read again from each."""
+        text, newline = self._rest
+        indent, stop, fence = self._looked
+        if indent == columns and newline < stop:
+            return fence
+        longest = _backticks_opening(first)
+        blank = False
+        while newline >= 0:
+            start = newline + 1
+            newline = text.find("\n", start)
+            line = text[start : newline if newline >= 0 else len(text)]
+            if not line.strip():
+                blank = True
+            elif _indent_columns(line) < columns:
+                break
+            else:
+                blank = False
+                longest = max(longest, _backticks_opening(line))
+        else:
+            blank, start = True, len(text) + 1
+        fence = "`" * max(3, longest + 1) if blank else None
+        self._looked = (columns, start, fence)
+        return fence
 
     def _prose_inside(self, char: str, length: int) -> bool:
         """Whether the content of the MyST directive opened on the line being read, up to its
@@ -577,6 +678,9 @@ _HEAD_OPEN = re.compile(r"[ \t]*<head(?:[ \t][^<>]*)?>[ \t]*")
 # The line after an HTML element's open tag that goes on: an attribute, or the tag's end
 _HTML_ATTRIBUTES_GO_ON = re.compile(r"[ \t]*(?:[\w:.-]+[ \t]*(?:=|/?>|$)|/?>)")
 _ERB_OPEN = re.compile(r"<%(?!%)")  # `<%%` writes a literal `<%`
+# Python-Markdown's codehilite: the first line of an indented block naming its language
+# (`::yaml`, `:::python`, `#!bash`; a shebang's path, `#!/bin/sh`, is code)
+_CODEHILITE_LANGUAGE = re.compile(r"(?:::+|#!)([\w+#.-]+)")
 # Shortcodes whose body a page shows as a code block: Hugo's `highlight`, and the `code-toggle`
 # (one configuration shown as TOML, YAML and JSON) and `code` of Hugo's own documentation.
 CODE_SHORTCODES = ("code-toggle", "highlight", "code")
@@ -718,6 +822,18 @@ def _indent_chars(text: str, columns: int) -> int:
 
 def _blank(position: int) -> SourceLine:
     return SourceLine(position, "", (), FenceRole.NONE)
+
+
+def _backticks_opening(line: str) -> int:
+    """How many backticks open ``line`` after its indent (0 if it opens with none)."""
+    text = line.lstrip(" \t")
+    return len(text) - len(text.lstrip("`"))
+
+
+def _written(position: int, text: str, fence: FenceRole) -> SourceLine:
+    """A line the scanner writes in place of a blank one (a fence around indented code): each
+    of its characters stands for where that line is."""
+    return SourceLine(position, text, tuple((index, position) for index in range(len(text))), fence)
 
 
 def _cut(

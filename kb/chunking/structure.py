@@ -115,7 +115,7 @@ def split_sections(text: str) -> list[Section]:
     A section with neither a heading nor blocks (an empty preamble) is left out; a heading with
     no body is kept, because its text is part of the path of the sections below it.
     """
-    lines = scan_lines(text)
+    lines = scan_lines(text, indented_code=True)
     builder = _SectionBuilder()
     index = 0
     while index < len(lines):

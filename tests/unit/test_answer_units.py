@@ -25,6 +25,7 @@ from assistant.units import (
     units_of,
     units_score,
 )
+from kb.chunking import ChunkLimits, chunk_markdown
 
 
 def _source(
@@ -1000,6 +1001,40 @@ def test_a_page_is_quoted_as_a_reader_sees_it(page: str, quoted: list[str]) -> N
 
     # then
     assert texts == quoted
+
+
+def test_code_a_page_indents_is_never_quoted_as_a_sentence() -> None:
+    # given: Argo CD's GoTemplate page indents YAML under list items behind codehilite's
+    # `::yaml` line, and pages of commands indent them; read as text, the YAML was quoted as an
+    # item ("::yaml apiVersion: argoproj.io/v1alpha1 kind: ApplicationSet…") and the commands
+    # as a sentence
+    page = (
+        "Here are some examples of what is not possible with Go text templates:\n\n"
+        "- Templating a boolean field.\n\n"
+        "        ::yaml\n        spec:\n          goTemplate: true\n\n"
+        "- Templating an object field.\n\n"
+        '        ::yaml\n        syncPolicy: "{{.syncPolicy}}"\n\n'
+        "Run the commands below:\n\n    pip install flask\n    flask run --debug\n\n"
+        "The server starts on port 5000.\n"
+    )
+    [passage] = chunk_markdown(
+        title="Go Template",
+        body=page,
+        limits=ChunkLimits.for_window(256),
+        count_tokens=lambda text: len(text.split()),
+    )
+
+    # when
+    texts = [unit.text for unit in units_of([_source(passage.text)])]
+
+    # then
+    assert texts == [
+        "Here are some examples of what is not possible with Go text templates: "
+        "Templating a boolean field.",
+        "Here are some examples of what is not possible with Go text templates: "
+        "Templating an object field.",
+        "The server starts on port 5000.",
+    ]
 
 
 def test_a_procedure_without_a_lead_in_is_read_under_its_heading() -> None:

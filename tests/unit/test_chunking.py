@@ -383,6 +383,76 @@ def test_unclosed_fence_runs_to_end_of_body() -> None:
     assert only.text.endswith("# not a heading\n\nmore code")
 
 
+# Indented code as the page shows it, and how the passage holds it (CommonMark: four columns past
+# the text it stands under, after a blank line). Argo CD's MkDocs pages indent YAML under list
+# items behind a codehilite `::yaml` line; Hugo's command pages indent shell commands.
+INDENTED_CODE = {
+    "a block of commands": (
+        "Install it:\n\n    pip install flask\n    flask run\n\nThen open the page.",
+        "Install it:\n\n```\npip install flask\nflask run\n```\n\nThen open the page.",
+    ),
+    "under a list item, its language named by codehilite": (
+        "Not possible:\n\n- Templating a boolean field.\n\n        ::yaml\n        spec:\n"
+        "          goTemplate: true\n\n- Templating an object field.\n",
+        "Not possible:\n\n- Templating a boolean field.\n\n  ```yaml\n    spec:\n"
+        "      goTemplate: true\n  ```\n- Templating an object field.",
+    ),
+    "a block that shows a fence, fenced by a longer one": (
+        "Write:\n\n    ```sh\n    ls\n    ```\n\nDone.",
+        "Write:\n\n````\n```sh\nls\n```\n````\n\nDone.",
+    ),
+    "in a box, past the box's own indent": (
+        "!!! note\n\n    A note's text is indented.\n\n        code in the note\n\nAfter.",
+        "A note's text is indented.\n\n```\ncode in the note\n```\n\nAfter.",
+    ),
+    "at the end of the page": (
+        "Intro.\n\n    code at the end",
+        "Intro.\n\n```\ncode at the end",
+    ),
+}
+
+
+@pytest.mark.parametrize(("body", "text"), INDENTED_CODE.values(), ids=INDENTED_CODE.keys())
+def test_indented_code_is_held_as_a_fenced_block(body: str, text: str) -> None:
+    # when
+    [only] = chunk(body, limits=MINILM, count=count_tokens)
+
+    # then: the passage's own reading (which has no page around it) sees code where the page
+    # does, and every offset stays in the body
+    assert only.text == text
+    assert only.char_end == len(body.rstrip("\n"))
+
+
+NOT_INDENTED_CODE = {
+    "a paragraph's line that goes on": "Text\n    more text that goes on\n\nNext.",
+    "a list item's paragraph, indented four (Python-Markdown)": (
+        "1. Step one.\n\n    Its paragraph, indented four.\n\n2. Step two."
+    ),
+    "HTML the page nests": (
+        'Intro.\n\n    <div class="note">\n    Text in a box.\n    </div>\n\nAfter.'
+    ),
+    "a shortcode the page nests": (
+        "Intro.\n\n    {{< note >}}\n    Boxed.\n    {{< /note >}}\n\nAfter."
+    ),
+    "lines no blank line closes": "Intro.\n\n    code\nText right under it.",
+}
+
+
+@pytest.mark.parametrize("body", NOT_INDENTED_CODE.values(), ids=NOT_INDENTED_CODE.keys())
+def test_indented_text_that_is_not_code_is_text(body: str) -> None:
+    assert all(line.fence.value == "none" for line in scan_lines(body, indented_code=True))
+    assert "```" not in "".join(c.text for c in chunk(body, limits=MINILM, count=count_tokens))
+
+
+def test_a_passage_is_read_without_indented_code() -> None:
+    # given: a chunk's text, whose code the chunker fenced; text left indented in it stood under
+    # HTML the passage no longer holds (a `<div>` line is blank now)
+    passage = "Supported Products\n\n        **Networking**\n        **Machines**"
+
+    # then
+    assert all(line.fence.value == "none" for line in scan_lines(passage))
+
+
 # --- atomic blocks -----------------------------------------------------------------------------
 
 ATOMIC_BLOCKS = {
