@@ -12,7 +12,7 @@ import bisect
 import enum
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kb.chunking import markup
 from kb.chunking.leftovers import Leftover, line_leftovers
@@ -213,6 +213,7 @@ class _Scanner:
         # where it stopped, and the fence found for them
         self._looked: tuple[int, int, str | None] = (-1, -1, None)
         self._lines: list[SourceLine] = []  # the lines read so far
+        self._html_lists: list[str] = []  # the HTML lists open, innermost last: "ul" or "ol"
         self.warnings: list[str] = []
         # the open code fence: its character, its length and the column its list item's text
         # starts at (0 outside a list), which its lines are indented past
@@ -626,7 +627,8 @@ class _Scanner:
             line = _cut(line, cut.drop, title=cut.title)
             # a title reads as any text does: its icons, shortcodes and tags go
             return self._inline(line, number, title=True) if cut.title else line
-        line = self._inline(line, number)
+        written = line.text
+        line = self._html_blocks(written, self._inline(line, number))
         opening = markup.COMPONENT_OPENER.fullmatch(line.text)
         if opening is not None and (
             opening.group(1) in self._components
@@ -653,6 +655,36 @@ class _Scanner:
         opener, self._tag_close = unclosed
         return _cut(line, ((opener, len(line.text)),))
 
+    def _html_blocks(self, written: str, line: SourceLine) -> SourceLine:
+        """``line`` (``written`` before its tags went) as the HTML blocks it opens show it: an
+        `<li>` at its start is an item of the `<ul>` or `<ol>` it stands in (written `- ` or
+        `1. `, at no indent: a nested list reads as one), and a heading element alone on it
+        (`<h3>Not supported</h3>`) a line of its own. Without their tags, Plausible's cards
+        and Fly.io's lists of products read as one run-on sentence."""
+        if "<" not in written:
+            return line
+        outside = CODE_SPAN.sub(lambda span: " " * len(span.group()), written)
+        item = _HTML_ITEM.match(outside)
+        for tag in _HTML_LIST_TAG.finditer(outside, 0, item.start(1) if item else len(outside)):
+            self._html_list(tag)
+        if item is not None:
+            marker = "1. " if self._html_lists[-1:] == ["ol"] else "- "
+            for tag in _HTML_LIST_TAG.finditer(outside, item.start(1)):
+                self._html_list(tag)
+            indent = len(line.text) - len(line.text.lstrip(" \t"))
+            return _prefixed(_cut(line, ((0, indent),)) if indent else line, marker)
+        if _HTML_HEADING.fullmatch(outside):
+            return replace(line, title=True)
+        return line
+
+    def _html_list(self, tag: re.Match[str]) -> None:
+        """Keeps the HTML lists open (``_html_lists``) as of ``tag``, an `<ol>`, `<ul>` or
+        their close."""
+        if not tag.group(1):
+            self._html_lists.append(tag.group(2).casefold())
+        elif self._html_lists:
+            self._html_lists.pop()
+
     def _inline(self, line: SourceLine, number: int, *, title: bool = False) -> SourceLine:
         """``line`` without its inline markup (``markup.inline_markup``)."""
         cut = markup.inline_markup(
@@ -678,6 +710,11 @@ _HEAD_OPEN = re.compile(r"[ \t]*<head(?:[ \t][^<>]*)?>[ \t]*")
 # The line after an HTML element's open tag that goes on: an attribute, or the tag's end
 _HTML_ATTRIBUTES_GO_ON = re.compile(r"[ \t]*(?:[\w:.-]+[ \t]*(?:=|/?>|$)|/?>)")
 _ERB_OPEN = re.compile(r"<%(?!%)")  # `<%%` writes a literal `<%`
+# An HTML list item's tag opening a line (its text in group 1's place on), an HTML list's tag
+# (group 1: a close; group 2: the list's kind), a heading element alone on a line
+_HTML_ITEM = re.compile(r"[ \t]*(?:<[uo]l\b[^<>]*>[ \t]*)*<li(?:[ \t][^<>]*)?>()", re.IGNORECASE)
+_HTML_LIST_TAG = re.compile(r"<(/?)([uo]l)\b[^<>]*>", re.IGNORECASE)
+_HTML_HEADING = re.compile(r"[ \t]*<(h[1-6])\b[^<>]*>.*</\1>[ \t]*", re.IGNORECASE)
 # Python-Markdown's codehilite: the first line of an indented block naming its language
 # (`::yaml`, `:::python`, `#!bash`; a shebang's path, `#!/bin/sh`, is code)
 _CODEHILITE_LANGUAGE = re.compile(r"(?:::+|#!)([\w+#.-]+)")
@@ -828,6 +865,15 @@ def _backticks_opening(line: str) -> int:
     """How many backticks open ``line`` after its indent (0 if it opens with none)."""
     text = line.lstrip(" \t")
     return len(text) - len(text.lstrip("`"))
+
+
+def _prefixed(line: SourceLine, marker: str) -> SourceLine:
+    """``line`` with ``marker`` written before its text, each of the marker's characters
+    standing for where that text starts."""
+    at = line.source_offset(0)
+    runs = tuple((index, at) for index in range(len(marker)))
+    runs += tuple((index + len(marker), offset) for index, offset in line.runs)
+    return replace(line, text=marker + line.text, runs=runs)
 
 
 def _written(position: int, text: str, fence: FenceRole) -> SourceLine:

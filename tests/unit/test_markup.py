@@ -1077,6 +1077,53 @@ def test_html_tags_never_reach_a_chunk() -> None:
     assert "| Channel | Definition |" in draft.text
 
 
+HTML_LISTS = """<div class="card">
+<h3>Not supported</h3>
+<p>Products we do not support.</p>
+<ul class="list">
+  <li><b>LiteFS</b></li>
+  <li>Unmanaged <a href="/pg">Postgres</a> apps</li>
+</ul>
+</div>
+
+<ol>
+<li>Click Connect.</li>
+<li>Add a password.</li>
+</ol>
+"""
+
+
+def test_an_html_list_is_a_list_and_an_html_heading_a_line_of_its_own() -> None:
+    # given: Plausible's introduction cards and Fly.io's lists of products are HTML; without
+    # their tags a card read as one run-on sentence ("Not supported Products we do not support.
+    # LiteFS Unmanaged Postgres apps", "Register for an account Add your website…")
+    (draft,) = chunk(HTML_LISTS)
+
+    # then: each item is an item of its list, numbered where the list is, and the heading a
+    # block of its own
+    assert [block.strip("\n") for block in draft.text.split("\n\n") if block.strip()] == [
+        "Not supported",
+        "Products we do not support.",
+        "- LiteFS\n- Unmanaged Postgres apps",
+        "1. Click Connect.\n1. Add a password.",
+    ]
+    # and the page shows them so
+    from kb.rendering import document_render
+
+    html = document_render(body=HTML_LISTS).html
+    assert "<ul>\n<li>LiteFS</li>" in html and "<ol>\n<li>Click Connect.</li>" in html
+
+
+def test_an_html_items_mark_points_at_where_its_text_starts() -> None:
+    (line,) = (line for line in scan_lines(HTML_LISTS) if "LiteFS" in line.text)
+
+    assert line.text == "- LiteFS"
+    text_start = HTML_LISTS.index("LiteFS")
+    assert [line.source_offset(index) for index in range(len(line.text))] == [
+        text_start, text_start, *range(text_start, text_start + 6)
+    ]  # fmt: skip
+
+
 def test_an_html_anchor_in_a_heading_is_the_headings_id_not_its_text() -> None:
     from kb.rendering import document_render
 
