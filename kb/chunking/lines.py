@@ -320,7 +320,9 @@ class _Scanner:
             self._code_column = -1
             return None
         if not (self._lines and self._after_blank and raw.strip()) or self._component_indents:
-            return None  # the page's first line has no blank line before it to fence it
+            # a blank line before it holds the fence (the page's first line has none), and
+            # MDX has no indented code: what a component indents is its text
+            return None
         indent = _indent_columns(raw)
         column = next((text for goes_on, text in reversed(self._items) if indent >= goes_on), 0)
         content = raw.strip()
