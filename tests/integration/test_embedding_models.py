@@ -13,7 +13,7 @@ from django.db import connection
 from django.utils import timezone
 
 from kb.actors import SYSTEM
-from kb.chunking import chunker
+from kb.chunking import chunker, structure
 from kb.embedders import EmbeddingError, embedder_for
 from kb.models import Chunk, Document, DocumentIndexState, EmbeddingModel
 from kb.services import (
@@ -303,6 +303,46 @@ def test_kb_reindex_redoes_what_is_not_current_or_everything(
     assert f"{len(PAGES)} documents indexed" in everything.getvalue()
     assert counting_embedder.embedded_texts == []
     assert set(DocumentIndexState.objects.values_list("status", flat=True)) == {"indexed"}
+
+
+@pytest.mark.django_db
+def test_after_an_upgrade_that_reads_pages_anew_kb_reindex_embeds_only_what_reads_differently(
+    tmp_path: Path, cached_embedder, counting_embedder, monkeypatch
+):
+    # given pages indexed by chunker version 24, which read indented code as prose
+    pages = {
+        **PAGES,
+        "install.md": "# Install\n\nRun these:\n\n    pip install acme\n    acme init\n\n"
+        "Then open the dashboard to finish setting up your workspace.\n",
+    }
+    for name, text in pages.items():
+        (tmp_path / name).write_text(text)
+    reading = structure.scan_lines
+    with monkeypatch.context() as version_24:
+        version_24.setattr(structure, "scan_lines", lambda text, **options: reading(text))
+        corpus_sync(directory=tmp_path, embedder=cached_embedder, actor=SYSTEM)
+    DocumentIndexState.objects.update(chunker_version="24")
+    old_texts = set(Chunk.objects.values_list("text", flat=True))
+    assert any("\n    pip install acme\n    acme init" in text for text in old_texts)
+    model = EmbeddingModel.objects.get(key=LOCAL)
+
+    # then after the upgrade every page is pending, and search serves the old chunks meanwhile
+    assert embedding_model_coverage(model=model).indexed == 0
+    assert retrieve(question="pip install acme", limit=1).hits[0].path == "install.md"
+
+    # when
+    monkeypatch.setattr("kb.services.model_builds.embedder_for", lambda key: counting_embedder)
+    call_command("kb_reindex", "--no-progress", stdout=(out := StringIO()))
+
+    # then every page is read anew, and only the text that reads differently is embedded
+    assert f"{len(pages)} documents indexed" in out.getvalue()
+    assert embedding_model_coverage(model=model).complete
+    new_texts = set(Chunk.objects.values_list("text", flat=True))
+    changed = new_texts - old_texts
+    assert [text for text in changed if "```\npip install acme\nacme init\n```" in text] == list(
+        changed
+    )
+    assert len(counting_embedder.embedded_texts) == len(changed) == 1
 
 
 @pytest.mark.django_db
