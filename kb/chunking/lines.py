@@ -360,7 +360,7 @@ class _Scanner:
         indent, stop, fence = self._looked
         if indent == columns and newline < stop:
             return fence
-        longest = _backticks_opening(first)
+        longest = _fence_length(first)
         blank = False
         while newline >= 0:
             start = newline + 1
@@ -372,7 +372,7 @@ class _Scanner:
                 break
             else:
                 blank = False
-                longest = max(longest, _backticks_opening(line))
+                longest = max(longest, _fence_length(line))
         else:
             blank, start = True, len(text) + 1
         fence = "`" * max(3, longest + 1) if blank else None
@@ -673,8 +673,7 @@ class _Scanner:
             marker = "1. " if self._html_lists[-1:] == ["ol"] else "- "
             for tag in _HTML_LIST_TAG.finditer(outside, item.start(1)):
                 self._html_list(tag)
-            indent = len(line.text) - len(line.text.lstrip(" \t"))
-            return _prefixed(_cut(line, ((0, indent),)) if indent else line, marker)
+            return _prefixed(dedented(line, _indent_columns(line.text)), marker)
         if _HTML_HEADING.fullmatch(outside):
             return replace(line, title=True)
         return line
@@ -863,10 +862,10 @@ def _blank(position: int) -> SourceLine:
     return SourceLine(position, "", (), FenceRole.NONE)
 
 
-def _backticks_opening(line: str) -> int:
-    """How many backticks open ``line`` after its indent (0 if it opens with none)."""
-    text = line.lstrip(" \t")
-    return len(text) - len(text.lstrip("`"))
+def _fence_length(line: str) -> int:
+    """How long a run of backticks that could fence code opens ``line`` (0: none)."""
+    run = _FENCE_RUN.fullmatch(line)
+    return len(run.group(1)) if run and run.group(1)[0] == "`" else 0
 
 
 def _prefixed(line: SourceLine, marker: str) -> SourceLine:
@@ -881,7 +880,7 @@ def _prefixed(line: SourceLine, marker: str) -> SourceLine:
 def _written(position: int, text: str, fence: FenceRole) -> SourceLine:
     """A line the scanner writes in place of a blank one (a fence around indented code): each
     of its characters stands for where that line is."""
-    return SourceLine(position, text, tuple((index, position) for index in range(len(text))), fence)
+    return _prefixed(SourceLine(position, "", (), fence), text)
 
 
 def _cut(
