@@ -358,19 +358,36 @@ def next_unit(unit: Unit, units: Sequence[Unit]) -> Unit | None:
     command… you can use Flask's dotenv support…" ended one passage of Flask's "Environment
     Variables From dotenv"; the next, also among the passages, opened with it again and went on
     "If `python-dotenv` is installed, running the `flask` command will set environment
-    variables defined in the files `.env` and `.flaskenv`.", the answer."""
+    variables defined in the files `.env` and `.flaskenv`.", the answer.
+
+    A numbered list is read as its items and then, after them, as the procedure that holds
+    them: what follows its last item on the page is what follows the procedure, never the
+    procedure, which would quote the item again ("…automatically. 1. … 2. … automatically.")."""
     if not unit.last:
-        return _at(units, unit.source, unit.position + 1)
+        other = _at(units, unit.source, unit.position + 1)
+        if other is not None and unit.position in other.holds:
+            return next_unit(other, units)
+        return other
     here = place_of(unit.source)
     then = next((s for s in _passages(units) if continues(here, place_of(s))), None)
     if then is None:
         return None
-    copy = next((o for o in units if o.source.number == then.number and o.text == unit.text), None)
+    # the copy is told by its own words: the chunker repeats a block, not the label over it
+    # ("**Your data**" heads the sentence in one chunk and not in the next)
+    said = unlabelled(unit.text, unit.label)
+    copy = next(
+        (
+            o
+            for o in units
+            if o.source.number == then.number and unlabelled(o.text, o.label) == said
+        ),
+        None,
+    )
     if copy is not None:
         return _at(units, then, copy.position + 1)
     first = _at(units, then, 0)
-    repeated = {o.text for o in units if o.source.number == unit.source.number}
-    return None if first is None or first.text in repeated else first
+    repeated = {unlabelled(o.text, o.label) for o in units if o.source.number == unit.source.number}
+    return None if first is None or unlabelled(first.text, first.label) in repeated else first
 
 
 # Where a passage lies on its page: its page (document id), its chunk's place among the page's
@@ -418,8 +435,12 @@ def points_back(kind: str, text: str, label: str = "") -> bool:
     """Whether a unit opens by pointing back to the sentence before it; one read under a label
     or a term, by what follows it ("`static`: For example: `favicon.ico`…" points back to
     "`static`: The `static` directory contains files that will be copied…")."""
-    said = text.removeprefix(read_under(label, "")) if label else text
-    return kind in POINTING_KINDS and bool(POINTS_BACK.match(said))
+    return kind in POINTING_KINDS and bool(POINTS_BACK.match(unlabelled(text, label)))
+
+
+def unlabelled(text: str, label: str) -> str:
+    """A unit's ``text`` without the ``label`` or term it is read under (``read_under``)."""
+    return text.removeprefix(read_under(label, "")) if label else text
 
 
 def brought_by(kind: str, paragraph: int, next_paragraph: int) -> bool:

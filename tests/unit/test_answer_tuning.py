@@ -103,19 +103,46 @@ def test_the_replay_brings_with_a_quote_what_the_answerer_brings(
     assert brought in quoted[0]
 
 
+@pytest.mark.parametrize("labelled", [False, True])
 def test_the_replay_goes_on_into_the_passage_that_continues_a_quote_as_the_answerer_does(
-    cached_embedder: Embedder,
+    cached_embedder: Embedder, labelled: bool
 ) -> None:
-    # when: a section cut into two chunks, both among the passages
+    # when: a section cut into two chunks, both among the passages (its first chunk's last
+    # paragraph under a bold label that the second's copy of it lacks, or not)
     replayed, quoted = _replayed_and_quoted(
         cached_embedder,
         "Can invoices go to our accountant automatically instead of me forwarding them?",
-        split_section_hits(),
+        split_section_hits(labelled=labelled),
     )
 
     # then
     assert replayed == quoted
     assert "Invoice recipients" in quoted[0]
+    assert quoted[0].count("Rather than forwarding") == 1
+
+
+def test_the_replay_goes_on_after_a_numbered_list_as_the_answerer_does(
+    cached_embedder: Embedder,
+) -> None:
+    # given: a numbered list whose last item answers, the paragraph after the list
+    text = (
+        "1. `test_config` can also be passed to the factory.\n"
+        "   It is used instead of the instance configuration.\n"
+        "2. `os.makedirs()` ensures that `app.instance_path` exists.\n"
+        "   Flask doesn't create the instance folder automatically.\n\n"
+        "You'll add more to this factory later in the tutorial."
+    )
+
+    # when
+    replayed, quoted = _replayed_and_quoted(
+        cached_embedder, "Does Flask create the instance folder for me?", [_hit(text)]
+    )
+
+    # then: neither quotes the item again with the steps that hold it; both go on with the
+    # paragraph after the list
+    assert replayed == quoted
+    assert quoted[0].count("os.makedirs") == 1
+    assert "later in the tutorial" in quoted[0]
 
 
 def test_the_replay_tells_whether_its_lead_is_a_unit_of_the_answering_section(

@@ -1210,6 +1210,57 @@ def test_a_passage_s_last_unit_is_followed_by_the_passage_that_continues_it(
         assert following_unit(copy, units) is python_dotenv
 
 
+def test_a_numbered_item_is_followed_by_what_follows_its_list_not_by_the_steps_holding_it() -> None:
+    # given: Flask's tutorial explains its factory in a numbered list, each item two sentences;
+    # the list is read as its items and then, after them, as one procedure holding them
+    text = (
+        "1. `test_config` can also be passed to the factory.\n"
+        "   It is used instead of the instance configuration.\n"
+        "2. `os.makedirs()` ensures that `app.instance_path` exists.\n"
+        "   Flask doesn't create the instance folder automatically.\n\n"
+        "You'll add more to this factory later in the tutorial."
+    )
+    units = units_of([_source(text)])
+    procedure = next(unit for unit in units if unit.kind == "procedure")
+    folder, later = (
+        next(unit for unit in units if unit.text.startswith(start))
+        for start in ("Flask doesn't create", "You'll add more")
+    )
+
+    # then: the item's last sentence goes on with the paragraph after the list; the steps it
+    # is one of would quote it again ("…automatically. 1. `test_config`… 2. … automatically.")
+    assert folder.position in procedure.holds
+    assert following_unit(folder, units) is later
+    assert following_unit(units[0], units) is units[1]  # an item's next sentence, as before
+
+
+def test_a_labelled_last_unit_goes_on_after_its_copy_that_the_next_chunk_holds_unlabelled() -> None:
+    # given: Plausible's "What happens after you cancel", cut into two chunks; the first ends
+    # with a paragraph under the bold label "Your data", the second opens with that paragraph
+    # again without its label (the chunker repeats the last block, not the label over it)
+    repeated = (
+        "You can delete your data at any time, before or after canceling, from your site or "
+        "account settings."
+    )
+    first = "**Your data**\n\nYour data is not deleted immediately.\n\n" + repeated
+    second = (
+        f"{repeated}\n\n**Resubscribing**\n\nYou can resubscribe from the Subscription section."
+    )
+    units = units_of(
+        [
+            _source(first, number=1, document=7, section="After you cancel", ordinal=1),
+            _source(second, number=2, document=7, section="After you cancel", ordinal=2),
+        ]
+    )
+    labelled = units[1]
+    resubscribing = next(unit for unit in units if "resubscribe" in unit.text)
+
+    # then: the page goes on after the copy, not with the copy (a quote said it twice: "Your
+    # data: You can delete your data at any time… You can delete your data at any time…")
+    assert labelled.last and labelled.text == f"Your data: {repeated}"
+    assert following_unit(labelled, units) is resubscribing
+
+
 @pytest.mark.parametrize(
     "elsewhere",
     [

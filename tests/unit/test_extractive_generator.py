@@ -988,9 +988,16 @@ SPLIT_SECTION = (
 )
 
 
-def split_section_hits(first_ordinal: int = 4) -> list[Hit]:
+def split_section_hits(first_ordinal: int = 4, *, labelled: bool = False) -> list[Hit]:
     """The two chunks of ``SPLIT_SECTION`` as retrieval returns them, the first ranked higher,
-    with another page's passage between them."""
+    with another page's passage between them. ``labelled``: a bold label heads the first
+    chunk's last paragraph, which the second repeats without it (the chunker repeats a block,
+    not the label over it)."""
+    opening, repeated = SPLIT_SECTION[0].split("\n\n")
+    texts = (
+        f"{opening}\n\n**Automatic copies**\n\n{repeated}" if labelled else SPLIT_SECTION[0],
+        SPLIT_SECTION[1],
+    )
     first, second = (
         dataclasses.replace(
             _hit(text, number=number, section="Billing > Invoices"),
@@ -999,27 +1006,31 @@ def split_section_hits(first_ordinal: int = 4) -> list[Hit]:
             ordinal=ordinal,
         )
         for number, text, ordinal in (
-            (1, SPLIT_SECTION[0], first_ordinal),
-            (3, SPLIT_SECTION[1], 5),
+            (1, texts[0], first_ordinal),
+            (3, texts[1], 5),
         )
     )
     other = _hit("Receipts for one-off purchases are kept for a year.", number=2)
     return [first, other, second]
 
 
-@pytest.mark.parametrize(("first_ordinal", "goes_on"), [(4, True), (3, False)])
+@pytest.mark.parametrize(
+    ("first_ordinal", "labelled", "goes_on"), [(4, False, True), (4, True, True), (3, False, False)]
+)
 def test_a_quote_that_ends_its_passage_goes_on_in_the_passage_that_continues_it(
-    generator: ExtractiveGenerator, first_ordinal: int, goes_on: bool
+    generator: ExtractiveGenerator, first_ordinal: int, labelled: bool, goes_on: bool
 ) -> None:
     # when
     deltas, _, _ = _answer(
         generator,
         "Can invoices go to our accountant automatically instead of me forwarding them?",
-        split_section_hits(first_ordinal),
+        split_section_hits(first_ordinal, labelled=labelled),
     )
 
     # then: the lead, the first chunk's last paragraph, is quoted with the paragraph after it
     # on the page, from the next chunk; not when that chunk is not the next one
     quoted = _quotes(deltas)[0][0]
-    assert quoted.startswith("Rather than forwarding each invoice by hand")
+    label = "Automatic copies: " if labelled else ""
+    assert quoted.startswith(f"{label}Rather than forwarding each invoice by hand")
     assert ("Invoice recipients" in quoted) is goes_on
+    assert quoted.count("Rather than forwarding") == 1  # never its copy in the next chunk

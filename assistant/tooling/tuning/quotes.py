@@ -51,6 +51,7 @@ from assistant.units import (
     quoted_with,
     shortlist,
     unit_features,
+    unlabelled,
     unquoted,
     weighted,
 )
@@ -335,17 +336,25 @@ def _preceding(lead: dict[str, Any], units: Sequence[dict[str, Any]]) -> dict[st
 def _next(unit: dict[str, Any], units: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
     """As ``assistant.units.next_unit``, on dumped units."""
     if not unit.get("last", False):
-        return _at(units, unit["source"], unit["position"] + 1)
+        other = _at(units, unit["source"], unit["position"] + 1)
+        if other is not None and unit["position"] in other.get("holds", ()):
+            return _next(other, units)
+        return other
     then = next((o for o in _passages(units) if continues(_place(unit), _place(o))), None)
     if then is None:
         return None
     source = then["source"]
-    copy = next((o for o in units if o["source"] == source and o["text"] == unit["text"]), None)
+    said = _unlabelled(unit)
+    copy = next((o for o in units if o["source"] == source and _unlabelled(o) == said), None)
     if copy is not None:
         return _at(units, source, copy["position"] + 1)
     first = _at(units, source, 0)
-    repeated = {o["text"] for o in units if o["source"] == unit["source"]}
-    return None if first is None or first["text"] in repeated else first
+    repeated = {_unlabelled(o) for o in units if o["source"] == unit["source"]}
+    return None if first is None or _unlabelled(first) in repeated else first
+
+
+def _unlabelled(unit: dict[str, Any]) -> str:
+    return unlabelled(str(unit["text"]), str(unit.get("label", "")))
 
 
 def _at(units: Sequence[dict[str, Any]], source: int, position: int) -> dict[str, Any] | None:
