@@ -866,6 +866,9 @@ class _BlockReader:
         self.steps_start = 1  # the number the page shows on the first of ``steps``
         self.in_step = False  # the item read last is the last of ``steps``, not one under it
         self.options: list[str] = []  # the items under a step that ends in a colon
+        # the items of the list read now that the next may be nested under: each one's indent
+        # (in columns) and the block its text is read into
+        self.nesting: list[tuple[int, int]] = []
         self.fence: list[str] | None = None  # the code lines of the fenced block being read
         self.fence_in_item = False  # that block is fenced under a list item
         self.language = ""
@@ -975,7 +978,7 @@ class _BlockReader:
         """A heading or a fence: what was being read ends, and no list or table goes on."""
         self._flush()
         self._end_procedure()
-        self.table_header, self.in_list, self.lead_in = None, False, None
+        self.table_header, self.in_list, self.lead_in, self.nesting = None, False, None, []
         self.label, self.label_lists = "", False
 
     def _header_above(self) -> bool:
@@ -1023,6 +1026,7 @@ class _BlockReader:
             self._end_procedure()
         self.in_list = True
         item = LIST_MARKER.sub("", line, count=1)
+        lead_in = self._item_lead_in(raw)
         if option:  # under the step's last sentence, as an item under its list's lead-in
             self.options.append(item)
             self.paragraph.append(f"{_sentences(self.steps[-1])[-1]} {item}")
@@ -1033,7 +1037,26 @@ class _BlockReader:
                 # a list goes on from its first number ("3." after a table the list broke at)
                 self.steps_from, self.steps_start = len(self.blocks), int(ordered.group(1))
             self.steps.append(item)
-        self.paragraph.append(f"{self.lead_in} {item}" if self.lead_in else item)
+        self.paragraph.append(f"{lead_in} {item}" if lead_in else item)
+
+    def _item_lead_in(self, raw: str) -> str | None:
+        """What the item starting on ``raw`` is read under: its list's lead-in, or, nested
+        under another item, that item's last sentence when it introduces the nested list
+        ("Its events are recorded in one of these places:") and nothing when it states
+        something the nested items go on from ("Any deployed resources … will be deleted."
+        over "To preserve deployed resources, set…"). Argo CD's nested items read as if the
+        list's lead-in announced them: "…the following occurs (in rough order): To preserve
+        deployed resources, set `.syncPolicy.preserveResourcesOnDeletion` to true"."""
+        indent = len(raw.expandtabs(4)) - len(raw.expandtabs(4).lstrip())
+        while self.nesting and self.nesting[-1][0] >= indent:
+            self.nesting.pop()
+        parent = self.nesting[-1][1] if self.nesting else None
+        self.nesting.append((indent, len(self.blocks)))
+        if parent is None:
+            return self.lead_in
+        above = self.blocks[parent] if parent < len(self.blocks) else None
+        last = _sentences(above.text)[-1] if above is not None and above.kind == "item" else ""
+        return last if last.endswith(":") else None
 
     def _paragraph_line(self, passage_line: PassageLine) -> None:
         if self.in_list and not self.paragraph and not passage_line.text[:1].isspace():
@@ -1048,7 +1071,7 @@ class _BlockReader:
         exports"), which the page shows as a paragraph of its own."""
         if self.in_list and self.label_lists:
             self.label, self.label_lists = "", False
-        self.in_list, self.lead_in = False, None
+        self.in_list, self.lead_in, self.nesting = False, None, []
 
     def _definition(self, line: str) -> None:
         """A definition's first line, under the term on the line above it (or under the term

@@ -139,6 +139,41 @@ def test_the_options_listed_under_a_step_are_read_into_it_and_each_under_it(inde
     assert set(procedure.holds) == {unit.position for unit in items}
 
 
+@pytest.mark.parametrize("indent", ["  ", "    ", "\t"])
+def test_an_item_nested_under_another_is_read_under_it_not_under_the_list_s_lead_in(
+    indent: str,
+) -> None:
+    # given: Argo CD's "Application Pruning & Resource Deletion": two items nested under the
+    # third, which they explain, and a nested list that its item introduces
+    source = _source(
+        "The end result is that when an ApplicationSet is deleted, the following occurs:\n\n"
+        "- The `ApplicationSet` resource itself is deleted\n"
+        "- Any deployed resources on the managed cluster will be deleted.\n"
+        f"{indent}- Argo CD is responsible for handling this deletion, via the finalizer.\n"
+        f"{indent}- To preserve deployed resources, set `preserveResourcesOnDeletion` to true.\n"
+        "- Its events are recorded in one of these places:\n"
+        f"{indent}- the controller's log when the deletion starts\n"
+        "- Nothing else is deleted."
+    )
+
+    # when
+    items = [unit.text for unit in units_of([source]) if unit.kind == "item"]
+
+    # then: what the page shows under an item is read under it: alone where the item states
+    # something, under it where it introduces them; the list's own lead-in never reaches them
+    # ("…the following occurs: To preserve deployed resources…" is not what the page says)
+    lead_in = "The end result is that when an ApplicationSet is deleted, the following occurs:"
+    assert items == [
+        f"{lead_in} The `ApplicationSet` resource itself is deleted",
+        f"{lead_in} Any deployed resources on the managed cluster will be deleted.",
+        "Argo CD is responsible for handling this deletion, via the finalizer.",
+        "To preserve deployed resources, set `preserveResourcesOnDeletion` to true.",
+        f"{lead_in} Its events are recorded in one of these places: the controller's log when "
+        "the deletion starts",
+        f"{lead_in} Nothing else is deleted.",
+    ]
+
+
 def test_an_option_that_promises_more_leads_into_the_ones_under_it() -> None:
     source = _source(
         "1. Add a Prometheus data source\n"
