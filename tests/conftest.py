@@ -201,7 +201,7 @@ def _local_vectors_remembered() -> Iterator[None]:
     """The code under test gets the local model's vectors of a text it embedded before from
     memory (``tests/support/remembered_vectors.py``); ``local_embedder`` always runs it. A
     fresh clone starts from the sample help center's vectors when this machine's model gives
-    the seed's probe vector bit for bit (``vectors_seeded``)."""
+    the seed's probe vector, to the last places of float32 arithmetic (``vectors_seeded``)."""
     if settings.EMBEDDING_MODEL == LOCAL_MODEL_KEY:
         vectors_seeded(_shared_embedding_cache())
     with vectors_remembered(_shared_embedding_cache()):
