@@ -12,6 +12,7 @@ from assistant.tooling.tuning.quotes import QuoteChoice, dumped_units, replay, r
 from assistant.units import UnitWeights
 from kb.embedders import Embedder
 from search.results import Hit
+from tests.unit.test_answer_units import FACTORY_STEPS
 from tests.unit.test_extractive_generator import (
     CASES,
     DISTRACTORS,
@@ -124,18 +125,9 @@ def test_the_replay_goes_on_into_the_passage_that_continues_a_quote_as_the_answe
 def test_the_replay_goes_on_after_a_numbered_list_as_the_answerer_does(
     cached_embedder: Embedder,
 ) -> None:
-    # given: a numbered list whose last item answers, the paragraph after the list
-    text = (
-        "1. `test_config` can also be passed to the factory.\n"
-        "   It is used instead of the instance configuration.\n"
-        "2. `os.makedirs()` ensures that `app.instance_path` exists.\n"
-        "   Flask doesn't create the instance folder automatically.\n\n"
-        "You'll add more to this factory later in the tutorial."
-    )
-
-    # when
+    # when: a numbered list whose last item answers, the paragraph after the list
     replayed, quoted = _replayed_and_quoted(
-        cached_embedder, "Does Flask create the instance folder for me?", [_hit(text)]
+        cached_embedder, "Does Flask create the instance folder for me?", [_hit(FACTORY_STEPS)]
     )
 
     # then: neither quotes the item again with the steps that hold it; both go on with the

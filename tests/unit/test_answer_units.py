@@ -1245,17 +1245,20 @@ def test_a_passage_s_last_unit_is_followed_by_the_passage_that_continues_it(
         assert following_unit(copy, units) is python_dotenv
 
 
+# Flask's tutorial explains its factory in a numbered list, each item two sentences, and goes on
+# after it
+FACTORY_STEPS = (
+    "1. `test_config` can also be passed to the factory.\n"
+    "   It is used instead of the instance configuration.\n"
+    "2. `os.makedirs()` ensures that `app.instance_path` exists.\n"
+    "   Flask doesn't create the instance folder automatically.\n\n"
+    "You'll add more to this factory later in the tutorial."
+)
+
+
 def test_a_numbered_item_is_followed_by_what_follows_its_list_not_by_the_steps_holding_it() -> None:
-    # given: Flask's tutorial explains its factory in a numbered list, each item two sentences;
-    # the list is read as its items and then, after them, as one procedure holding them
-    text = (
-        "1. `test_config` can also be passed to the factory.\n"
-        "   It is used instead of the instance configuration.\n"
-        "2. `os.makedirs()` ensures that `app.instance_path` exists.\n"
-        "   Flask doesn't create the instance folder automatically.\n\n"
-        "You'll add more to this factory later in the tutorial."
-    )
-    units = units_of([_source(text)])
+    # given: the list is read as its items and then, after them, as one procedure holding them
+    units = units_of([_source(FACTORY_STEPS)])
     procedure = next(unit for unit in units if unit.kind == "procedure")
     folder, later = (
         next(unit for unit in units if unit.text.startswith(start))
