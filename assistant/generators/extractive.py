@@ -240,14 +240,12 @@ class ExtractiveGenerator:
         rest = sorted(
             picked[1:], key=lambda index: (units[index].source.number, units[index].position)
         )
-        # Each quote brings the sentence or item after it, the lead's first, unless it is
-        # quoted already.
+        # Each quote comes after the sentence before it in its paragraph and brings the
+        # sentence or item after it, the lead's first, unless that one is quoted already.
         taken = {id(units[index]) for index in picked}
-        # A lead is quoted after the sentence before it in its paragraph.
-        opening = _after_sentence_before(units[picked[0]], units, taken)
         chosen = [
-            _joined(opening, units, taken),
-            *(_joined(units[index], units, taken) for index in rest),
+            _joined(_after_sentence_before(units[index], units, taken), units, taken)
+            for index in [picked[0], *rest]
         ]
         older = _older_pages(
             chosen=chosen,
@@ -400,7 +398,9 @@ def _after_sentence_before(unit: Unit, units: Sequence[Unit], taken: set[int]) -
     for every lead that does not open its paragraph: replayed over the six sets' dumps, 43 of
     the calibration halves' leads change, and the answers state 4 facts more there and 2 more
     on the report halves, with 4 and 3 more leads stating one, none fewer on any set
-    (docs/answers.md, round twenty-three)."""
+    (docs/answers.md, round twenty-three); then for every quote: Fly.io's "Use "Full" or "Full
+    (Strict)" SSL mode" before a further quote's ""Flexible" mode can cause redirect loops."
+    (round twenty-six)."""
     before = unquoted(preceding_sentence(unit, units), taken)
     if before is None:
         return unit

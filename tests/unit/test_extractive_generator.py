@@ -1014,6 +1014,38 @@ def split_section_hits(first_ordinal: int = 4, *, labelled: bool = False) -> lis
     return [first, other, second]
 
 
+def test_a_further_quote_comes_after_the_sentence_before_it_as_the_lead_does(
+    generator: ExtractiveGenerator,
+) -> None:
+    # given: Fly.io's Cloudflare steps, whose last step gives the fix and then the cause, and
+    # another page's sentence that leads
+    hits = [
+        _hit(
+            "Cloudflare's proxy in front of your app can cause an endless redirect loop when the "
+            "SSL mode is wrong. Check the SSL/TLS settings of your zone first.",
+            number=1,
+            section="Cloudflare > Redirect loops",
+        ),
+        _hit(
+            "1. Verify domain ownership: add the TXT record shown in your certificate details.\n"
+            '2. Set SSL mode: Use "Full" or "Full (Strict)" SSL mode in Cloudflare. "Flexible" '
+            "mode can cause redirect loops.",
+            number=2,
+            section="Cloudflare > Setup",
+        ),
+    ]
+
+    # when
+    deltas, _, _ = _answer(generator, "Why does Cloudflare cause redirect loops?", hits)
+
+    # then: the cause is quoted after the fix its step gives first, not alone
+    assert _quotes(deltas)[1] == (
+        'Set SSL mode: Use "Full" or "Full (Strict)" SSL mode in Cloudflare. "Flexible" mode '
+        "can cause redirect loops.",
+        2,
+    )
+
+
 @pytest.mark.parametrize(
     ("first_ordinal", "labelled", "goes_on"), [(4, False, True), (4, True, True), (3, False, False)]
 )

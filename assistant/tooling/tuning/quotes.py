@@ -246,20 +246,18 @@ def replay(
     rest = sorted(picked[1:], key=lambda index: (units[index]["source"], units[index]["position"]))
     taken = {id(units[index]) for index in picked}
     return [
-        {**units[index], "text": as_quoted(units[index], units, taken, lead=index == picked[0])}
+        {**units[index], "text": as_quoted(units[index], units, taken)}
         for index in [picked[0], *rest]
     ]
 
 
-def as_quoted(
-    unit: dict[str, Any], units: Sequence[dict[str, Any]], taken: set[int], *, lead: bool
-) -> str:
+def as_quoted(unit: dict[str, Any], units: Sequence[dict[str, Any]], taken: set[int]) -> str:
     """A dumped unit's text as the answerer quotes it, as ``extractive._after_sentence_before``
-    then ``_joined`` build it: a lead after the sentence before it in its paragraph or item, then
+    then ``_joined`` build it: after the sentence before it in its paragraph or item, then
     the unit after it and those that go on from that one, each unless quoted already (``taken``,
     the ids of the units quoted or brought so far, to which they are added). The sentence before
     comes first, so the unit after drops a list's lead-in the two share."""
-    before = unquoted(_preceding(unit, units), taken) if lead else None
+    before = unquoted(_preceding(unit, units), taken)
     after = unquoted(_following(unit, units), taken)
     text = str(unit["text"])
     if before is not None:

@@ -102,7 +102,7 @@ def labels(row: dict[str, Any], units: Sequence[dict[str, Any]]) -> np.ndarray:
     """1 for a unit that, as a lead would be quoted, states one of the case's facts."""
     found = []
     for unit in units:
-        text = as_quoted(unit, units, {id(unit)}, lead=True)
+        text = as_quoted(unit, units, {id(unit)})
         found.append(any(fact_stated(text, fact) for fact in row["facts"]))
     return np.array(found, dtype=np.float32)
 
