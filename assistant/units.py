@@ -36,7 +36,7 @@ import numpy as np
 from assistant.generators.base import Source
 from assistant.injection import is_flagged
 from assistant.question_cues import cues_for
-from kb.chunking.lines import FenceRole
+from kb.chunking.lines import FenceRole, indent_columns
 from kb.chunking.markup import (
     CODE_SPAN,
     HTML_ELEMENTS,
@@ -1047,7 +1047,7 @@ class _BlockReader:
         over "To preserve deployed resources, set…"). Argo CD's nested items read as if the
         list's lead-in announced them: "…the following occurs (in rough order): To preserve
         deployed resources, set `.syncPolicy.preserveResourcesOnDeletion` to true"."""
-        indent = len(raw.expandtabs(4)) - len(raw.expandtabs(4).lstrip())
+        indent = indent_columns(raw)
         while self.nesting and self.nesting[-1][0] >= indent:
             self.nesting.pop()
         parent = self.nesting[-1][1] if self.nesting else None

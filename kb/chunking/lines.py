@@ -262,7 +262,7 @@ class _Scanner:
     def _line(self, raw: str, position: int, number: int) -> SourceLine:
         dedent = self._admonition_dedent(raw)
         dedent += self._component_dedent(raw[dedent:])
-        self._dedented = _indent_columns(raw[:dedent])
+        self._dedented = indent_columns(raw[:dedent])
         raw, base = raw[dedent:], position + dedent
         if self._tag_close:
             return self._line_in_tag(raw, position, base, number)
@@ -311,7 +311,7 @@ class _Scanner:
         if self._code_column >= 0:
             if not raw.strip():
                 return SourceLine(position, "", (), FenceRole.BODY)
-            if _indent_columns(raw) >= self._code_column + 4:
+            if indent_columns(raw) >= self._code_column + 4:
                 return self._indented_line(raw, position, base)
             # the lines ended at the blank line before this one, which closes them
             closing = self._lines[-1]
@@ -323,7 +323,7 @@ class _Scanner:
             # a blank line before it holds the fence (the page's first line has none), and
             # MDX has no indented code: what a component indents is its text
             return None
-        indent = _indent_columns(raw)
+        indent = indent_columns(raw)
         column = next((text for goes_on, text in reversed(self._items) if indent >= goes_on), 0)
         content = raw.strip()
         if (
@@ -368,7 +368,7 @@ class _Scanner:
             line = text[start : newline if newline >= 0 else len(text)]
             if not line.strip():
                 blank = True
-            elif _indent_columns(line) < columns:
+            elif indent_columns(line) < columns:
                 break
             else:
                 blank = False
@@ -506,7 +506,7 @@ class _Scanner:
         # A fence as far in as the text of the list item it is under is read from there, and
         # ends with the item; so is one indented four or more where the item goes on (else it
         # would be no fence). One indented less than the item's text is not under it.
-        indent = _indent_columns(raw)
+        indent = indent_columns(raw)
         column = 0
         if self._items:
             goes_on, text = self._items[-1]
@@ -552,7 +552,7 @@ class _Scanner:
         the paragraph), and another item's marker ends it at once."""
         if not raw.strip():
             return
-        indent = _indent_columns(raw)
+        indent = indent_columns(raw)
         column = item_text_column(raw)
         while self._items and indent < self._items[-1][0] and (self._after_blank or column):
             self._items.pop()
@@ -563,7 +563,7 @@ class _Scanner:
         """Whether ``raw``, read inside a fence opened under a list item, ends that item (a line
         of text less indented than the item's text), and with it the fence."""
         column = self._fence[2] if self._fence else 0
-        return bool(column and raw.strip() and _indent_columns(raw) < column)
+        return bool(column and raw.strip() and indent_columns(raw) < column)
 
     def _component_dedent(self, raw: str) -> int:
         """Characters of indent that belong to the open MDX components (`<Note>`, `<Step>`):
@@ -673,7 +673,7 @@ class _Scanner:
             marker = "1. " if self._html_lists[-1:] == ["ol"] else "- "
             for tag in _HTML_LIST_TAG.finditer(outside, item.start(1)):
                 self._html_list(tag)
-            return _prefixed(dedented(line, _indent_columns(line.text)), marker)
+            return _prefixed(dedented(line, indent_columns(line.text)), marker)
         if _HTML_HEADING.fullmatch(outside):
             return replace(line, title=True)
         return line
@@ -836,7 +836,7 @@ def item_text_column(text: str) -> int | None:
     if item is None:
         return None
     after = len(item.group(3).expandtabs(4)) if item.end() < len(text) else 1
-    return _indent_columns(text) + len(item.group(2)) + (after if 1 <= after <= 4 else 1)
+    return indent_columns(text) + len(item.group(2)) + (after if 1 <= after <= 4 else 1)
 
 
 def dedented(line: SourceLine, columns: int) -> SourceLine:
@@ -847,7 +847,7 @@ def dedented(line: SourceLine, columns: int) -> SourceLine:
     return _cut(line, ((0, chars),)) if chars else line
 
 
-def _indent_columns(text: str) -> int:
+def indent_columns(text: str) -> int:
     """The columns of indent ``text`` starts with, a tab counting to the next multiple of 4."""
     expanded = text.expandtabs(4)
     return len(expanded) - len(expanded.lstrip(" "))
