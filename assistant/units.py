@@ -157,6 +157,7 @@ HARD_BREAK = re.compile(r"(?<![\\\s])\\$")
 # guide][1]`) nor a link (`[1](…)`).
 FOOTNOTE_MARK = re.compile(r"(?<=[^\s\[\]()\\])\\?\[\d+\\?\](?=[\s.,;:!?)]|$)")
 LINE_BREAK = "\n"
+UNESCAPED_PIPE = re.compile(r"(?<!\\)\|")  # a pipe a table's cell shows: written `\|` in it
 FENCE_MARKS = re.compile(r"^\s*(?:`{3,}|~{3,})")
 # A block that names no language but is settings (``_settings``): a TOML or INI `key = value`
 # line (a comment may follow), and a `[table]`, `[[array]]` or comment line.
@@ -224,11 +225,13 @@ class Unit:
     source: Source
     position: int  # order within its source
     text: str  # as quoted: Markdown links and emphasis removed
-    kind: str  # "sentence", "item" (with its lead-in), "row" (with its header), "procedure"
-    # or "code" (a short code or configuration block with the sentence that introduces it)
-    # for a procedure, the positions of the items it holds (quoting it quotes them)
+    kind: str  # "sentence", "item" (with its lead-in), "row" (with its header), "procedure",
+    # "code" (a short code or configuration block with the sentence that introduces it) or
+    # "table" (a short table with the sentence that introduces it and states an amount)
+    # for a procedure or a table, the positions of the items or rows it holds (quoting it
+    # quotes them)
     holds: tuple[int, ...] = ()
-    code: str = ""  # a code unit's block, as written
+    code: str = ""  # a code unit's block, as written; a table unit's rows, as a Markdown table
     language: str = ""  # its fence's info string
     caption: str = ""  # the file name or title its fence gives it (``CODE_CAPTION``)
     # the paragraph, list item or table row a sentence is read from, counted within its
@@ -784,6 +787,14 @@ def _source_units(source: Source) -> list[Unit]:
             if promises or asks or (short and not _names_value(text)):
                 continue
             kind = block.kind if block.kind in {"row", "item"} else "sentence"
+            table = ""
+            if states_amount and text.endswith(":"):
+                # quoted with the rows it leads into, as a code block's lead-in is with its
+                # block: "…retries a failed payment 4 times:" alone promises the schedule
+                table = _table_markdown(_rows_after(blocks, paragraph))
+                if len(table) > MAX_CODE_CHARS:
+                    continue  # a long table is read on its page, its rows one by one
+                kind = "table"
             if labelled:
                 # under its label, as an item under its lead-in: "Once the billing period
                 # ends: Your dashboard is locked."
@@ -796,11 +807,46 @@ def _source_units(source: Source) -> list[Unit]:
                     kind=kind,
                     paragraph=paragraph,
                     label=block.label if labelled else "",
+                    code=table,
                 )
             )
+    found = [_holding_rows(unit, found, blocks) if unit.kind == "table" else unit for unit in found]
     if found:
         found[-1] = dataclasses.replace(found[-1], last=True)
     return found
+
+
+def _rows_after(blocks: Sequence[_Block], paragraph: int) -> list[_Block]:
+    """The rows of the table right after block ``paragraph``: those under one header."""
+    rows: list[_Block] = []
+    for block in blocks[paragraph + 1 :]:
+        if block.kind != "row" or (rows and block.header != rows[0].header):
+            break
+        rows.append(block)
+    return rows
+
+
+def _table_markdown(rows: Sequence[_Block]) -> str:
+    """``rows`` as a Markdown table under their header, their cells as a reader reads them."""
+    if not rows:
+        return ""
+
+    def line(cells: Iterable[str]) -> str:
+        return "| " + " | ".join(UNESCAPED_PIPE.sub(r"\\|", clean(cell)) for cell in cells) + " |"
+
+    header = rows[0].header
+    width = max(len(header), *(len(row.cells) for row in rows))
+    padded = [*header, *[""] * (width - len(header))]
+    return "\n".join([line(padded), "|" + "---|" * width, *(line(row.cells) for row in rows)])
+
+
+def _holding_rows(table: Unit, units: Sequence[Unit], blocks: Sequence[_Block]) -> Unit:
+    """A table unit holding the units of the rows it quotes: quoting it quotes them."""
+    rows = range(
+        table.paragraph + 1, table.paragraph + 1 + len(_rows_after(blocks, table.paragraph))
+    )
+    holds = tuple(unit.position for unit in units if unit.kind == "row" and unit.paragraph in rows)
+    return dataclasses.replace(table, holds=holds)
 
 
 def read_under(label: str, text: str) -> str:
@@ -837,6 +883,9 @@ class _Block:
     label: str = ""  # the bold label or the term the block stands under, if any
     term: bool = False  # the label is the term a definition defines (``DEFINITION``)
     caption: str = ""  # a code block's file name or title (``CODE_CAPTION``)
+    # a table row's header and cells, as written (a table's lead-in is quoted with its rows)
+    header: tuple[str, ...] = ()
+    cells: tuple[str, ...] = ()
 
 
 def _blocks(text: str) -> list[_Block]:
@@ -1004,7 +1053,13 @@ class _BlockReader:
             self.table_header = cells
         else:
             self.blocks.append(
-                _Block(kind="row", text=table_row(self.table_header, cells), items=[])
+                _Block(
+                    kind="row",
+                    text=table_row(self.table_header, cells),
+                    items=[],
+                    header=tuple(self.table_header),
+                    cells=tuple(cells),
+                )
             )
 
     def _list_item(self, passage_line: PassageLine) -> None:

@@ -544,8 +544,11 @@ def _named(chosen: Sequence[Unit]) -> list[Unit]:
 
 def _quote(unit: Unit) -> str:
     """A unit as quoted: in quotation marks with its citation; a code unit's block follows its
-    lead-in as the page shows it, under the file name its page shows above it, if any."""
+    lead-in as the page shows it, under the file name its page shows above it, if any; a
+    table unit's rows follow its lead-in as a table."""
     quoted = f"“{as_written(unit.text)}” [{unit.source.number}]"
+    if unit.kind == "table":
+        return f"{quoted}\n\n{as_written(unit.code)}"
     if unit.kind != "code":
         return quoted
     if unit.caption:

@@ -46,6 +46,8 @@ _WORD = re.compile(r"\w+")
 _CITATION = re.compile(r"\s*\[\d+(?:\s*,\s*\d+)*\]")
 # a code unit's block, under the file name its page gives it, right after its quoted lead-in
 _QUOTED_BLOCK = re.compile(r"(?:`[^`\n]+`\n\n)?(`{3,}|~{3,})[^\n]*\n.*?\n\1(?=\n|$)", re.DOTALL)
+# a table unit's rows, right after its quoted lead-in
+_QUOTED_TABLE = re.compile(r"\|[^\n]*\|(?:\n\|[^\n]*\|)*")
 
 
 class AnswerEvalError(ValueError):
@@ -354,13 +356,13 @@ def _chunk_sections(chunk_ids: Sequence[int]) -> dict[int, tuple[str, str]]:
 
 def lead_sentence(answer: str, *, quoted: bool) -> str:
     """What a reader takes in first: the first quote of a quoting answer (one sentence, list
-    item, table row, procedure, or code block with the sentence that introduces it: the unit
-    the answerer chose, as its replay in `answer_tuning` scores it), else the first sentence of
-    the answer."""
+    item, table row, procedure, or code block or table with the sentence that introduces it:
+    the unit the answerer chose, as its replay in `answer_tuning` scores it), else the first
+    sentence of the answer."""
     text = _QUOTED_LABEL.sub("", answer).strip()
     first, _, rest = text.partition("\n\n")
     if quoted:
-        block = _QUOTED_BLOCK.match(rest)
+        block = _QUOTED_BLOCK.match(rest) or _QUOTED_TABLE.match(rest)
         return f"{first}\n\n{block.group()}" if block else first
     sentences = split_sentences(first, abbreviations=True)
     return sentences[0] if sentences else first

@@ -139,6 +139,16 @@ def test_the_lead_quote_of_a_code_unit_holds_its_block() -> None:
     assert lead_sentence(sentence_first, quoted=True) == "“Restart.” [2]"
 
 
+def test_the_lead_quote_of_a_table_unit_holds_its_rows() -> None:
+    # a table's lead-in is quoted with the rows it announces, as one unit, as a code block is
+    table = "| Retry | When |\n|---|---|\n| 1st retry | 1 day after |\n| 2nd retry | 3 days after |"
+    quoted = f"From our help center:\n\n“Acme retries 2 times:” [1]\n\n{table}\n\n“Restart.” [2]"
+    sentence_first = "From our help center:\n\n“Restart.” [2]\n\n“Acme retries 2 times:” [1]"
+
+    assert lead_sentence(quoted, quoted=True) == f"“Acme retries 2 times:” [1]\n\n{table}"
+    assert lead_sentence(f"{sentence_first}\n\n{table}", quoted=True) == "“Restart.” [2]"
+
+
 def test_the_summary_tells_a_lead_from_another_section_from_a_wrong_lead_of_the_right_one() -> None:
     # given: three answerable questions answered (each citing the answering section, two of them
     # in their lead, one of those with a lead that states the fact) and one refused

@@ -459,26 +459,78 @@ def test_a_plain_block_is_read_as_what_it_holds_a_console_session_or_settings(
     assert [(unit.language, unit.text, unit.code) for unit in code] == [(read_as, lead_in, block)]
 
 
-def test_a_table_s_lead_in_that_states_an_amount_is_a_unit_and_one_that_only_promises_is_not() -> (
+def test_a_table_lead_in_stating_an_amount_is_quoted_with_its_rows_one_only_promising_is_not() -> (
     None
 ):
     # given: the retry count is stated only in the sentence that introduces the schedule
     source = _source(
         "By default, Acme retries a failed payment **4 times**:\n\n"
-        "| Retry | When |\n|---|---|\n| 1st retry | 1 day after the original failure |\n\n"
+        "| Retry | When |\n|---|---|\n| 1st retry | 1 day after the original failure |\n"
+        "| **2nd** retry | 3 days after the [original failure](f.md) |\n\n"
         "The schedule is as follows:\n\n"
-        "| Retry | When |\n|---|---|\n| 2nd retry | 3 days after the original failure |\n"
+        "| Retry | When |\n|---|---|\n| 3rd retry | 5 days after the original failure |\n"
     )
 
     # when
     units = units_of([source])
 
-    # then
+    # then: the lead-in is a unit with its rows, as the page shows them, and holds their units
     assert [(unit.kind, unit.text) for unit in units] == [
-        ("sentence", "By default, Acme retries a failed payment 4 times:"),
+        ("table", "By default, Acme retries a failed payment 4 times:"),
         ("row", "Retry: 1st retry; When: 1 day after the original failure"),
         ("row", "Retry: 2nd retry; When: 3 days after the original failure"),
+        ("row", "Retry: 3rd retry; When: 5 days after the original failure"),
     ]
+    assert units[0].code == (
+        "| Retry | When |\n|---|---|\n"
+        "| 1st retry | 1 day after the original failure |\n"
+        "| 2nd retry | 3 days after the original failure |"
+    )
+    assert units[0].holds == (1, 2)
+
+
+def test_a_statement_before_a_table_is_a_sentence_not_its_lead_in() -> None:
+    # given: the sample's API versions, whose paragraph states the current one and ends
+    source = _source(
+        "The current version is **`2026-06-01`**.\n\n"
+        "| Version | Status |\n|---|---|\n| `2026-06-01` | Current |\n"
+    )
+
+    # when
+    units = units_of([source])
+
+    # then: it announces no rows; a quote of it shows none
+    assert [(unit.kind, unit.code) for unit in units] == [("sentence", ""), ("row", "")]
+
+
+def test_a_table_too_long_to_quote_leaves_its_lead_in_unquoted() -> None:
+    # given: a lead-in stating an amount over more rows than an answer can show
+    rows = "".join(f"| {n}. retry | {n} days after the original failure |\n" for n in range(30))
+    source = _source(
+        "By default, Acme retries a failed payment 30 times:\n\n"
+        f"| Retry | When |\n|---|---|\n{rows}"
+    )
+
+    # when
+    units = units_of([source])
+
+    # then: it promises what a quote cannot show; the rows are read one by one
+    assert {unit.kind for unit in units} == {"row"}
+    assert len(units) == 30
+
+
+def test_a_table_unit_escapes_a_pipe_its_cell_shows() -> None:
+    # given: a cell that shows a pipe, written escaped
+    source = _source(
+        "Acme accepts 2 operators in a filter:\n\n"
+        "| Operator | Meaning |\n|---|---|\n| `a \\| b` | either |\n| `a & b` | both |\n"
+    )
+
+    # when
+    table = next(unit for unit in units_of([source]) if unit.kind == "table")
+
+    # then: the table it quotes has two columns, the pipe escaped in its cell
+    assert table.code.splitlines()[2] == "| `a \\| b` | either |"
 
 
 def test_a_pipe_escaped_in_a_cell_is_the_cells_text() -> None:

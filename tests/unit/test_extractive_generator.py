@@ -565,6 +565,25 @@ def test_a_code_block_is_quoted_under_the_file_name_the_page_shows_above_it(
     ) in answer
 
 
+def test_a_table_s_lead_in_is_quoted_with_its_rows_and_no_row_again(
+    generator: ExtractiveGenerator, cached_embedder: Embedder
+) -> None:
+    # given: the sample's retry schedule, whose lead-in states the count and whose rows the days
+    hit = _passage(cached_embedder, "billing/failed-payments-and-dunning.md", "4 times")
+
+    # when
+    deltas, _, _ = _answer(generator, "how many retries for a failed payment?", [hit])
+
+    # then: the count, then the schedule it announces as the page shows it, each row once
+    answer = "".join(deltas)
+    assert (
+        "“By default, Acme retries a failed payment 4 times:” [1]\n\n"
+        "| Retry | When |\n|---|---|\n| 1st retry | 1 day after the original failure |\n"
+    ) in answer
+    assert "7 days after the original failure" in answer
+    assert "Retry: 4th retry" not in answer
+
+
 def test_a_placeholder_that_looks_like_a_delimiter_is_quoted_as_the_page_writes_it(
     generator: ExtractiveGenerator,
 ) -> None:
