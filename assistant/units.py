@@ -157,6 +157,10 @@ HARD_BREAK = re.compile(r"(?<![\\\s])\\$")
 # guide][1]`) nor a link (`[1](…)`).
 FOOTNOTE_MARK = re.compile(r"(?<=[^\s\[\]()\\])\\?\[\d+\\?\](?=[\s.,;:!?)]|$)")
 LINE_BREAK = "\n"
+# The words that join a clause to the words before it: PostgreSQL's English stop words (function
+# words) and the modal verbs that list leaves out.
+JOINING_WORDS = ENGLISH_STOP_WORDS | {"would", "could", "might", "must", "may", "shall"}
+OPENING_WORD = re.compile(r"([a-z]+)\b")
 UNESCAPED_PIPE = re.compile(r"(?<!\\)\|")  # a pipe a table's cell shows: written `\|` in it
 FENCE_MARKS = re.compile(r"^\s*(?:`{3,}|~{3,})")
 # A block that names no language but is settings (``_settings``): a TOML or INI `key = value`
@@ -784,7 +788,11 @@ def _source_units(source: Source) -> list[Unit]:
                 not is_row and ABOUT_THE_PAGE.match(text)
             )
             short = len(WORDY.findall(text)) < minimum
-            if promises or asks or (short and not _names_value(text)):
+            # a paragraph that opens in small letters with a word that joins ("would allow the
+            # `app-team-one` … namespaces", "and then serving the `asgi_app`…") goes on with
+            # the sentence the code block above it interrupted: alone it is half a sentence
+            interrupted = block.after_code and number == 1 and _goes_on(text)
+            if promises or asks or interrupted or (short and not _names_value(text)):
                 continue
             kind = block.kind if block.kind in {"row", "item"} else "sentence"
             table = ""
@@ -814,6 +822,13 @@ def _source_units(source: Source) -> list[Unit]:
     if found:
         found[-1] = dataclasses.replace(found[-1], last=True)
     return found
+
+
+def _goes_on(text: str) -> bool:
+    """Whether ``text`` opens with a small-letter word that joins it to words before it: a
+    conjunction, a preposition, a pronoun or an auxiliary verb ("and", "where", "to", "would")."""
+    first = OPENING_WORD.match(text)
+    return first is not None and first.group(1) in JOINING_WORDS
 
 
 def _rows_after(blocks: Sequence[_Block], paragraph: int) -> list[_Block]:
@@ -886,6 +901,7 @@ class _Block:
     # a table row's header and cells, as written (a table's lead-in is quoted with its rows)
     header: tuple[str, ...] = ()
     cells: tuple[str, ...] = ()
+    after_code: bool = False  # a paragraph that opens right after a code block on the page
 
 
 def _blocks(text: str) -> list[_Block]:
@@ -926,6 +942,8 @@ class _BlockReader:
         self.label_from = 0  # the blocks read before it
         self.label_lists = False  # it introduces the list read now, and ends with it
         self.term = ""  # the term the definition read now defines (``DEFINITION``)
+        self.after_code = False  # no line but blank ones read since a code block ended
+        self.paragraph_after_code = False  # the paragraph read now opened right after one
 
     def read(self, passage_line: PassageLine) -> None:
         if passage_line.in_code:
@@ -934,6 +952,7 @@ class _BlockReader:
         if self.fence is not None:  # a block the passage cut before its closing fence
             self._end_code()
         line = passage_line.content
+        follows_code, self.after_code = self.after_code, self.after_code and not line
         if "[" in line:
             # a footnote's mark is no text: quoted, "[1]" would read as one of the answer's
             # citations, and "pages.[1] If…" as one sentence
@@ -967,6 +986,8 @@ class _BlockReader:
             self._definition(DEFINITION.sub("", line))
         else:
             self.table_header = None
+            if not self.paragraph:
+                self.paragraph_after_code = follows_code
             self._paragraph_line(passage_line)
 
     def finish(self) -> list[_Block]:
@@ -999,6 +1020,7 @@ class _BlockReader:
             block = _code_block(self.blocks, self.fence, self.language, caption=self.caption)
             if block is not None:
                 self.blocks.append(block)
+            self.after_code = True  # quoted or not, the page shows it
         self.fence, self.fence_in_item = None, False
 
     def _item_code(self, lines: list[str]) -> None:
@@ -1143,9 +1165,17 @@ class _BlockReader:
             text = " ".join(self.paragraph).replace(f"{LINE_BREAK} ", LINE_BREAK).strip()
             if text:  # not a definition whose only content was a shortcode
                 label = self.term or self.label
-                block = _Block(kind=kind, text=text, items=[], label=label, term=bool(self.term))
+                block = _Block(
+                    kind=kind,
+                    text=text,
+                    items=[],
+                    label=label,
+                    term=bool(self.term),
+                    after_code=kind == "paragraph" and self.paragraph_after_code,
+                )
                 self.blocks.append(block)
             self.paragraph.clear()
+        self.paragraph_after_code = False
         self.term = ""
 
     def _options_end(self) -> None:

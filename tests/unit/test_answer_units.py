@@ -533,6 +533,51 @@ def test_a_table_unit_escapes_a_pipe_its_cell_shows() -> None:
     assert table.code.splitlines()[2] == "| `a \\| b` | either |"
 
 
+@pytest.mark.parametrize(
+    "after",
+    [
+        pytest.param(
+            "would allow the `app-team-one` and `app-team-two` namespaces for managing "
+            "`Application` resources.",
+            id="argo-cd",
+        ),
+        pytest.param("and then serving the `asgi_app` with the ASGI server.", id="flask"),
+    ],
+)
+def test_half_a_sentence_after_the_code_block_that_interrupted_it_is_not_a_unit(after: str) -> None:
+    # given: Argo CD's and Flask's pages, whose sentence runs on past the block it introduces
+    source = _source(
+        "The namespaces can also be set in the `argocd-cmd-params-cm` ConfigMap. For example:\n\n"
+        "```yaml\ndata:\n  application.namespaces: app-team-one, app-team-two\n```\n\n"
+        f"{after} After a change, the workloads need to be restarted.\n"
+    )
+
+    # when
+    units = units_of([source])
+
+    # then: its next sentence is one; the half before it is not
+    assert [unit.text for unit in units if unit.kind == "sentence"] == [
+        "The namespaces can also be set in the `argocd-cmd-params-cm` ConfigMap.",
+        "After a change, the workloads need to be restarted.",
+    ]
+
+
+def test_a_sentence_after_a_code_block_that_opens_with_a_name_in_small_letters_is_one() -> None:
+    # given: Fly.io's page, whose sentence after the command opens with the program's name
+    source = _source(
+        "Run the app with a file:\n\n```\nfly machine run . --file-local /x=y\n```\n\n"
+        "flyctl Base64-encodes the file contents and stores the result in the property.\n"
+    )
+
+    # when
+    units = units_of([source])
+
+    # then
+    assert [unit.text for unit in units] == [
+        "flyctl Base64-encodes the file contents and stores the result in the property."
+    ]
+
+
 def test_a_pipe_escaped_in_a_cell_is_the_cells_text() -> None:
     # given: AutoHotkey's operator table and the reST reader write a pipe in a cell as `\|`
     source = _source(
