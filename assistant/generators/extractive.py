@@ -178,7 +178,8 @@ class ExtractiveGenerator:
         given it, `question_as_read`).
 
         The best unit leads, with the unit after it when both are sentences or items;
-        another follows only if it scores close to it and is not a repeat of one quoted. A
+        another follows only if it scores close to it, is not a repeat of one quoted and is not
+        the unit one of them brings (which is quoted with that one). A
         follow-up (``follows``) does not quote again what the answer before it opened with."""
         if not units:
             return [], []
@@ -216,15 +217,16 @@ class ExtractiveGenerator:
             return [], []
         best = scores[first]
         picked = [first if vectors is not None else _kind_lead(current, scores, features)]
-        lead = units[picked[0]]
-        following = following_unit(lead, units)
         for index in current:
             if index == picked[0]:
                 continue
             if len(picked) == MAX_QUOTES or scores[index] < best - EXTRA_QUOTE_MARGIN:
                 break
-            if units[index] is following or any(
-                _overlaps(units[index], units[other], units) for other in picked
+            # a unit a quote brings (``following_unit``) is quoted with it, not on its own
+            if any(
+                units[index] is following_unit(units[other], units)
+                or _overlaps(units[index], units[other], units)
+                for other in picked
             ):
                 continue
             if vectors is not None and any(

@@ -173,3 +173,30 @@ def test_the_replay_tells_whether_its_lead_is_a_unit_of_the_answering_section(
     # section only where the dump says that passage is it; both saw the section
     assert right.lead_in_section == 1.0 and other.lead_in_section == 0.0
     assert right.sees_section == other.sees_section == 1.0
+
+
+def test_a_unit_another_quote_brings_is_not_quoted_on_its_own(cached_embedder: Embedder) -> None:
+    # given: a paragraph whose second sentence states the limit, right after the sentence that
+    # a further quote would be; the third sentence leads
+    hits = [
+        _hit(
+            "You can pin dashboards that you want to feature at the top of the Dashboards page. "
+            "You can pin up to six dashboards. The most recently pinned dashboard will "
+            "automatically appear at the top of your list, helping you sort your dashboards by "
+            "how often you use them.\n\nTo pin a dashboard, open its menu and click Pin. To "
+            "unpin it, click Unpin.",
+            section="Dashboards > Pinning",
+        )
+    ]
+
+    # when
+    replayed, quoted = _replayed_and_quoted(
+        cached_embedder, "How many dashboards can I pin to the top of my list?", hits
+    )
+
+    # then: the limit is quoted once, with the quote it belongs to, not as a quote of its own
+    # (which took a place among the quotes and kept the lead from the sentence before it)
+    assert replayed == quoted
+    assert "You can pin up to six dashboards." not in quoted
+    assert " ".join(quoted).count("up to six") == 1
+    assert "up to six" in quoted[0]

@@ -227,15 +227,15 @@ def replay(
     if orderer is not None:
         lead = int(np.argmax(orderer(row, units, features, similarities)))
     picked = [lead]
-    following = _following(units[lead], units)
     for index in order:
         if index == lead:
             continue
         if len(picked) == choice.max_quotes or scores[index] < best - choice.margin:
             break
         unit = units[index]
-        if unit is following or any(
-            _repeats(unit, units[other], units)
+        if any(
+            unit is _following(units[other], units)
+            or _repeats(unit, units[other], units)
             or float(np.dot(unit["vector"], units[other]["vector"])) > DUPLICATE_SIMILARITY
             for other in picked
         ):
