@@ -358,6 +358,21 @@ def preceding_sentence(unit: Unit, units: Sequence[Unit]) -> Unit | None:
     )
 
 
+def brought_units(unit: Unit, units: Sequence[Unit]) -> list[Unit]:
+    """The units a quote of ``unit`` brings with it, when no other quote has: the sentence
+    before it (``preceding_sentence``), the unit after it (``following_unit``) and those that go
+    on from that one (``continuing_unit``). None of them is quoted on its own beside it: each
+    is quoted where the page has it, in that quote (docs/answers.md, round twenty-seven)."""
+    brought = [other for other in (preceding_sentence(unit, units),) if other is not None]
+    last = following_unit(unit, units)
+    for _ in range(CONTINUED_UNITS + 1):
+        if last is None:
+            break
+        brought.append(last)
+        last = continuing_unit(last, units)
+    return brought
+
+
 def next_unit(unit: Unit, units: Sequence[Unit]) -> Unit | None:
     """The unit after ``unit`` on its page: the next of its passage, or, when it ends its
     passage, the one after its copy in the passage that continues it (``continues``), or that

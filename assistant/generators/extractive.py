@@ -42,6 +42,7 @@ from assistant.units import (
     QuestionShape,
     Unit,
     UnitWeights,
+    brought_units,
     continued,
     continuing_unit,
     following_unit,
@@ -179,7 +180,7 @@ class ExtractiveGenerator:
 
         The best unit leads, with the unit after it when both are sentences or items;
         another follows only if it scores close to it, is not a repeat of one quoted and is not
-        the unit one of them brings (which is quoted with that one). A
+        a unit one of them brings (``brought_units``: it is quoted with that one). A
         follow-up (``follows``) does not quote again what the answer before it opened with."""
         if not units:
             return [], []
@@ -222,10 +223,10 @@ class ExtractiveGenerator:
                 continue
             if len(picked) == MAX_QUOTES or scores[index] < best - EXTRA_QUOTE_MARGIN:
                 break
-            # a unit a quote brings (``following_unit``) is quoted with it, not on its own
+            # a unit a quote brings (``brought_units``) is quoted with it, not on its own
             if any(
-                units[index] is following_unit(units[other], units)
-                or _overlaps(units[index], units[other], units)
+                _overlaps(units[index], units[other], units)
+                or any(units[index] is unit for unit in brought_units(units[other], units))
                 for other in picked
             ):
                 continue

@@ -14,6 +14,7 @@ from assistant.units import (
     FEATURES,
     QuestionShape,
     UnitWeights,
+    brought_units,
     continued,
     continuing_unit,
     following_unit,
@@ -1470,3 +1471,24 @@ def test_a_sentence_written_as_a_link_is_a_statement_and_a_pointer_is_not(addres
 
     # then: the statement is quoted (with the short sentence its link ends in); the pointer not
     assert quoted == ["Eventlet is no longer maintained. Use gevent instead."]
+
+
+def test_a_quote_brings_the_sentence_before_it_the_one_after_and_those_that_go_on_from_that() -> (
+    None
+):
+    # given: a paragraph whose sentences each lean on the one before, then one that does not
+    source = _source(
+        "The proxy buffers responses before compressing them. That can break HTML streaming. "
+        "It also delays the first byte. Instead, set `Content-Encoding: none` on those "
+        "responses. Compression is on by default for text types."
+    )
+    rule, breaks, delays, instead, default = units_of([source])
+    units = [rule, breaks, delays, instead, default]
+
+    # when
+    brought = brought_units(breaks, units)
+
+    # then: the rule before it, the sentence after it and the two that point back from it, and
+    # not the sentence that starts anew
+    assert brought == [rule, delays, instead]
+    assert default not in brought_units(rule, units)

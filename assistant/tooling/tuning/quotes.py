@@ -234,7 +234,7 @@ def replay(
             break
         unit = units[index]
         if any(
-            unit is _following(units[other], units)
+            any(unit is other_unit for other_unit in _brought(units[other], units))
             or _repeats(unit, units[other], units)
             or float(np.dot(unit["vector"], units[other]["vector"])) > DUPLICATE_SIMILARITY
             for other in picked
@@ -299,6 +299,18 @@ def _features(row: dict[str, Any], unit: dict[str, Any]) -> list[float]:
         QuestionShape.of(question).answered_by(unit["text"])
     )
     return [*features, float(opposite_action(question, unit["text"]))]
+
+
+def _brought(unit: dict[str, Any], units: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """As ``assistant.units.brought_units``, on dumped units."""
+    brought = [other for other in (_preceding(unit, units),) if other is not None]
+    last = _following(unit, units)
+    for _ in range(CONTINUED_UNITS + 1):
+        if last is None:
+            break
+        brought.append(last)
+        last = _continuing(last, units)
+    return brought
 
 
 def _following(lead: dict[str, Any], units: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
