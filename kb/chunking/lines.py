@@ -237,6 +237,10 @@ class _Scanner:
         self._after_blank = True  # the line before the one read is blank (or there is none)
         self._rest: tuple[str, int] = ("", -1)  # the text scanned, and where the line read ends
         self._last_close: dict[str, int] = {}  # where each tag close last occurs in that text
+        # an HTML table read as the pipe table it shows (``_html_table``): its lines still to
+        # be given, one per line of the page, and where its `</table>` line ends
+        self._table_lines: list[SourceLine] = []
+        self._table_end = -1
 
     def scan(self, text: str, *, first_line: int = 1) -> list[SourceLine]:
         lines: list[SourceLine] = []
@@ -260,6 +264,8 @@ class _Scanner:
         return lines
 
     def _line(self, raw: str, position: int, number: int) -> SourceLine:
+        if position <= self._table_end:
+            return self._table_lines.pop(0) if self._table_lines else _blank(position)
         dedent = self._admonition_dedent(raw)
         dedent += self._component_dedent(raw[dedent:])
         self._dedented = indent_columns(raw[:dedent])
@@ -294,8 +300,56 @@ class _Scanner:
             if markup.DIRECTIVE_OPTION.fullmatch(raw):
                 return _blank(position)
             self._directive_options = False
+        if _HTML_TABLE_OPEN.match(raw):
+            table = self._html_table(base)
+            if table is not None:
+                return table
         visible, runs, self._in_comment = _strip_comments(raw, 0, base)
         return self._unwrap(SourceLine(position, visible, runs, FenceRole.NONE), number)
+
+    def _html_table(self, start: int) -> SourceLine | None:
+        """The first line of the pipe table an HTML `<table>` opening at ``start`` shows, the
+        others kept for the lines after it (``_table_lines``), or None when it is not one
+        table of rows closed on the page.
+
+        Without its tags a table's cells read one per line, a row's words run into the next
+        row's and no cell is read under its column's name (Plausible's "Required action to
+        ensure continuous tracking" over "WordPress plugin", "Update the site domain in your
+        plugin settings"). Read as the pipe table an imported HTML page gives
+        (``kb.formats.html``), each row is one, under its header. Each line of it stands where
+        its `<tr>` is on the page, and takes the place of one of the table's lines, in order;
+        the lines left are blank."""
+        from kb.formats.html import html_to_markdown  # it reads pages with this module
+
+        text = self._rest[0]
+        close = _HTML_TABLE_CLOSE.search(text, start)
+        if close is None:
+            return None
+        newline = text.find("\n", close.end())
+        end = len(text) if newline < 0 else newline
+        html = text[start:end]
+        rows = [row.start() for row in _HTML_ROW_OPEN.finditer(text, start, close.start())]
+        if not rows or len(_HTML_TABLE_OPEN_ANYWHERE.findall(html)) != 1:
+            return None  # no rows, or a table nested in a cell: read as it was
+        written = html_to_markdown(html).strip("\n").split("\n")
+        # the header (an empty one when no row heads the table) and its rule, then the rows
+        heads = len(written) - len(rows)
+        if heads not in (1, 2) or not all(line.startswith("|") for line in written):
+            return None
+        places = [rows[0]] * heads + rows if heads == 2 else [rows[0], *rows]
+        ends = [*rows[1:], close.start()]
+        lines = []
+        for line, place in zip(written, places, strict=True):
+            after = ends[rows.index(place)]
+            # a row's characters stand where its `<tr>` is, within the row while they fit
+            fits = len(line) <= after - place
+            lines.append(
+                SourceLine(place, line, ((0, place),), FenceRole.NONE)
+                if fits
+                else _written(place, line, FenceRole.NONE)
+            )
+        self._table_lines, self._table_end = lines[1:], end
+        return lines[0]
 
     def _indented(self, raw: str, position: int, base: int) -> SourceLine | None:
         """The line read as a line of an indented code block, else None.
@@ -715,6 +769,11 @@ _ERB_OPEN = re.compile(r"<%(?!%)")  # `<%%` writes a literal `<%`
 # (group 1: a close; group 2: the list's kind), a heading element alone on a line
 _HTML_ITEM = re.compile(r"[ \t]*(?:<[uo]l\b[^<>]*>[ \t]*)*<li(?:[ \t][^<>]*)?>()", re.IGNORECASE)
 _HTML_LIST_TAG = re.compile(r"<(/?)([uo]l)\b[^<>]*>", re.IGNORECASE)
+# An HTML table's open tag opening a line, any table's open tag, its close, a row's open tag
+_HTML_TABLE_OPEN = re.compile(r"[ \t]*<table\b[^<>]*>", re.IGNORECASE)
+_HTML_TABLE_OPEN_ANYWHERE = re.compile(r"<table\b", re.IGNORECASE)
+_HTML_TABLE_CLOSE = re.compile(r"</table\s*>", re.IGNORECASE)
+_HTML_ROW_OPEN = re.compile(r"<tr\b[^<>]*>", re.IGNORECASE)
 _HTML_HEADING = re.compile(r"[ \t]*<(h[1-6])\b[^<>]*>.*</\1>[ \t]*", re.IGNORECASE)
 # Python-Markdown's codehilite: the first line of an indented block naming its language
 # (`::yaml`, `:::python`, `#!bash`; a shebang's path, `#!/bin/sh`, is code)

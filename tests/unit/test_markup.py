@@ -1114,6 +1114,76 @@ def test_an_html_list_is_a_list_and_an_html_heading_a_line_of_its_own() -> None:
     assert "<ul>\n<li>LiteFS</li>" in html and "<ol>\n<li>Click Connect.</li>" in html
 
 
+HTML_TABLE = """First make sure your stats are still tracking.
+
+<table>
+  <tr>
+    <th>Installation type</th>
+    <th>Required action</th>
+  </tr>
+  <tr>
+    <td><b>WordPress plugin</b></td>
+    <td>
+      Update the site domain in your [plugin settings](/wp) | now
+    </td>
+  </tr>
+  <tr>
+    <td>NPM package</td>
+    <td>Update the <code>init</code> options</td>
+  </tr>
+</table>
+
+After 72 hours the old domain is cleared.
+"""
+
+
+def test_an_html_table_is_read_as_the_pipe_table_it_shows_a_row_per_line() -> None:
+    # given: Plausible's domain-change checklist writes its table in HTML, a cell per line; without
+    # its tags each cell read as a line of its own, no row under its column's name
+    (draft,) = chunk(HTML_TABLE)
+
+    # then: one line per row, under the header and its rule, the cells' Markdown kept
+    assert [block.strip("\n") for block in draft.text.split("\n\n") if block.strip()] == [
+        "First make sure your stats are still tracking.",
+        "| Installation type | Required action |\n| --- | --- |\n"
+        "| **WordPress plugin** | Update the site domain in your [plugin settings](/wp) \\| now |\n"
+        "| NPM package | Update the `init` options |",
+        "After 72 hours the old domain is cleared.",
+    ]
+
+
+def test_an_html_tables_rows_stand_where_their_rows_are_on_the_page() -> None:
+    rows = [line for line in scan_lines(HTML_TABLE) if line.text.startswith("|")]
+
+    # each row's first character is its `<tr>`; the header's rule stands with the header
+    first_row = HTML_TABLE.index("<tr>")
+    npm_row = HTML_TABLE.index("<tr>", HTML_TABLE.index("NPM") - 30)
+    assert [row.source_offset(0) for row in rows] == [
+        first_row, first_row, HTML_TABLE.index("<tr>", first_row + 1), npm_row
+    ]  # fmt: skip
+    # and the lines after the table are where the page has them
+    (after,) = (line for line in scan_lines(HTML_TABLE) if line.text.startswith("After"))
+    assert after.source_offset(0) == HTML_TABLE.index("After 72 hours")
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        pytest.param("<table>\n<tr><td>a</td></tr>\n", id="not closed"),
+        pytest.param(
+            "<table>\n<tr><td><table><tr><td>a</td></tr></table></td></tr>\n</table>\n",
+            id="nested",
+        ),
+    ],
+)
+def test_an_html_table_not_closed_or_nested_is_read_as_before(table: str) -> None:
+    lines = scan_lines(table)
+
+    # then: its tags go, its text stays, and no line is written in place of another
+    assert all(not line.text.startswith("|") for line in lines)
+    assert len(lines) == table.count("\n") + 1
+
+
 def test_an_html_items_mark_points_at_where_its_text_starts() -> None:
     (line,) = (line for line in scan_lines(HTML_LISTS) if "LiteFS" in line.text)
 
