@@ -218,16 +218,15 @@ class ExtractiveGenerator:
             return [], []
         best = scores[first]
         picked = [first if vectors is not None else _kind_lead(current, scores, features)]
+        # a unit a quote brings (``brought_units``) is quoted with it, not on its own
+        bringing = {id(unit) for unit in brought_units(units[picked[0]], units)}
         for index in current:
             if index == picked[0]:
                 continue
             if len(picked) == MAX_QUOTES or scores[index] < best - EXTRA_QUOTE_MARGIN:
                 break
-            # a unit a quote brings (``brought_units``) is quoted with it, not on its own
-            if any(
-                _overlaps(units[index], units[other], units)
-                or any(units[index] is unit for unit in brought_units(units[other], units))
-                for other in picked
+            if id(units[index]) in bringing or any(
+                _overlaps(units[index], units[other], units) for other in picked
             ):
                 continue
             if vectors is not None and any(
@@ -235,6 +234,7 @@ class ExtractiveGenerator:
             ):
                 continue
             picked.append(index)
+            bringing.update(id(unit) for unit in brought_units(units[index], units))
         steps = _steps_wanted(question, units, current, picked=picked, similarity=similarity)
         if steps is not None:  # the lead and the steps answer the question's two asks
             picked = [picked[0], steps]

@@ -227,20 +227,21 @@ def replay(
     if orderer is not None:
         lead = int(np.argmax(orderer(row, units, features, similarities)))
     picked = [lead]
+    bringing = {id(unit) for unit in _brought(units[lead], units)}
     for index in order:
         if index == lead:
             continue
         if len(picked) == choice.max_quotes or scores[index] < best - choice.margin:
             break
         unit = units[index]
-        if any(
-            any(unit is other_unit for other_unit in _brought(units[other], units))
-            or _repeats(unit, units[other], units)
+        if id(unit) in bringing or any(
+            _repeats(unit, units[other], units)
             or float(np.dot(unit["vector"], units[other]["vector"])) > DUPLICATE_SIMILARITY
             for other in picked
         ):
             continue
         picked.append(index)
+        bringing.update(id(other) for other in _brought(unit, units))
     # as ``_choose``: the lead, then the others in page order, each with the unit after it
     # unless that one is quoted already
     rest = sorted(picked[1:], key=lambda index: (units[index]["source"], units[index]["position"]))
