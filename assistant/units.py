@@ -787,19 +787,19 @@ def _source_units(source: Source) -> list[Unit]:
                 continue
             text = clean(piece)
             # A lead-in ("…request a refund on 10 April:") promises what it does not say, as
-            # a sentence about the page does, unless it leads into a table and states an
-            # amount the rows do not ("By default, Acme retries a failed payment 4 times:"
-            # before the schedule); a sentence that asks ("Have you lost your recovery
-            # codes?") says nothing either, and a formula or a bare link reads as nothing on
-            # its own.
+            # a sentence about the page does, unless it leads into a table, which it is then
+            # quoted with ("By default, Acme retries a failed payment 4 times:" before the
+            # schedule); a sentence that asks ("Have you lost your recovery codes?") says
+            # nothing either, and a formula or a bare link reads as nothing on its own.
             asks = text.endswith("?") and not is_row  # a row's last cell may ask; it is one
-            states_amount = (
-                leads_into_table
+            leads_in = text.endswith(":")
+            table_lead_in = (
+                leads_in
+                and leads_into_table
                 and number == len(pieces)
-                and bool(NUMBER.search(text))
                 and len(WORDY.findall(text)) >= MIN_SENTENCE_WORDS
             )
-            promises = (text.endswith(":") and not states_amount) or (
+            promises = (leads_in and not table_lead_in) or (
                 not is_row and ABOUT_THE_PAGE.match(text)
             )
             short = len(WORDY.findall(text)) < minimum
@@ -811,7 +811,7 @@ def _source_units(source: Source) -> list[Unit]:
                 continue
             kind = block.kind if block.kind in {"row", "item"} else "sentence"
             table = ""
-            if states_amount and text.endswith(":"):
+            if table_lead_in:
                 # quoted with the rows it leads into, as a code block's lead-in is with its
                 # block: "…retries a failed payment 4 times:" alone promises the schedule
                 table = _table_markdown(_rows_after(blocks, paragraph))

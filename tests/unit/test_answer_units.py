@@ -460,10 +460,9 @@ def test_a_plain_block_is_read_as_what_it_holds_a_console_session_or_settings(
     assert [(unit.language, unit.text, unit.code) for unit in code] == [(read_as, lead_in, block)]
 
 
-def test_a_table_lead_in_stating_an_amount_is_quoted_with_its_rows_one_only_promising_is_not() -> (
-    None
-):
-    # given: the retry count is stated only in the sentence that introduces the schedule
+def test_a_table_s_lead_in_is_quoted_with_its_rows() -> None:
+    # given: the retry count is stated only in the sentence that introduces the schedule, and
+    # a second table's lead-in only promises it
     source = _source(
         "By default, Acme retries a failed payment **4 times**:\n\n"
         "| Retry | When |\n|---|---|\n| 1st retry | 1 day after the original failure |\n"
@@ -475,11 +474,12 @@ def test_a_table_lead_in_stating_an_amount_is_quoted_with_its_rows_one_only_prom
     # when
     units = units_of([source])
 
-    # then: the lead-in is a unit with its rows, as the page shows them, and holds their units
+    # then: each lead-in is a unit with its rows, as the page shows them, and holds their units
     assert [(unit.kind, unit.text) for unit in units] == [
         ("table", "By default, Acme retries a failed payment 4 times:"),
         ("row", "Retry: 1st retry; When: 1 day after the original failure"),
         ("row", "Retry: 2nd retry; When: 3 days after the original failure"),
+        ("table", "The schedule is as follows:"),
         ("row", "Retry: 3rd retry; When: 5 days after the original failure"),
     ]
     assert units[0].code == (
@@ -488,6 +488,7 @@ def test_a_table_lead_in_stating_an_amount_is_quoted_with_its_rows_one_only_prom
         "| 2nd retry | 3 days after the original failure |"
     )
     assert units[0].holds == (1, 2)
+    assert units[3].holds == (4,)
 
 
 def test_a_statement_before_a_table_is_a_sentence_not_its_lead_in() -> None:

@@ -89,13 +89,17 @@ def _answer(
 
 
 def _quotes(deltas: list[str]) -> list[tuple[str, int]]:
-    """The quoted sentences and their source numbers, after the label."""
+    """The quoted sentences and their source numbers, after the label; a table unit's quote
+    with its table after it, as the unit's words (``Unit.words_text``)."""
     assert deltas[0] == f"{QUOTED_LABEL}\n\n"
     quotes = []
     for piece in deltas[1:]:
-        match = QUOTE.match(piece.strip())
+        quote, _, table = piece.strip().partition("\n\n")
+        match = QUOTE.match(quote if table.startswith("|") else piece.strip())
         if match:
-            quotes.append((match.group("sentence"), int(match.group("number"))))
+            table = table if table.startswith("|") else ""
+            sentence = f"{match.group('sentence')} {table}" if table else match.group("sentence")
+            quotes.append((sentence, int(match.group("number"))))
     return quotes
 
 
