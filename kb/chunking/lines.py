@@ -241,11 +241,14 @@ class _Scanner:
         # be given, one per line of the page, and where its `</table>` line ends
         self._table_lines: list[SourceLine] = []
         self._table_end = -1
+        # where the last search for a `</table>` started, and what it found (``_table_close``)
+        self._table_closes: tuple[int, re.Match[str] | None] | None = None
 
     def scan(self, text: str, *, first_line: int = 1) -> list[SourceLine]:
         lines: list[SourceLine] = []
         self._lines = lines
         self._last_close = {}
+        self._table_lines, self._table_end, self._table_closes = [], -1, None
         position = 0
         number = first_line - 1
         while position <= len(text):
@@ -322,15 +325,15 @@ class _Scanner:
         from kb.formats.html import html_to_markdown  # it reads pages with this module
 
         text = self._rest[0]
-        close = _HTML_TABLE_CLOSE.search(text, start)
-        if close is None:
+        close = self._table_close(start)
+        if close is None or _HTML_TABLE_OPEN_ANYWHERE.search(text, start + 1, close.start()):
+            return None  # not closed, or a table nested in a cell: read as it was
+        rows = [row.start() for row in _HTML_ROW_OPEN.finditer(text, start, close.start())]
+        if not rows:
             return None
         newline = text.find("\n", close.end())
         end = len(text) if newline < 0 else newline
         html = text[start:end]
-        rows = [row.start() for row in _HTML_ROW_OPEN.finditer(text, start, close.start())]
-        if not rows or len(_HTML_TABLE_OPEN_ANYWHERE.findall(html)) != 1:
-            return None  # no rows, or a table nested in a cell: read as it was
         written = html_to_markdown(html).strip("\n").split("\n")
         # the header (an empty one when no row heads the table) and its rule, then the rows
         heads = len(written) - len(rows)
@@ -472,6 +475,16 @@ class _Scanner:
         if close not in self._last_close:
             self._last_close[close] = text.rfind(close)
         return line_end >= 0 and self._last_close[close] >= line_end
+
+    def _table_close(self, start: int) -> re.Match[str] | None:
+        """The first `</table>` after ``start``, found once for every table opened before it
+        (``_table_closes``, the last one found): a search from each of many tables that the
+        same close ends, or none does, would read the page again for each."""
+        found = self._table_closes
+        if found is None or found[0] > start or (found[1] is not None and found[1].start() < start):
+            found = (start, _HTML_TABLE_CLOSE.search(self._rest[0], start))
+            self._table_closes = found
+        return found[1]
 
     def _line_in_tag(self, raw: str, position: int, base: int, number: int) -> SourceLine:
         """A line inside a shortcode or component tag of several lines: hidden up to its close

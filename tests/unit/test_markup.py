@@ -1174,6 +1174,7 @@ def test_an_html_tables_rows_stand_where_their_rows_are_on_the_page() -> None:
             "<table>\n<tr><td><table><tr><td>a</td></tr></table></td></tr>\n</table>\n",
             id="nested",
         ),
+        pytest.param("<table>\n<tr><td>a</td></tr>\n<table>\n</table>\n", id="opened twice"),
     ],
 )
 def test_an_html_table_not_closed_or_nested_is_read_as_before(table: str) -> None:
