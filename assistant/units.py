@@ -498,14 +498,35 @@ def quoted_with(text: str, following: str | None) -> str:
     return f"{text}{separator}{continued(text, following)}"
 
 
-def unquoted(after: _Quoted | None, taken: set[int]) -> _Quoted | None:
+# What tells a unit quoted already (``unquoted``): the unit itself, or its words, which the copy
+# of it that opens the next chunk of its section shares (``kb.chunking.chunker`` repeats a
+# chunk's last blocks at the start of the next).
+Taken = set[int | str]
+
+
+def taken_by(units: Iterable[Unit | dict[str, object]]) -> Taken:
+    """The marks of ``units`` quoted (``unquoted``): each one's id and words."""
+    return {mark for unit in units for mark in _marks(unit)}
+
+
+def _marks(unit: Unit | dict[str, object]) -> tuple[int, str]:
+    # a dumped unit's text is its words (``Unit.words_text``)
+    return id(unit), unit.words_text if isinstance(unit, Unit) else str(unit["text"])
+
+
+def unquoted(after: _Quoted | None, taken: Taken) -> _Quoted | None:
     """``after``, the unit following a quote, if it is to be quoted with it: not when it is
-    quoted already (its id in ``taken``, the ids of the units picked or brought so far, to
-    which it is then added). The answerer and its lab's replay both ask this, of units and of
-    dumped units."""
-    if after is None or id(after) in taken:
+    quoted already (``taken``, the marks of the units picked or brought so far, to which its
+    own are then added), itself or in the same words: Flask's "This is because the blueprint
+    does not "own" a certain URL space…" ended one quote and was the sentence before the next,
+    from the chunk that repeats it. The answerer and its lab's replay both ask this, of units
+    and of dumped units."""
+    if after is None:
         return None
-    taken.add(id(after))
+    marks = _marks(after)  # type: ignore[arg-type]
+    if any(mark in taken for mark in marks):
+        return None
+    taken.update(marks)
     return after
 
 

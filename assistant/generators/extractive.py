@@ -40,6 +40,7 @@ from assistant.units import (
     STEP_KINDS,
     WORDY,
     QuestionShape,
+    Taken,
     Unit,
     UnitWeights,
     brought_units,
@@ -52,6 +53,7 @@ from assistant.units import (
     quoted_with,
     read_under,
     shortlist,
+    taken_by,
     unit_features,
     units_of,
     unquoted,
@@ -245,7 +247,7 @@ class ExtractiveGenerator:
         )
         # Each quote comes after the sentence before it in its paragraph and brings the
         # sentence or item after it, the lead's first, unless that one is quoted already.
-        taken = {id(units[index]) for index in picked}
+        taken = taken_by(units[index] for index in picked)
         chosen = [
             _joined(_after_sentence_before(units[index], units, taken), units, taken)
             for index in [picked[0], *rest]
@@ -394,7 +396,7 @@ UNIT_VECTORS_KEPT = 10_000
 UNIT_VECTORS = _UnitVectors(UNIT_VECTORS_KEPT)
 
 
-def _after_sentence_before(unit: Unit, units: Sequence[Unit], taken: set[int]) -> Unit:
+def _after_sentence_before(unit: Unit, units: Sequence[Unit], taken: Taken) -> Unit:
     """``unit`` after the sentence before it in its paragraph or item (``preceding_sentence``),
     unless that one is quoted already. First only for a lead that points back to it ("It will
     also destroy it when it's no longer needed…", 46 of 495 leads of the six answer sets); then
@@ -410,14 +412,15 @@ def _after_sentence_before(unit: Unit, units: Sequence[Unit], taken: set[int]) -
     return dataclasses.replace(unit, text=quoted_with(before.text, unit.text))
 
 
-def _joined(unit: Unit, units: Sequence[Unit], taken: set[int]) -> Unit:
+def _joined(unit: Unit, units: Sequence[Unit], taken: Taken) -> Unit:
     """``unit`` as quoted: with the unit after it (``following_unit``), unless that one is in
-    ``taken`` (the ids of the units quoted already, to which it is then added). A help center
-    gives a rule's number or exception in the next sentence or item, whichever quote states
-    the rule. Chosen on the five answer sets' calibration halves (the objective of
-    ``answer_tuning fit``, replayed, 0.693 → 0.706); on their report halves the answers state
-    more facts on three sets (Plausible 29 → 33 of 68, Hugo 5 → 6 of 21, Argo CD 3 → 4 of 29)
-    and fewer on none, at 4 to 16 more words in the median answer (docs/answers.md). The unit
+    ``taken`` (the marks of the units quoted already, ``unquoted``, to which its own are then
+    added). A help center gives a rule's number or exception in the next sentence or item,
+    whichever quote states the rule. Chosen on the five answer sets' calibration halves (the
+    objective of ``answer_tuning fit``, replayed, 0.693 → 0.706); on their report halves the
+    answers state more facts on three sets (Plausible 29 → 33 of 68, Hugo 5 → 6 of 21, Argo CD
+    3 → 4 of 29) and fewer on none, at 4 to 16 more words in the median answer
+    (docs/answers.md). The unit
     after may be the steps or the code block that act on the quote (``FOLLOWER_KINDS``): a code
     block is then shown after the joined text, as after its own lead-in. The units after it
     that go on from it, pointing back, come too (``continuing_unit``, ``CONTINUED_UNITS``)."""

@@ -17,6 +17,7 @@ from assistant.generators.extractive import (
     QUOTED_LABEL,
     ExtractiveGenerator,
     FollowedQuestion,
+    _after_sentence_before,
     _joined,
     _named,
     _steps_wanted,
@@ -24,7 +25,7 @@ from assistant.generators.extractive import (
     not_covered_answer,
 )
 from assistant.prompting import build_prompt
-from assistant.units import units_of
+from assistant.units import taken_by, units_of
 from kb.chunking import ChunkLimits, chunk_markdown
 from kb.embedders import Embedder, EmbeddingError
 from kb.parsing import parse_document
@@ -755,18 +756,50 @@ def test_each_quote_brings_the_unit_after_it_unless_that_one_is_quoted() -> None
     rule, exception, open_settings, update = units
 
     # when: the rule and the first step are quoted, then the exception itself is quoted too
-    taken = {id(rule), id(open_settings)}
+    taken = taken_by([rule, open_settings])
     joined = [_joined(unit, units, taken) for unit in (rule, open_settings)]
-    quoted_already = _joined(rule, units, {id(rule), id(exception)})
+    quoted_already = _joined(rule, units, taken_by([rule, exception]))
 
     # then: each brings its next unit, the item without the lead-in it shares
     assert [unit.text for unit in joined] == [
         "Refunds take 5 to 10 business days. Card refunds can take longer.",
         "To update it: Open Settings. Click Update billing info.",
     ]
-    assert taken == {id(rule), id(open_settings), id(exception), id(update)}
+    assert taken == taken_by([rule, open_settings, exception, update])
     # and a unit quoted already is not quoted twice
     assert quoted_already.text == rule.text
+
+
+def test_a_sentence_quoted_is_not_quoted_again_from_the_chunk_that_repeats_it() -> None:
+    # given: Flask's blueprint error handlers, cut into two chunks of one section, the second
+    # opening with the first one's last paragraph (the chunker repeats a chunk's last blocks)
+    reason = (
+        'This is because the blueprint does not "own" a certain URL space, so the application '
+        "has no way of knowing which blueprint error handler it should run."
+    )
+    first = dataclasses.replace(
+        _passage_of(
+            f"Most error handlers work as expected. Some are only invoked by abort.\n\n{reason}"
+        ),
+        ordinal=0,
+    )
+    second = dataclasses.replace(
+        _passage_of(f"{reason} Define them at the application level instead."),
+        number=2,
+        chunk_id=2,
+        ordinal=1,
+    )
+    units = units_of([first, second])
+    invoked = next(unit for unit in units if unit.text.startswith("Some are only"))
+    instead = next(unit for unit in units if unit.text.startswith("Define them"))
+
+    # when: a quote brings the reason, then a later quote would be read after its copy
+    taken = taken_by([invoked, instead])
+    quotes = [_joined(invoked, units, taken), _after_sentence_before(instead, units, taken)]
+
+    # then: the reason is quoted once
+    assert " ".join(quote.text for quote in quotes).count("This is because") == 1
+    assert quotes[1].text == "Define them at the application level instead."
 
 
 def test_a_list_item_without_a_full_stop_is_quoted_apart_from_the_item_after_it() -> None:

@@ -39,6 +39,7 @@ from assistant.units import (
     POINTING_KINDS,
     Place,
     QuestionShape,
+    Taken,
     Unit,
     UnitWeights,
     brings_next,
@@ -50,6 +51,7 @@ from assistant.units import (
     question_as_read,
     quoted_with,
     shortlist,
+    taken_by,
     unit_features,
     unlabelled,
     unquoted,
@@ -245,19 +247,19 @@ def replay(
     # as ``_choose``: the lead, then the others in page order, each with the unit after it
     # unless that one is quoted already
     rest = sorted(picked[1:], key=lambda index: (units[index]["source"], units[index]["position"]))
-    taken = {id(units[index]) for index in picked}
+    taken = taken_by(units[index] for index in picked)
     return [
         {**units[index], "text": as_quoted(units[index], units, taken)}
         for index in [picked[0], *rest]
     ]
 
 
-def as_quoted(unit: dict[str, Any], units: Sequence[dict[str, Any]], taken: set[int]) -> str:
+def as_quoted(unit: dict[str, Any], units: Sequence[dict[str, Any]], taken: Taken) -> str:
     """A dumped unit's text as the answerer quotes it, as ``extractive._after_sentence_before``
     then ``_joined`` build it: after the sentence before it in its paragraph or item, then
     the unit after it and those that go on from that one, each unless quoted already (``taken``,
-    the ids of the units quoted or brought so far, to which they are added). The sentence before
-    comes first, so the unit after drops a list's lead-in the two share."""
+    the marks of the units quoted or brought so far, to which theirs are added). The sentence
+    before comes first, so the unit after drops a list's lead-in the two share."""
     before = unquoted(_preceding(unit, units), taken)
     after = unquoted(_following(unit, units), taken)
     text = str(unit["text"])
