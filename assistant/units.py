@@ -231,7 +231,7 @@ class Unit:
     text: str  # as quoted: Markdown links and emphasis removed
     kind: str  # "sentence", "item" (with its lead-in), "row" (with its header), "procedure",
     # "code" (a short code or configuration block with the sentence that introduces it) or
-    # "table" (a short table with the sentence that introduces it and states an amount)
+    # "table" (a short table with the sentence that introduces it)
     # for a procedure or a table, the positions of the items or rows it holds (quoting it
     # quotes them)
     holds: tuple[int, ...] = ()

@@ -420,10 +420,10 @@ def _joined(unit: Unit, units: Sequence[Unit], taken: Taken) -> Unit:
     objective of ``answer_tuning fit``, replayed, 0.693 → 0.706); on their report halves the
     answers state more facts on three sets (Plausible 29 → 33 of 68, Hugo 5 → 6 of 21, Argo CD
     3 → 4 of 29) and fewer on none, at 4 to 16 more words in the median answer
-    (docs/answers.md). The unit
-    after may be the steps or the code block that act on the quote (``FOLLOWER_KINDS``): a code
-    block is then shown after the joined text, as after its own lead-in. The units after it
-    that go on from it, pointing back, come too (``continuing_unit``, ``CONTINUED_UNITS``)."""
+    (docs/answers.md). The unit after may be the steps or the code block that act on the quote
+    (``FOLLOWER_KINDS``): a code block is then shown after the joined text, as after its own
+    lead-in. The units after it that go on from it, pointing back, come too
+    (``continuing_unit``, ``CONTINUED_UNITS``)."""
     after = unquoted(following_unit(unit, units), taken)
     if after is None:
         return unit

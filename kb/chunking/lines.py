@@ -303,17 +303,18 @@ class _Scanner:
             if markup.DIRECTIVE_OPTION.fullmatch(raw):
                 return _blank(position)
             self._directive_options = False
-        if _HTML_TABLE_OPEN.match(raw):
-            table = self._html_table(base)
+        opening = _HTML_TABLE_OPEN.match(raw)
+        if opening is not None:
+            table = self._html_table(base, base + opening.end())
             if table is not None:
                 return table
         visible, runs, self._in_comment = _strip_comments(raw, 0, base)
         return self._unwrap(SourceLine(position, visible, runs, FenceRole.NONE), number)
 
-    def _html_table(self, start: int) -> SourceLine | None:
-        """The first line of the pipe table an HTML `<table>` opening at ``start`` shows, the
-        others kept for the lines after it (``_table_lines``), or None when it is not one
-        table of rows closed on the page.
+    def _html_table(self, start: int, opened: int) -> SourceLine | None:
+        """The first line of the pipe table an HTML `<table>` shows (its line starting at
+        ``start``, its open tag ending at ``opened``), the others kept for the lines after it
+        (``_table_lines``), or None when it is not one table of rows closed on the page.
 
         Without its tags a table's cells read one per line, a row's words run into the next
         row's and no cell is read under its column's name (Plausible's "Required action to
@@ -326,9 +327,9 @@ class _Scanner:
 
         text = self._rest[0]
         close = self._table_close(start)
-        if close is None or _HTML_TABLE_OPEN_ANYWHERE.search(text, start + 1, close.start()):
+        if close is None or _HTML_TABLE_OPEN_ANYWHERE.search(text, opened, close.start()):
             return None  # not closed, or a table nested in a cell: read as it was
-        rows = [row.start() for row in _HTML_ROW_OPEN.finditer(text, start, close.start())]
+        rows = [row.start() for row in _HTML_ROW_OPEN.finditer(text, opened, close.start())]
         if not rows:
             return None
         newline = text.find("\n", close.end())
@@ -339,13 +340,14 @@ class _Scanner:
         heads = len(written) - len(rows)
         if heads not in (1, 2) or not all(line.startswith("|") for line in written):
             return None
-        places = [rows[0]] * heads + rows if heads == 2 else [rows[0], *rows]
+        # the row each line stands for: the header and its rule stand for the first
+        of_row = [0] * heads + list(range(len(rows))) if heads == 2 else [0, *range(len(rows))]
         ends = [*rows[1:], close.start()]
         lines = []
-        for line, place in zip(written, places, strict=True):
-            after = ends[rows.index(place)]
+        for line, row in zip(written, of_row, strict=True):
+            place = rows[row]
             # a row's characters stand where its `<tr>` is, within the row while they fit
-            fits = len(line) <= after - place
+            fits = len(line) <= ends[row] - place
             lines.append(
                 SourceLine(place, line, ((0, place),), FenceRole.NONE)
                 if fits

@@ -1152,6 +1152,18 @@ def test_an_html_table_is_read_as_the_pipe_table_it_shows_a_row_per_line() -> No
     ]
 
 
+def test_an_html_table_indented_in_the_page_is_read_as_a_table_too() -> None:
+    # given: Docusaurus pages indent their tables inside the JSX that holds them
+    indented = "\n".join(f"  {line}" if line else "" for line in HTML_TABLE.splitlines())
+
+    # when
+    rows = [line.text for line in scan_lines(indented) if line.text.startswith("|")]
+
+    # then
+    assert rows[:2] == ["| Installation type | Required action |", "| --- | --- |"]
+    assert len(rows) == 4
+
+
 def test_an_html_tables_rows_stand_where_their_rows_are_on_the_page() -> None:
     rows = [line for line in scan_lines(HTML_TABLE) if line.text.startswith("|")]
 
