@@ -27,9 +27,9 @@ import dataclasses
 import html
 import itertools
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -363,13 +363,28 @@ def brought_units(unit: Unit, units: Sequence[Unit]) -> list[Unit]:
     before it (``preceding_sentence``), the unit after it (``following_unit``) and those that go
     on from that one (``continuing_unit``). None of them is quoted on its own beside it: each
     is quoted where the page has it, in that quote (docs/answers.md, round twenty-seven)."""
-    brought = [other for other in (preceding_sentence(unit, units),) if other is not None]
-    last = following_unit(unit, units)
+    return brought_with(
+        preceding_sentence(unit, units),
+        following_unit(unit, units),
+        lambda last: continuing_unit(last, units),
+    )
+
+
+def brought_with(
+    before: _Quoted | None,
+    after: _Quoted | None,
+    going_on: Callable[[_Quoted], _Quoted | None],
+) -> list[_Quoted]:
+    """What a quote brings (``brought_units``), of units or of dumped units alike: the unit
+    ``before`` it, the unit ``after`` it, and up to ``CONTINUED_UNITS`` that go on from that one
+    (``going_on``)."""
+    brought = [] if before is None else [before]
+    last = after
     for _ in range(CONTINUED_UNITS + 1):
         if last is None:
             break
         brought.append(last)
-        last = continuing_unit(last, units)
+        last = going_on(last)
     return brought
 
 
@@ -485,7 +500,7 @@ def continued(lead: str, following: str) -> str:
     return following[cut + 2 :] if cut > 0 else following
 
 
-_Quoted = TypeVar("_Quoted")  # a unit, or a dumped one
+_Quoted = TypeVar("_Quoted", bound="Unit | dict[str, Any]")  # a unit, or a dumped one
 
 
 def quoted_with(text: str, following: str | None) -> str:
@@ -504,12 +519,12 @@ def quoted_with(text: str, following: str | None) -> str:
 Taken = set[int | str]
 
 
-def taken_by(units: Iterable[Unit | dict[str, object]]) -> Taken:
+def taken_by(units: Iterable[Unit | dict[str, Any]]) -> Taken:
     """The marks of ``units`` quoted (``unquoted``): each one's id and words."""
     return {mark for unit in units for mark in _marks(unit)}
 
 
-def _marks(unit: Unit | dict[str, object]) -> tuple[int, str]:
+def _marks(unit: Unit | dict[str, Any]) -> tuple[int, str]:
     # a dumped unit's text is its words (``Unit.words_text``)
     return id(unit), unit.words_text if isinstance(unit, Unit) else str(unit["text"])
 
@@ -523,7 +538,7 @@ def unquoted(after: _Quoted | None, taken: Taken) -> _Quoted | None:
     and of dumped units."""
     if after is None:
         return None
-    marks = _marks(after)  # type: ignore[arg-type]
+    marks = _marks(after)
     if any(mark in taken for mark in marks):
         return None
     taken.update(marks)

@@ -44,6 +44,7 @@ from assistant.units import (
     UnitWeights,
     brings_next,
     brought_by,
+    brought_with,
     continued,
     continues,
     opposite_action,
@@ -306,14 +307,9 @@ def _features(row: dict[str, Any], unit: dict[str, Any]) -> list[float]:
 
 def _brought(unit: dict[str, Any], units: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """As ``assistant.units.brought_units``, on dumped units."""
-    brought = [other for other in (_preceding(unit, units),) if other is not None]
-    last = _following(unit, units)
-    for _ in range(CONTINUED_UNITS + 1):
-        if last is None:
-            break
-        brought.append(last)
-        last = _continuing(last, units)
-    return brought
+    return brought_with(
+        _preceding(unit, units), _following(unit, units), lambda last: _continuing(last, units)
+    )
 
 
 def _following(lead: dict[str, Any], units: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
