@@ -1493,3 +1493,26 @@ def test_a_quote_brings_the_sentence_before_it_the_one_after_and_those_that_go_o
     # not the sentence that starts anew
     assert brought == [rule, delays, instead]
     assert default not in brought_units(rule, units)
+
+
+def test_an_html_tables_rows_are_quoted_under_their_columns_names() -> None:
+    # given: Plausible's domain-change checklist, its table written in HTML a cell per line
+    from tests.unit.test_markup import HTML_TABLE
+
+    [passage] = chunk_markdown(
+        title="Change your domain",
+        body=HTML_TABLE,
+        limits=ChunkLimits.for_window(256),
+        count_tokens=lambda text: len(text.split()),
+    )
+
+    # when
+    units = units_of([_source(passage.text)])
+
+    # then: each row is one unit, read under its header, and no cell is one alone
+    assert [unit.text for unit in units if unit.kind == "row"] == [
+        "Installation type: WordPress plugin; Required action: Update the site domain in "
+        "your plugin settings | now",
+        "Installation type: NPM package; Required action: Update the `init` options",
+    ]
+    assert not any(unit.text == "Required action" for unit in units)

@@ -1195,6 +1195,8 @@ def test_an_html_table_not_closed_or_nested_is_read_as_before(table: str) -> Non
     # then: its tags go, its text stays, and no line is written in place of another
     assert all(not line.text.startswith("|") for line in lines)
     assert len(lines) == table.count("\n") + 1
+    assert next(line.text.strip() for line in lines if line.text.strip()) == "a"
+    assert all("<" not in line.text for line in lines)
 
 
 def test_an_html_items_mark_points_at_where_its_text_starts() -> None:
