@@ -545,6 +545,67 @@ def unquoted(after: _Quoted | None, taken: Taken) -> _Quoted | None:
     return after
 
 
+# The units a quote shows a block after its text for: a code block, a table. Nothing can be
+# quoted after the block in the same quote, so a quote that ends with one ends its run.
+BLOCK_KINDS = frozenset({"code", "table"})
+
+
+def quote_runs(
+    spans: Sequence[tuple[_Quoted, _Quoted]], after: Callable[[_Quoted], _Quoted | None]
+) -> list[list[int]]:
+    """The quotes of an answer that its page has one right after the other, as runs, each
+    quoted as one quote: two quotes of one passage read as two pieces of it, the later one on
+    the page often first ("Common mistakes: Port mismatch…" [1] then "Common mistakes:
+    Listening on `127.0.0.1`…" [1]), or the sentence that states the fact after the one that
+    leads (Plausible's "The discount applies to Business plans on annual billing only." [1]
+    then "The discount is 15% off your first payment…" [1], the sentence before it).
+
+    ``spans`` gives each quote's first and last unit on the page, in the answer's order;
+    ``after`` is the unit after a unit on its page (``next_unit``), which opens the next quote
+    when it is that quote's first unit or says its words on the same page (``_same``). Each
+    run lists its quotes in page order and stands where the first of them stands in the
+    answer: the run of the lead leads. A quote that ends with a block (``BLOCK_KINDS``) ends
+    its run, and a table's row is quoted on its own, under its header row, as ever."""
+    runs = [[index] for index in range(len(spans))]
+    joined = True
+    while joined:
+        joined = False
+        for one, other in itertools.permutations(range(len(runs)), 2):
+            last, first = spans[runs[one][-1]][1], spans[runs[other][0]][0]
+            if not _runs_on(last, first, after):
+                continue
+            keep, drop = sorted((one, other))
+            runs[keep] = runs[one] + runs[other]
+            del runs[drop]
+            joined = True
+            break
+    return runs
+
+
+def _runs_on(last: _Quoted, first: _Quoted, after: Callable[[_Quoted], _Quoted | None]) -> bool:
+    """Whether a quote that ends with ``last`` goes on into one that opens with ``first``."""
+    if _kind(last) in BLOCK_KINDS or "row" in (_kind(last), _kind(first)):
+        return False
+    return _same(after(last), first)
+
+
+def _kind(unit: Unit | dict[str, Any]) -> str:
+    return unit.kind if isinstance(unit, Unit) else str(unit["kind"])
+
+
+def _same(unit: _Quoted | None, other: _Quoted) -> bool:
+    """Whether ``unit`` is ``other``, or the same words of the same page: a passage and the page
+    section read beside it (``search.services.with_page_sections``), or two chunks of one
+    section, may both hold a unit."""
+    if unit is None:
+        return False
+    return unit is other or (_marks(unit)[1] == _marks(other)[1] and _page(unit) == _page(other))
+
+
+def _page(unit: Unit | dict[str, Any]) -> int:
+    return unit.source.document_id if isinstance(unit, Unit) else int(unit.get("document", -1))
+
+
 # The rank credit of a page section read beside the retrieved passages, as a share of its
 # page's first passage's: chosen on the answer sets' calibration halves (docs/answers.md, "The
 # passages the answer step sees").

@@ -137,6 +137,31 @@ def test_the_replay_goes_on_after_a_numbered_list_as_the_answerer_does(
     assert "later in the tutorial" in quoted[0]
 
 
+def test_the_replay_quotes_a_run_of_quotes_as_one_as_the_answerer_does(
+    cached_embedder: Embedder,
+) -> None:
+    # when: Plausible's nonprofit discount, its amount in the paragraph before the one that
+    # leads
+    replayed, quoted = _replayed_and_quoted(
+        cached_embedder,
+        "We're a small charity. Do you do discounts, and does it work on monthly billing?",
+        [
+            _hit(
+                "The discount is 15% off your first payment on a Business plan with annual "
+                "billing. Combined with annual billing, you also get 2 months free.\n\n"
+                "The discount applies to Business plans on annual billing only. It does not "
+                "apply to monthly billing or to Starter plans.",
+                section="Nonprofit pricing > What's included",
+            )
+        ],
+    )
+
+    # then: one quote, the amount first
+    assert replayed == quoted
+    assert len(quoted) == 1
+    assert quoted[0].startswith("The discount is 15% off")
+
+
 def test_the_replay_tells_whether_its_lead_is_a_unit_of_the_answering_section(
     cached_embedder: Embedder,
 ) -> None:

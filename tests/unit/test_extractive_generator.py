@@ -18,8 +18,10 @@ from assistant.generators.extractive import (
     ExtractiveGenerator,
     FollowedQuestion,
     _after_sentence_before,
+    _alone,
     _joined,
     _named,
+    _runs_joined,
     _steps_wanted,
     _UnitVectors,
     not_covered_answer,
@@ -757,8 +759,8 @@ def test_each_quote_brings_the_unit_after_it_unless_that_one_is_quoted() -> None
 
     # when: the rule and the first step are quoted, then the exception itself is quoted too
     taken = taken_by([rule, open_settings])
-    joined = [_joined(unit, units, taken) for unit in (rule, open_settings)]
-    quoted_already = _joined(rule, units, taken_by([rule, exception]))
+    joined = [_joined(_alone(unit), units, taken).unit for unit in (rule, open_settings)]
+    quoted_already = _joined(_alone(rule), units, taken_by([rule, exception])).unit
 
     # then: each brings its next unit, the item without the lead-in it shares
     assert [unit.text for unit in joined] == [
@@ -795,7 +797,10 @@ def test_a_sentence_quoted_is_not_quoted_again_from_the_chunk_that_repeats_it() 
 
     # when: a quote brings the reason, then a later quote would be read after its copy
     taken = taken_by([invoked, instead])
-    quotes = [_joined(invoked, units, taken), _after_sentence_before(instead, units, taken)]
+    quotes = [
+        _joined(_alone(invoked), units, taken).unit,
+        _after_sentence_before(instead, units, taken).unit,
+    ]
 
     # then: the reason is quoted once
     assert " ".join(quote.text for quote in quotes).count("This is because") == 1
@@ -815,7 +820,7 @@ def test_a_list_item_without_a_full_stop_is_quoted_apart_from_the_item_after_it(
     preserved, _ = units
 
     # when
-    joined = _joined(preserved, units, {id(preserved)})
+    joined = _joined(_alone(preserved), units, {id(preserved)}).unit
 
     # then: the two read as two items, not as "…in the cluster The finalizer…"
     assert joined.text == (
@@ -848,13 +853,35 @@ def test_a_quote_is_read_under_the_identifier_its_section_describes(
         [described, named],
     )
 
-    # then: the section that does not name its header is read under it, once; the one that
-    # names it is left as it is
+    # then: the section that does not name its header is read under it, once (its two
+    # quotes, one after the other on the page, are one); the one that names it is left as it is
     assert [sentence for sentence, _ in _quotes(deltas)] == [
         "`Fly-Client-IP` holds the IP address of the client, as Fly Proxy saw it.",
-        "`X-Forwarded-For`: A comma separated list of IP addresses, the client's first.",
+        "`X-Forwarded-For`: A comma separated list of IP addresses, the client's first. "
         "A client can spoof the addresses of the list, so parse them with care. "
         "See the proxy's reference.",
+    ]
+
+
+def test_two_quotes_of_a_section_that_does_not_name_its_identifier_read_under_it_once() -> None:
+    # given: two quotes of one reference entry, apart on its page
+    source = dataclasses.replace(
+        _passage_of(
+            "A comma separated list of IP addresses, the client's first.\n\n"
+            "| Proxy | Appends |\n|---|---|\n| Fly Proxy | the address it saw |\n\n"
+            "A client can spoof the addresses of the list, so parse them with care."
+        ),
+        section="Request Headers > `X-Forwarded-For`",
+    )
+    first, _, spoof = units_of([source])
+
+    # when
+    named = _named([first, spoof])
+
+    # then
+    assert [unit.text for unit in named] == [
+        "`X-Forwarded-For`: A comma separated list of IP addresses, the client's first.",
+        "A client can spoof the addresses of the list, so parse them with care.",
     ]
 
 
@@ -1122,3 +1149,84 @@ def test_a_quote_that_ends_its_passage_goes_on_in_the_passage_that_continues_it(
     assert quoted.startswith(f"{label}Rather than forwarding each invoice by hand")
     assert ("Invoice recipients" in quoted) is goes_on
     assert quoted.count("Rather than forwarding") == 1  # never its copy in the next chunk
+
+
+def test_quotes_the_page_has_one_after_the_other_are_one_quote_in_page_order(
+    generator: ExtractiveGenerator,
+) -> None:
+    # given: Plausible's nonprofit discount, the amount in the paragraph before the one that
+    # says where it applies; and Fly.io's list of common mistakes, two items of which answer
+    discount = _hit(
+        "The discount is 15% off your first payment on a Business plan with annual billing. "
+        "Combined with annual billing, you also get 2 months free.\n\n"
+        "The discount applies to Business plans on annual billing only. It does not apply to "
+        "monthly billing or to Starter plans.",
+        section="Nonprofit pricing > What's included",
+    )
+
+    # when
+    deltas, _, _ = _answer(
+        generator,
+        "We're a small charity. Do you do discounts, and does it work on monthly billing?",
+        [discount],
+    )
+
+    # then: one quote, the page's two paragraphs in the page's order, the amount first
+    assert _quotes(deltas) == [
+        (
+            "The discount is 15% off your first payment on a Business plan with annual "
+            "billing. Combined with annual billing, you also get 2 months free. The discount "
+            "applies to Business plans on annual billing only. It does not apply to monthly "
+            "billing or to Starter plans.",
+            1,
+        )
+    ]
+
+
+def test_items_of_one_list_quoted_apart_are_one_quote_under_their_lead_in() -> None:
+    # given: Fly.io's troubleshooting list, a later item quoted first, then the one before it
+    units = units_of(
+        [
+            _passage_of(
+                "Common mistakes:\n\n"
+                "- Listening on `127.0.0.1` or `localhost`. The Fly proxy can't reach your app.\n"
+                "- Port mismatch: your app listens on 3000, but `internal_port` is 8080.\n"
+            )
+        ]
+    )
+    localhost, _, port = units
+    taken = taken_by([port, localhost])
+
+    # when
+    quotes = [
+        _joined(_after_sentence_before(u, units, taken), units, taken) for u in (port, localhost)
+    ]
+    joined = _runs_joined(quotes, units)
+
+    # then: the list's lead-in once, the items in the page's order
+    assert [unit.text for unit in joined] == [
+        "Common mistakes: Listening on `127.0.0.1` or `localhost`. The Fly proxy can't reach "
+        "your app. Port mismatch: your app listens on 3000, but `internal_port` is 8080."
+    ]
+
+
+def test_rows_and_blocks_end_a_run_of_quotes() -> None:
+    # given: a table's rows, one after the other, and a sentence after a code block
+    units = units_of(
+        [
+            _passage_of(
+                "| Plan | Price |\n|---|---|\n| Starter | $9 |\n| Growth | $29 |\n\n"
+                "Run this to upgrade your plan today:\n\n```sh\nacme upgrade\n```\n\n"
+                "The upgrade takes effect at once for every member."
+            )
+        ]
+    )
+    starter, growth, command, effect = units
+
+    # when
+    quotes = [_alone(unit) for unit in (growth, starter, command, effect)]
+    joined = _runs_joined(quotes, units)
+
+    # then: each row stays a quote under its header, and nothing is quoted after a block
+    assert [unit.text for unit in joined] == [growth.text, starter.text, command.text, effect.text]
+    assert joined[2].code == "acme upgrade"

@@ -50,6 +50,7 @@ from assistant.units import (
     opposite_action,
     points_back,
     question_as_read,
+    quote_runs,
     quoted_with,
     shortlist,
     taken_by,
@@ -246,21 +247,35 @@ def replay(
         picked.append(index)
         bringing.update(id(other) for other in _brought(unit, units))
     # as ``_choose``: the lead, then the others in page order, each with the unit after it
-    # unless that one is quoted already
+    # unless that one is quoted already, and the quotes the page has one after the other as one
     rest = sorted(picked[1:], key=lambda index: (units[index]["source"], units[index]["position"]))
     taken = taken_by(units[index] for index in picked)
-    return [
-        {**units[index], "text": as_quoted(units[index], units, taken)}
-        for index in [picked[0], *rest]
-    ]
+    order = [picked[0], *rest]
+    spans = [quoted_span(units[index], units, taken) for index in order]
+    quoted = []
+    for run in quote_runs([(first, last) for _, first, last in spans], lambda u: _next(u, units)):
+        text, _, last = spans[run[0]]
+        for index in run[1:]:
+            text = quoted_with(text, continued(str(last["text"]), spans[index][0]))
+            last = spans[index][2]
+        quoted.append({**units[order[min(run)]], "text": text})
+    return quoted
 
 
 def as_quoted(unit: dict[str, Any], units: Sequence[dict[str, Any]], taken: Taken) -> str:
+    """A dumped unit's text as the answerer quotes it (``quoted_span``)."""
+    return quoted_span(unit, units, taken)[0]
+
+
+def quoted_span(
+    unit: dict[str, Any], units: Sequence[dict[str, Any]], taken: Taken
+) -> tuple[str, dict[str, Any], dict[str, Any]]:
     """A dumped unit's text as the answerer quotes it, as ``extractive._after_sentence_before``
     then ``_joined`` build it: after the sentence before it in its paragraph or item, then
     the unit after it and those that go on from that one, each unless quoted already (``taken``,
-    the marks of the units quoted or brought so far, to which theirs are added). The sentence
-    before comes first, so the unit after drops a list's lead-in the two share."""
+    the marks of the units quoted or brought so far, to which theirs are added); and the first
+    and last of the units it quotes. The sentence before comes first, so the unit after drops a
+    list's lead-in the two share."""
     before = unquoted(_preceding(unit, units), taken)
     after = unquoted(_following(unit, units), taken)
     text = str(unit["text"])
@@ -273,7 +288,7 @@ def as_quoted(unit: dict[str, Any], units: Sequence[dict[str, Any]], taken: Take
         if last is None or more is None:
             break
         text, last = quoted_with(text, continued(str(last["text"]), str(more["text"]))), more
-    return text
+    return text, unit if before is None else before, unit if last is None else last
 
 
 def _repeats(unit: dict[str, Any], other: dict[str, Any], units: Sequence[dict[str, Any]]) -> bool:
