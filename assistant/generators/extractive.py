@@ -70,6 +70,7 @@ from search.services import SECTION_PAGES, SECTIONS_PER_PAGE
 log = structlog.get_logger("groundwork.assistant")
 
 QUOTED_LABEL = "From our help center:"
+# Quotes per answer; units that the page has one after the other are one quote (``quote_runs``).
 MAX_QUOTES = 3
 # Units embedded per answer, those holding most of the question's words (about 4 ms each on an
 # idle 2-core machine). Fewer lose the answers to paraphrased questions, whose answering unit
@@ -185,8 +186,10 @@ class ExtractiveGenerator:
 
         The best unit leads, with the unit after it when both are sentences or items;
         another follows only if it scores close to it, is not a repeat of one quoted and is not
-        a unit one of them brings (``brought_units``: it is quoted with that one). A
-        follow-up (``follows``) does not quote again what the answer before it opened with."""
+        a unit one of them brings (``brought_units``: it is quoted with that one), while the
+        answer holds at most ``MAX_QUOTES`` quotes, those the page has one after the other
+        counted once (``quote_runs``). A follow-up (``follows``) does not quote again what the
+        answer before it opened with."""
         if not units:
             return [], []
         queries = [read] if context is None else [read, f"{context} {read}"]
@@ -228,7 +231,7 @@ class ExtractiveGenerator:
         for index in current:
             if index == picked[0]:
                 continue
-            if len(picked) == MAX_QUOTES or scores[index] < best - EXTRA_QUOTE_MARGIN:
+            if scores[index] < best - EXTRA_QUOTE_MARGIN:
                 break
             if id(units[index]) in bringing or any(
                 _overlaps(units[index], units[other], units) for other in picked
@@ -238,27 +241,16 @@ class ExtractiveGenerator:
                 float(vectors[index] @ vectors[other]) > DUPLICATE_SIMILARITY for other in picked
             ):
                 continue
+            # a unit that the page has right before or after a quote joins it (``quote_runs``):
+            # only one that would open a quote of its own past the last place stops the choice
+            if len(_quoted(units, [*picked, index])) > MAX_QUOTES:
+                break
             picked.append(index)
             bringing.update(id(unit) for unit in brought_units(units[index], units))
         steps = _steps_wanted(question, units, current, picked=picked, similarity=similarity)
         if steps is not None:  # the lead and the steps answer the question's two asks
             picked = [picked[0], steps]
-        # The best unit opens the answer: it is the one most likely to hold the fact; the
-        # others follow in the order their pages give them, so they read as its context.
-        rest = sorted(
-            picked[1:], key=lambda index: (units[index].source.number, units[index].position)
-        )
-        # Each quote comes after the sentence before it in its paragraph and brings the
-        # sentence or item after it, the lead's first, unless that one is quoted already;
-        # quotes the page has one right after the other are then one quote.
-        taken = taken_by(units[index] for index in picked)
-        chosen = _runs_joined(
-            [
-                _joined(_after_sentence_before(units[index], units, taken), units, taken)
-                for index in [picked[0], *rest]
-            ],
-            units,
-        )
+        chosen = _quoted(units, picked)
         older = _older_pages(
             chosen=chosen,
             units=[units[index] for index in order],
@@ -494,6 +486,24 @@ def _runs_joined(quotes: Sequence[_Quote], units: Sequence[Unit]) -> list[Unit]:
             last = quotes[index].last
         joined.append(_ending_with(first.unit, text, quotes[run[-1]].unit))
     return joined
+
+
+def _quoted(units: Sequence[Unit], picked: Sequence[int]) -> list[Unit]:
+    """The quotes of the ``picked`` units (their places in ``units``, the best first). The best
+    unit opens the answer: it is the one most likely to hold the fact; the others follow in the
+    order their pages give them, so they read as its context. Each comes after the sentence
+    before it in its paragraph and brings the sentence or item after it, the lead's first,
+    unless that one is quoted already; quotes the page has one right after the other are then
+    one quote (``_runs_joined``)."""
+    rest = sorted(picked[1:], key=lambda index: (units[index].source.number, units[index].position))
+    taken = taken_by(units[index] for index in picked)
+    return _runs_joined(
+        [
+            _joined(_after_sentence_before(units[index], units, taken), units, taken)
+            for index in [picked[0], *rest]
+        ],
+        units,
+    )
 
 
 def _kind_lead(order: Sequence[int], scores: np.ndarray, features: np.ndarray) -> int:

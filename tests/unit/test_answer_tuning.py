@@ -162,6 +162,34 @@ def test_the_replay_quotes_a_run_of_quotes_as_one_as_the_answerer_does(
     assert quoted[0].startswith("The discount is 15% off")
 
 
+def test_the_replay_counts_a_run_of_quotes_as_one_place_as_the_answerer_does(
+    cached_embedder: Embedder,
+) -> None:
+    # when: four units close to the question, three of them paragraphs of one section
+    replayed, quoted = _replayed_and_quoted(
+        cached_embedder,
+        "backups: schedule, retention, encryption, storage location?",
+        [
+            _hit(
+                "Backups run every night at 02:00 UTC.\n\n"
+                "Each backup is copied to a second region.\n\n"
+                "Backups are kept for 35 days, then deleted.",
+                section="Backups > Schedule",
+            ),
+            _hit(
+                "Backups are encrypted with AES-256 at rest.",
+                number=2,
+                section="Backups > Security",
+            ),
+        ],
+    )
+
+    # then: the same two quotes, the section's three paragraphs one of them
+    assert replayed == quoted
+    assert len(quoted) == 2
+    assert quoted[0].startswith("Backups run every night")
+
+
 def test_the_replay_tells_whether_its_lead_is_a_unit_of_the_answering_section(
     cached_embedder: Embedder,
 ) -> None:

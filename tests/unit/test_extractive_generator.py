@@ -1230,3 +1230,35 @@ def test_rows_and_blocks_end_a_run_of_quotes() -> None:
     # then: each row stays a quote under its header, and nothing is quoted after a block
     assert [unit.text for unit in joined] == [growth.text, starter.text, command.text, effect.text]
     assert joined[2].code == "acme upgrade"
+
+
+def test_a_unit_that_joins_a_quote_takes_no_place_of_its_own(
+    generator: ExtractiveGenerator,
+) -> None:
+    # given: a backup page's schedule, one paragraph after another, and its encryption; the
+    # question asks for all of them
+    hits = [
+        _hit(
+            "Backups run every night at 02:00 UTC.\n\n"
+            "Each backup is copied to a second region.\n\n"
+            "Backups are kept for 35 days, then deleted.",
+            section="Backups > Schedule",
+        ),
+        _hit("Backups are encrypted with AES-256 at rest.", number=2, section="Backups > Security"),
+    ]
+
+    # when
+    deltas, _, _ = _answer(
+        generator, "backups: schedule, retention, encryption, storage location?", hits
+    )
+
+    # then: the schedule's first paragraph, close to the question too, joins the quote that
+    # its next paragraph opens, instead of being left out for want of a place
+    assert _quotes(deltas) == [
+        (
+            "Backups run every night at 02:00 UTC. Each backup is copied to a second region. "
+            "Backups are kept for 35 days, then deleted.",
+            1,
+        ),
+        ("Backups are encrypted with AES-256 at rest.", 2),
+    ]

@@ -235,7 +235,7 @@ def replay(
     for index in order:
         if index == lead:
             continue
-        if len(picked) == choice.max_quotes or scores[index] < best - choice.margin:
+        if scores[index] < best - choice.margin:
             break
         unit = units[index]
         if id(unit) in bringing or any(
@@ -244,8 +244,15 @@ def replay(
             for other in picked
         ):
             continue
+        if len(_quoted(units, [*picked, index])) > choice.max_quotes:
+            break
         picked.append(index)
         bringing.update(id(other) for other in _brought(unit, units))
+    return _quoted(units, picked)
+
+
+def _quoted(units: Sequence[dict[str, Any]], picked: Sequence[int]) -> list[dict[str, Any]]:
+    """The quotes of the ``picked`` units, lead first, as ``extractive._quoted`` makes them."""
     # as ``_choose``: the lead, then the others in page order, each with the unit after it
     # unless that one is quoted already, and the quotes the page has one after the other as one
     rest = sorted(picked[1:], key=lambda index: (units[index]["source"], units[index]["position"]))
