@@ -472,7 +472,7 @@ def _runs_joined(quotes: Sequence[_Quote], units: Sequence[Unit]) -> list[Unit]:
     (``quote_runs``), in page order where the first of them stands in the answer, and each
     further quote of a run without the lead-in it shares with the unit before it ("Common
     mistakes: Listening on `127.0.0.1`…; Port mismatch…"). Replayed over the six answer sets'
-    dumps, the leads state a fact in 8 to 10 more answers in a hundred on Plausible's and
+    dumps, the leads state a fact in 7 to 10 more answers in a hundred on Plausible's and
     Flask's halves and on Fly.io's and Hugo's report halves, and none fewer on any half; no
     answer is longer (docs/answers.md, round twenty-eight)."""
     spans = [(quote.first, quote.last) for quote in quotes]

@@ -137,13 +137,11 @@ def test_the_replay_goes_on_after_a_numbered_list_as_the_answerer_does(
     assert "later in the tutorial" in quoted[0]
 
 
-def test_the_replay_quotes_a_run_of_quotes_as_one_as_the_answerer_does(
-    cached_embedder: Embedder,
-) -> None:
-    # when: Plausible's nonprofit discount, its amount in the paragraph before the one that
-    # leads
-    replayed, quoted = _replayed_and_quoted(
-        cached_embedder,
+# Quotes the page has one after the other, quoted as one and taking one place (docs/answers.md,
+# round twenty-eight): Plausible's nonprofit discount, its amount in the paragraph before the
+# one that leads; four units close to the question, three of them paragraphs of one section.
+RUNS = [
+    (
         "We're a small charity. Do you do discounts, and does it work on monthly billing?",
         [
             _hit(
@@ -154,20 +152,10 @@ def test_the_replay_quotes_a_run_of_quotes_as_one_as_the_answerer_does(
                 section="Nonprofit pricing > What's included",
             )
         ],
-    )
-
-    # then: one quote, the amount first
-    assert replayed == quoted
-    assert len(quoted) == 1
-    assert quoted[0].startswith("The discount is 15% off")
-
-
-def test_the_replay_counts_a_run_of_quotes_as_one_place_as_the_answerer_does(
-    cached_embedder: Embedder,
-) -> None:
-    # when: four units close to the question, three of them paragraphs of one section
-    replayed, quoted = _replayed_and_quoted(
-        cached_embedder,
+        1,
+        "The discount is 15% off",
+    ),
+    (
         "backups: schedule, retention, encryption, storage location?",
         [
             _hit(
@@ -182,12 +170,23 @@ def test_the_replay_counts_a_run_of_quotes_as_one_place_as_the_answerer_does(
                 section="Backups > Security",
             ),
         ],
-    )
+        2,
+        "Backups run every night",
+    ),
+]
 
-    # then: the same two quotes, the section's three paragraphs one of them
+
+@pytest.mark.parametrize(("question", "hits", "quotes", "opening"), RUNS)
+def test_the_replay_quotes_a_run_of_quotes_as_one_as_the_answerer_does(
+    cached_embedder: Embedder, question: str, hits: list[Hit], quotes: int, opening: str
+) -> None:
+    # when
+    replayed, quoted = _replayed_and_quoted(cached_embedder, question, hits)
+
+    # then: the same quotes, the run's first paragraph on the page first
     assert replayed == quoted
-    assert len(quoted) == 2
-    assert quoted[0].startswith("Backups run every night")
+    assert len(quoted) == quotes
+    assert quoted[0].startswith(opening)
 
 
 def test_the_replay_tells_whether_its_lead_is_a_unit_of_the_answering_section(
