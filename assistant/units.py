@@ -582,6 +582,16 @@ def quote_runs(
     return runs
 
 
+def run_text(quotes: Sequence[tuple[str, str]]) -> str:
+    """The text of a run of quotes (``quote_runs``), each given in page order as its text and
+    its last unit's: each after the first without the lead-in it shares with the unit before it
+    ("Common mistakes: Listening on `127.0.0.1`…; Port mismatch…")."""
+    (text, last), *rest = quotes
+    for quoted, its_last in rest:
+        text, last = quoted_with(text, continued(last, quoted)), its_last
+    return text
+
+
 def _runs_on(last: _Quoted, first: _Quoted, after: Callable[[_Quoted], _Quoted | None]) -> bool:
     """Whether a quote that ends with ``last`` goes on into one that opens with ``first``."""
     if _kind(last) in BLOCK_KINDS or "row" in (_kind(last), _kind(first)):

@@ -55,6 +55,7 @@ from assistant.units import (
     quote_runs,
     quoted_with,
     read_under,
+    run_text,
     shortlist,
     taken_by,
     unit_features,
@@ -243,7 +244,8 @@ class ExtractiveGenerator:
                 continue
             # a unit that the page has right before or after a quote joins it (``quote_runs``):
             # only one that would open a quote of its own past the last place stops the choice
-            if len(_quoted(units, [*picked, index])) > MAX_QUOTES:
+            # (a unit opens one quote at most, so fewer picks than places need no count)
+            if len(picked) >= MAX_QUOTES and len(_quoted(units, [*picked, index])) > MAX_QUOTES:
                 break
             picked.append(index)
             bringing.update(id(unit) for unit in brought_units(units[index], units))
@@ -473,19 +475,18 @@ def _runs_joined(quotes: Sequence[_Quote], units: Sequence[Unit]) -> list[Unit]:
     further quote of a run without the lead-in it shares with the unit before it ("Common
     mistakes: Listening on `127.0.0.1`…; Port mismatch…"). Replayed over the six answer sets'
     dumps, the leads state a fact in 7 to 10 more answers in a hundred on Plausible's and
-    Flask's halves and on Fly.io's and Hugo's report halves, and none fewer on any half; no
-    answer is longer (docs/answers.md, round twenty-eight)."""
+    Flask's halves and on Fly.io's and Hugo's report halves, and none fewer on any half; the
+    joining makes no answer longer (docs/answers.md, round twenty-eight)."""
     spans = [(quote.first, quote.last) for quote in quotes]
-    runs = quote_runs(spans, lambda unit: next_unit(unit, units))
-    joined: list[Unit] = []
-    for run in runs:
-        first = quotes[min(run)]  # the one the answer had first stands for the run
-        text, last = quotes[run[0]].unit.text, quotes[run[0]].last
-        for index in run[1:]:
-            text = quoted_with(text, continued(last.text, quotes[index].unit.text))
-            last = quotes[index].last
-        joined.append(_ending_with(first.unit, text, quotes[run[-1]].unit))
-    return joined
+    return [
+        # the quote the answer had first stands for the run
+        _ending_with(
+            quotes[min(run)].unit,
+            run_text([(quotes[index].unit.text, quotes[index].last.text) for index in run]),
+            quotes[run[-1]].unit,
+        )
+        for run in quote_runs(spans, lambda unit: next_unit(unit, units))
+    ]
 
 
 def _quoted(units: Sequence[Unit], picked: Sequence[int]) -> list[Unit]:

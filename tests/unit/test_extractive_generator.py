@@ -1210,6 +1210,37 @@ def test_items_of_one_list_quoted_apart_are_one_quote_under_their_lead_in() -> N
     ]
 
 
+def test_a_run_goes_on_into_another_passage_of_the_page_that_holds_its_next_unit() -> None:
+    # given: a section cut into two chunks, and the second chunk's paragraph also read as a
+    # page section beside them (another passage of the same page, with the same words); and
+    # another page saying the same words
+    alpha = "Backups run every night at 02:00 UTC."
+    beta = "Backups are kept for 35 days, then deleted."
+    first, second, beside, other_page = (
+        dataclasses.replace(
+            _passage_of(text), number=n, chunk_id=n, document_id=document, ordinal=o
+        )
+        for text, n, document, o in (
+            (alpha, 1, 1, 0),
+            (beta, 2, 1, 1),
+            (beta, 3, 1, -1),
+            (beta, 4, 2, 0),
+        )
+    )
+    units = units_of([first, second, beside, other_page])
+    run_in, _, kept_beside, kept_elsewhere = units
+
+    # when: the sentence before is quoted, then the same words from the page section, or from
+    # the other page
+    same_page = _runs_joined([_alone(kept_beside), _alone(run_in)], units)
+    other = _runs_joined([_alone(kept_elsewhere), _alone(run_in)], units)
+
+    # then: the page's two sentences are one quote, where the first of them stood; the other
+    # page's stays a quote of its own
+    assert [(unit.text, unit.source.number) for unit in same_page] == [(f"{alpha} {beta}", 3)]
+    assert [unit.text for unit in other] == [beta, alpha]
+
+
 def test_rows_and_blocks_end_a_run_of_quotes() -> None:
     # given: a table's rows, one after the other, and a sentence after a code block
     units = units_of(

@@ -52,6 +52,7 @@ from assistant.units import (
     question_as_read,
     quote_runs,
     quoted_with,
+    run_text,
     shortlist,
     taken_by,
     unit_features,
@@ -244,7 +245,8 @@ def replay(
             for other in picked
         ):
             continue
-        if len(_quoted(units, [*picked, index])) > choice.max_quotes:
+        full = len(picked) >= choice.max_quotes  # as ``_choose``: a unit opens one quote at most
+        if full and len(_quoted(units, [*picked, index])) > choice.max_quotes:
             break
         picked.append(index)
         bringing.update(id(other) for other in _brought(unit, units))
@@ -259,14 +261,14 @@ def _quoted(units: Sequence[dict[str, Any]], picked: Sequence[int]) -> list[dict
     taken = taken_by(units[index] for index in picked)
     order = [picked[0], *rest]
     spans = [quoted_span(units[index], units, taken) for index in order]
-    quoted = []
-    for run in quote_runs([(first, last) for _, first, last in spans], lambda u: _next(u, units)):
-        text, _, last = spans[run[0]]
-        for index in run[1:]:
-            text = quoted_with(text, continued(str(last["text"]), spans[index][0]))
-            last = spans[index][2]
-        quoted.append({**units[order[min(run)]], "text": text})
-    return quoted
+    runs = quote_runs([(first, last) for _, first, last in spans], lambda u: _next(u, units))
+    return [
+        {
+            **units[order[min(run)]],
+            "text": run_text([(spans[index][0], str(spans[index][2]["text"])) for index in run]),
+        }
+        for run in runs
+    ]
 
 
 def as_quoted(unit: dict[str, Any], units: Sequence[dict[str, Any]], taken: Taken) -> str:
