@@ -50,6 +50,7 @@ from assistant.units import (
     following_unit,
     last_heading,
     next_unit,
+    paragraph_rest,
     preceding_sentence,
     question_as_read,
     quote_runs,
@@ -228,7 +229,7 @@ class ExtractiveGenerator:
         best = scores[first]
         picked = [first if vectors is not None else _kind_lead(current, scores, features)]
         # a unit a quote brings (``brought_units``) is quoted with it, not on its own
-        bringing = {id(unit) for unit in brought_units(units[picked[0]], units)}
+        bringing = {id(unit) for unit in brought_units(units[picked[0]], units, lead=True)}
         for index in current:
             if index == picked[0]:
                 continue
@@ -428,7 +429,7 @@ def _after_sentence_before(unit: Unit, units: Sequence[Unit], taken: Taken) -> _
     return _Quote(quoted, first=before, last=unit)
 
 
-def _joined(quote: _Quote, units: Sequence[Unit], taken: Taken) -> _Quote:
+def _joined(quote: _Quote, units: Sequence[Unit], taken: Taken, *, lead: bool = False) -> _Quote:
     """``quote`` with the unit after it (``following_unit``), unless that one is in ``taken``
     (the marks of the units quoted already, ``unquoted``, to which its own are then added). A
     help center gives a rule's number or exception in the next sentence or item, whichever
@@ -439,12 +440,22 @@ def _joined(quote: _Quote, units: Sequence[Unit], taken: Taken) -> _Quote:
     The unit after may be the steps or the code block that act on the quote
     (``FOLLOWER_KINDS``): a code block is then shown after the joined text, as after its own
     lead-in. The units after it that go on from it, pointing back, come too
-    (``continuing_unit``, ``CONTINUED_UNITS``)."""
+    (``continuing_unit``, ``CONTINUED_UNITS``). The ``lead`` first reads on to the end of its
+    paragraph (``paragraph_rest``), and the unit after it is then the one after the paragraph's
+    last sentence."""
     unit = quote.unit
-    after = unquoted(following_unit(unit, units), taken)
+    text, last = unit.text, unit
+    if lead:
+        for other in paragraph_rest(unit, lambda one: next_unit(one, units)):
+            if unquoted(other, taken) is None:
+                break
+            text, last = quoted_with(text, other.text), other
+    after = unquoted(following_unit(last, units), taken)
     if after is None:
-        return quote
-    text = quoted_with(unit.text, after.text)
+        if last is unit:
+            return quote
+        return dataclasses.replace(quote, unit=dataclasses.replace(unit, text=text), last=last)
+    text = quoted_with(text, after.text)
     last = after
     for _ in range(CONTINUED_UNITS):
         more = unquoted(continuing_unit(last, units), taken)
@@ -494,14 +505,16 @@ def _quoted(units: Sequence[Unit], picked: Sequence[int]) -> list[Unit]:
     unit opens the answer: it is the one most likely to hold the fact; the others follow in the
     order their pages give them, so they read as its context. Each comes after the sentence
     before it in its paragraph and brings the sentence or item after it, the lead's first,
-    unless that one is quoted already; quotes the page has one right after the other are then
-    one quote (``_runs_joined``)."""
+    unless that one is quoted already, the lead after the rest of its paragraph; quotes the
+    page has one right after the other are then one quote (``_runs_joined``)."""
     rest = sorted(picked[1:], key=lambda index: (units[index].source.number, units[index].position))
     taken = taken_by(units[index] for index in picked)
     return _runs_joined(
         [
-            _joined(_after_sentence_before(units[index], units, taken), units, taken)
-            for index in [picked[0], *rest]
+            _joined(
+                _after_sentence_before(units[index], units, taken), units, taken, lead=place == 0
+            )
+            for place, index in enumerate([picked[0], *rest])
         ],
         units,
     )

@@ -59,8 +59,8 @@ def test_the_replay_quotes_what_the_answerer_quotes(
 
 
 # What a quote brings with it (docs/answers.md, round twenty-two), as the answerer's own tests
-# ask it: an item's sentence that points back, a definition's sentence read under its term, and
-# the units that go on from the one a quote brings.
+# ask it: an item's sentence that points back, a definition's sentence read under its term,
+# the units that go on from the one a quote brings, and the rest of the lead's paragraph.
 BRINGS = [
     (
         "Why is index.php?article=12&page=3 reported as index.php in Top Pages?",
@@ -85,6 +85,14 @@ BRINGS = [
         "Instead, use Celery's `@shared_task` decorator. Workers are started with the "
         "`celery worker` command.\n",
         "Instead, use Celery's `@shared_task` decorator.",
+    ),
+    (
+        "I pasted the snippet into my theme but checkout and thank-you pages aren't tracked",
+        "Even after you paste the snippet into your theme, checkout and thank-you pages are "
+        "not tracked. They are rendered outside your theme's layout. A custom pixel is "
+        "needed for them.\n\n"
+        "To add one, go to Settings > Customer events and click Add custom pixel.\n",
+        "A custom pixel is needed for them. To add one, go to Settings",
     ),
 ]
 

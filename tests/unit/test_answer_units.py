@@ -1495,6 +1495,36 @@ def test_a_quote_brings_the_sentence_before_it_the_one_after_and_those_that_go_o
     assert default not in brought_units(rule, units)
 
 
+def test_a_lead_brings_the_rest_of_its_paragraph_then_the_unit_after_it() -> None:
+    # given: a paragraph that states a problem, its cause and its fix, then how to apply the
+    # fix, then a paragraph about something else, and a list
+    source = _source(
+        "Checkout pages are not tracked by the theme snippet. They use a layout of their own. "
+        "A custom pixel tracks them.\n\n"
+        "To add the pixel, open Settings > Customer events.\n\n"
+        "Pixels run in a sandbox of their own.\n\n"
+        "Pixels can send:\n\n"
+        "- page views of checkout steps\n"
+        "- purchases with their revenue\n"
+    )
+    units = units_of([source])
+    opening, layout, pixel, add, sandbox, views, purchases = units
+
+    # when
+    as_lead = brought_units(opening, units, lead=True)
+    as_further_quote = brought_units(opening, units)
+
+    # then: a lead brings its paragraph's later sentences and, after the last of them, the
+    # unit after it, as any quote; a further quote only the sentence after it (the next one
+    # does not point back)
+    assert as_lead == [layout, pixel, add]
+    assert as_further_quote == [layout]
+    # the paragraph's last sentence has no rest; an item is no paragraph's sentence
+    assert brought_units(pixel, units, lead=True) == [layout, add]
+    assert brought_units(views, units, lead=True) == [purchases]
+    assert sandbox not in as_lead
+
+
 def test_an_html_tables_rows_are_quoted_under_their_columns_names() -> None:
     # given: Plausible's domain-change checklist, its table written in HTML a cell per line
     from tests.unit.test_markup import HTML_TABLE

@@ -1293,3 +1293,36 @@ def test_a_unit_that_joins_a_quote_takes_no_place_of_its_own(
         ),
         ("Backups are encrypted with AES-256 at rest.", 2),
     ]
+
+
+def test_the_lead_is_quoted_with_the_rest_of_its_paragraph(
+    generator: ExtractiveGenerator,
+) -> None:
+    # given: a page that restates the customer's problem, then its cause and its fix in the
+    # same paragraph, then how to apply the fix
+    hit = _hit(
+        "Even after you paste the snippet into your theme, checkout and thank-you pages are "
+        "not tracked. They are rendered outside your theme's layout. A custom pixel is "
+        "needed for them.\n\n"
+        "To add one, go to Settings > Customer events and click Add custom pixel.\n\n"
+        "Pixels run in a sandbox, so they cannot read your theme's scripts.",
+        section="Shop integration > Checkout pages",
+    )
+
+    # when
+    deltas, _, _ = _answer(
+        generator,
+        "I pasted the snippet into my theme but checkout and thank-you pages aren't tracked",
+        [hit],
+    )
+
+    # then: the lead reads on to its paragraph's end, where the fix is, and on into the unit
+    # after it, as any quote does; nothing past that
+    assert _quotes(deltas)[0] == (
+        "Even after you paste the snippet into your theme, checkout and thank-you pages are "
+        "not tracked. They are rendered outside your theme's layout. A custom pixel is "
+        "needed for them. To add one, go to Settings > Customer events and click Add custom "
+        "pixel.",
+        1,
+    )
+    assert "sandbox" not in "".join(deltas)

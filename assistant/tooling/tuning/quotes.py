@@ -48,6 +48,7 @@ from assistant.units import (
     continued,
     continues,
     opposite_action,
+    paragraph_rest,
     points_back,
     question_as_read,
     quote_runs,
@@ -232,7 +233,7 @@ def replay(
     if orderer is not None:
         lead = int(np.argmax(orderer(row, units, features, similarities)))
     picked = [lead]
-    bringing = {id(unit) for unit in _brought(units[lead], units)}
+    bringing = {id(unit) for unit in _brought(units[lead], units, lead=True)}
     for index in order:
         if index == lead:
             continue
@@ -260,7 +261,10 @@ def _quoted(units: Sequence[dict[str, Any]], picked: Sequence[int]) -> list[dict
     rest = sorted(picked[1:], key=lambda index: (units[index]["source"], units[index]["position"]))
     taken = taken_by(units[index] for index in picked)
     order = [picked[0], *rest]
-    spans = [quoted_span(units[index], units, taken) for index in order]
+    spans = [
+        quoted_span(units[index], units, taken, lead=place == 0)
+        for place, index in enumerate(order)
+    ]
     runs = quote_runs([(first, last) for _, first, last in spans], lambda u: _next(u, units))
     return [
         {
@@ -277,19 +281,24 @@ def as_quoted(unit: dict[str, Any], units: Sequence[dict[str, Any]], taken: Take
 
 
 def quoted_span(
-    unit: dict[str, Any], units: Sequence[dict[str, Any]], taken: Taken
+    unit: dict[str, Any], units: Sequence[dict[str, Any]], taken: Taken, *, lead: bool = False
 ) -> tuple[str, dict[str, Any], dict[str, Any]]:
     """A dumped unit's text as the answerer quotes it, as ``extractive._after_sentence_before``
     then ``_joined`` build it: after the sentence before it in its paragraph or item, then
     the unit after it and those that go on from that one, each unless quoted already (``taken``,
-    the marks of the units quoted or brought so far, to which theirs are added); and the first
-    and last of the units it quotes. The sentence before comes first, so the unit after drops a
-    list's lead-in the two share."""
+    the marks of the units quoted or brought so far, to which theirs are added), the ``lead``
+    after the rest of its paragraph; and the first and last of the units it quotes. The
+    sentence before comes first, so the unit after drops a list's lead-in the two share."""
     before = unquoted(_preceding(unit, units), taken)
-    after = unquoted(_following(unit, units), taken)
-    text = str(unit["text"])
+    text, end = str(unit["text"]), unit
     if before is not None:
         text = quoted_with(str(before["text"]), text)
+    if lead:
+        for other in paragraph_rest(unit, lambda one: _next(one, units)):
+            if unquoted(other, taken) is None:
+                break
+            text, end = quoted_with(text, str(other["text"])), other
+    after = unquoted(_following(end, units), taken)
     text = quoted_with(text, None if after is None else str(after["text"]))
     last = after
     for _ in range(CONTINUED_UNITS):
@@ -297,7 +306,7 @@ def quoted_span(
         if last is None or more is None:
             break
         text, last = quoted_with(text, continued(str(last["text"]), str(more["text"]))), more
-    return text, unit if before is None else before, unit if last is None else last
+    return text, unit if before is None else before, end if last is None else last
 
 
 def _repeats(unit: dict[str, Any], other: dict[str, Any], units: Sequence[dict[str, Any]]) -> bool:
@@ -329,10 +338,16 @@ def _features(row: dict[str, Any], unit: dict[str, Any]) -> list[float]:
     return [*features, float(opposite_action(question, unit["text"]))]
 
 
-def _brought(unit: dict[str, Any], units: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def _brought(
+    unit: dict[str, Any], units: Sequence[dict[str, Any]], *, lead: bool = False
+) -> list[dict[str, Any]]:
     """As ``assistant.units.brought_units``, on dumped units."""
+    rest = paragraph_rest(unit, lambda other: _next(other, units)) if lead else []
     return brought_with(
-        _preceding(unit, units), _following(unit, units), lambda last: _continuing(last, units)
+        _preceding(unit, units),
+        _following(rest[-1] if rest else unit, units),
+        lambda last: _continuing(last, units),
+        rest=rest,
     )
 
 
