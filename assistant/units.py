@@ -1094,6 +1094,9 @@ class _BlockReader:
         # the items of the list read now that the next may be nested under: each one's indent
         # (in columns) and the block its text is read into
         self.nesting: list[tuple[int, int]] = []
+        # the column the text of the list's outermost items starts at: a paragraph after a blank
+        # line that is indented less is not theirs (CommonMark), whatever container holds both
+        self.items_column = 0
         self.fence: list[str] | None = None  # the code lines of the fenced block being read
         self.fence_in_item = False  # that block is fenced under a list item
         self.language = ""
@@ -1261,6 +1264,9 @@ class _BlockReader:
         )
         if not ordered and top_level and not option:
             self._end_procedure()
+        if not self.nesting:  # an outermost item
+            marker = LIST_MARKER.match(line)
+            self.items_column = indent_columns(raw) + (len(marker.group()) if marker else 0)
         self.in_list = True
         item = LIST_MARKER.sub("", line, count=1)
         lead_in = self._item_lead_in(raw)
@@ -1296,9 +1302,16 @@ class _BlockReader:
         return last if last.endswith(":") else None
 
     def _paragraph_line(self, passage_line: PassageLine) -> None:
-        if self.in_list and not self.paragraph and not passage_line.text[:1].isspace():
+        if (
+            self.in_list
+            and not self.paragraph
+            and indent_columns(passage_line.text) < self.items_column
+        ):
+            # a paragraph after a blank line, indented less than the items' text: after the
+            # list, as Hugo's FAQ gives "In these cases, … use the `--poll` command line flag."
+            # under the cases listed in its definition, indented as the definition
             self._end_procedure()
-            self._end_list()  # an unindented paragraph after a blank line
+            self._end_list()
         self.paragraph.append(passage_line.content)
 
     def _end_list(self) -> None:

@@ -783,6 +783,42 @@ def test_each_sentence_of_a_definition_is_read_under_its_term() -> None:
     ]
 
 
+def test_a_paragraph_indented_less_than_a_list_item_s_text_is_not_that_item_s() -> None:
+    # given: a definition whose list is followed by a paragraph of the definition (indented as
+    # the definition, less than the items' text: CommonMark reads it outside the list), the way
+    # Hugo's FAQ gives the fix after the cases it applies to; then a list whose item goes on in
+    # a paragraph indented under its text
+    source = _source(
+        "Why does the server miss file changes?\n"
+        ": The file watcher may miss changes when:\n\n"
+        "  - Running within WSL with files on a Windows partition\n"
+        "  - Running with files on a removable drive\n\n"
+        "  In these cases, use the `--poll` command line flag. For example, poll every 700 "
+        "milliseconds with `--poll 700ms`.\n\n"
+        "Exports run when:\n\n"
+        "- You click Export now in the dashboard.\n\n"
+        "  The file is then emailed to the account owner.\n"
+    )
+
+    # when
+    units = units_of([source])
+
+    # then: the fix is the definition's paragraph, read as sentences; the indented paragraph
+    # under the last item's text is still that item's
+    assert [(unit.kind, unit.text) for unit in units] == [
+        (
+            "item",
+            "The file watcher may miss changes when: Running within WSL with files on a Windows "
+            "partition",
+        ),
+        ("item", "The file watcher may miss changes when: Running with files on a removable drive"),
+        ("sentence", "In these cases, use the `--poll` command line flag."),
+        ("sentence", "For example, poll every 700 milliseconds with `--poll 700ms`."),
+        ("item", "Exports run when: You click Export now in the dashboard."),
+        ("item", "The file is then emailed to the account owner."),
+    ]
+
+
 def test_turn_on_and_turn_off_are_told_apart_by_their_word_pairs() -> None:
     # given
     on = _source("Go to Settings and click Enable.", section="Two-factor > Turning on 2FA")
