@@ -50,11 +50,11 @@ from assistant.units import (
     following_unit,
     last_heading,
     next_unit,
-    paragraph_rest,
     preceding_sentence,
     question_as_read,
     quote_runs,
     quoted_with,
+    read_to_paragraph_end,
     read_under,
     run_text,
     shortlist,
@@ -446,10 +446,7 @@ def _joined(quote: _Quote, units: Sequence[Unit], taken: Taken, *, lead: bool = 
     unit = quote.unit
     text, last = unit.text, unit
     if lead:
-        for other in paragraph_rest(unit, lambda one: next_unit(one, units)):
-            if unquoted(other, taken) is None:
-                break
-            text, last = quoted_with(text, other.text), other
+        text, last = read_to_paragraph_end(text, unit, lambda one: next_unit(one, units), taken)
     after = unquoted(following_unit(last, units), taken)
     if after is None:
         if last is unit:

@@ -53,6 +53,7 @@ from assistant.units import (
     question_as_read,
     quote_runs,
     quoted_with,
+    read_to_paragraph_end,
     run_text,
     shortlist,
     taken_by,
@@ -294,10 +295,7 @@ def quoted_span(
     if before is not None:
         text = quoted_with(str(before["text"]), text)
     if lead:
-        for other in paragraph_rest(unit, lambda one: _next(one, units)):
-            if unquoted(other, taken) is None:
-                break
-            text, end = quoted_with(text, str(other["text"])), other
+        text, end = read_to_paragraph_end(text, unit, lambda one: _next(one, units), taken)
     after = unquoted(_following(end, units), taken)
     text = quoted_with(text, None if after is None else str(after["text"]))
     last = after
