@@ -334,6 +334,8 @@ def continuing_unit(unit: Unit, units: Sequence[Unit]) -> Unit | None:
     # an item is judged by its own words, not by its list's lead-in ("It may have one of the
     # following messages:") that it shares with the item before it
     said = continued(unit.text, other.text)
+    if another_term(unit.label, other.label):
+        return None
     return other if points_back(other.kind, said, other.label) else None
 
 
@@ -526,6 +528,14 @@ def points_back(kind: str, text: str, label: str = "") -> bool:
     or a term, by what follows it ("`static`: For example: `favicon.ico`…" points back to
     "`static`: The `static` directory contains files that will be copied…")."""
     return kind in POINTING_KINDS and bool(POINTS_BACK.match(unlabelled(text, label)))
+
+
+def another_term(label: str, next_label: str) -> bool:
+    """Whether a sentence read under ``next_label`` opens the definition of another term (or
+    the paragraph of another bold label) than the sentence before it, read under ``label``: its
+    "this" is its own term ("Fuse.js gist: This gist builds a JSON index…" after "hugo-lunr: It
+    indexes your pages."), and it does not go on from the sentence before."""
+    return bool(label) and bool(next_label) and label != next_label
 
 
 def unlabelled(text: str, label: str) -> str:

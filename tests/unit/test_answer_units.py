@@ -1295,6 +1295,33 @@ def test_a_sentence_is_read_after_the_sentence_before_it_in_its_paragraph_or_ite
     }
 
 
+def test_a_sentence_under_another_term_does_not_go_on_from_the_one_before() -> None:
+    # given: Hugo's search tools, a definition list whose definitions open with "This gist…",
+    # about their own term, and a definition whose second sentence goes on from its first
+    source = _source(
+        "hugo-lunr\n: A simple way to add site search with lunr.js. It indexes your pages.\n\n"
+        "Fuse.js gist\n: This gist builds a JSON index that Fuse.js searches.\n\n"
+        "`static`\n: The `static` directory holds files copied as they are. For example: "
+        "`favicon.ico` and `robots.txt` files.\n"
+    )
+    units = units_of([source])
+    by_text = {unit.text: unit for unit in units}
+
+    # when
+    going_on = {
+        unit.text: None if (found := continuing_unit(unit, units)) is None else found.text
+        for unit in units
+    }
+
+    # then: "This gist…" is about its own term, not about hugo-lunr; within one term a
+    # sentence still goes on from the one before it
+    assert going_on["hugo-lunr: It indexes your pages."] is None
+    assert going_on["`static`: The `static` directory holds files copied as they are."] == (
+        "`static`: For example: `favicon.ico` and `robots.txt` files."
+    )
+    assert "Fuse.js gist: This gist builds a JSON index that Fuse.js searches." in by_text
+
+
 def test_the_units_that_go_on_from_a_brought_one_are_those_that_point_back() -> None:
     # given: a rule, what it means, then what to do instead, in the next paragraph
     units = units_of(

@@ -42,6 +42,7 @@ from assistant.units import (
     Taken,
     Unit,
     UnitWeights,
+    another_term,
     brings_next,
     brought_by,
     brought_with,
@@ -365,6 +366,8 @@ def _continuing(unit: dict[str, Any], units: Sequence[dict[str, Any]]) -> dict[s
     if other is None:
         return None
     said = continued(str(unit["text"]), str(other["text"]))
+    if another_term(str(unit.get("label", "")), str(other.get("label", ""))):
+        return None
     return other if points_back(other["kind"], said, str(other.get("label", ""))) else None
 
 
