@@ -333,9 +333,9 @@ def continuing_unit(unit: Unit, units: Sequence[Unit]) -> Unit | None:
         return None
     # an item is judged by its own words, not by its list's lead-in ("It may have one of the
     # following messages:") that it shares with the item before it
-    said = continued(unit.text, other.text)
     if another_term(unit.label, other.label):
         return None
+    said = continued(unit.text, other.text)
     return other if points_back(other.kind, said, other.label) else None
 
 
@@ -367,12 +367,13 @@ def brought_units(unit: Unit, units: Sequence[Unit], *, lead: bool = False) -> l
     (``paragraph_rest``), the unit after it then following the paragraph's last sentence. None
     of them is quoted on its own beside it: each is quoted where the page has it, in that quote
     (docs/answers.md, round twenty-seven)."""
-    rest = paragraph_rest(unit, lambda other: next_unit(other, units)) if lead else []
     return brought_with(
-        preceding_sentence(unit, units),
-        following_unit(rest[-1] if rest else unit, units),
-        lambda last: continuing_unit(last, units),
-        rest=rest,
+        unit,
+        before=preceding_sentence(unit, units),
+        after=lambda one: next_unit(one, units),
+        following=lambda one: following_unit(one, units),
+        going_on=lambda last: continuing_unit(last, units),
+        lead=lead,
     )
 
 
@@ -424,17 +425,21 @@ def _paragraph_of(unit: Unit | dict[str, Any]) -> tuple[int, int] | None:
 
 
 def brought_with(
-    before: _Quoted | None,
-    after: _Quoted | None,
-    going_on: Callable[[_Quoted], _Quoted | None],
+    unit: _Quoted,
     *,
-    rest: Sequence[_Quoted] = (),
+    before: _Quoted | None,
+    after: Callable[[_Quoted], _Quoted | None],
+    following: Callable[[_Quoted], _Quoted | None],
+    going_on: Callable[[_Quoted], _Quoted | None],
+    lead: bool = False,
 ) -> list[_Quoted]:
-    """What a quote brings (``brought_units``), of units or of dumped units alike: the unit
-    ``before`` it, the ``rest`` of its paragraph (the lead's), the unit ``after`` it (or after
-    that rest), and up to ``CONTINUED_UNITS`` that go on from that one (``going_on``)."""
-    brought = ([] if before is None else [before]) + list(rest)
-    last = after
+    """What a quote of ``unit`` brings (``brought_units``), of units or of dumped units alike:
+    the unit ``before`` it; for the ``lead``, the rest of its paragraph (``paragraph_rest``,
+    ``after`` giving the unit after a unit on its page); the unit ``following`` the last of
+    those, and up to ``CONTINUED_UNITS`` that go on from that one (``going_on``)."""
+    rest = paragraph_rest(unit, after) if lead else []
+    brought = ([] if before is None else [before]) + rest
+    last = following(rest[-1] if rest else unit)
     for _ in range(CONTINUED_UNITS + 1):
         if last is None:
             break

@@ -448,18 +448,19 @@ def _joined(quote: _Quote, units: Sequence[Unit], taken: Taken, *, lead: bool = 
     if lead:
         text, last = read_to_paragraph_end(text, unit, lambda one: next_unit(one, units), taken)
     after = unquoted(following_unit(last, units), taken)
-    if after is None:
-        if last is unit:
-            return quote
-        return dataclasses.replace(quote, unit=dataclasses.replace(unit, text=text), last=last)
-    text = quoted_with(text, after.text)
-    last = after
-    for _ in range(CONTINUED_UNITS):
-        more = unquoted(continuing_unit(last, units), taken)
-        if more is None:
-            break
-        text, last = quoted_with(text, continued(last.text, more.text)), more
-    return dataclasses.replace(quote, unit=_ending_with(unit, text, after), last=last)
+    if after is not None:
+        text, last = quoted_with(text, after.text), after
+        for _ in range(CONTINUED_UNITS):
+            more = unquoted(continuing_unit(last, units), taken)
+            if more is None:
+                break
+            text, last = quoted_with(text, continued(last.text, more.text)), more
+    if last is unit:
+        return quote
+    # a code block or table the unit after brings is shown after the text
+    return dataclasses.replace(
+        quote, unit=_ending_with(unit, text, last if after is None else after), last=last
+    )
 
 
 def _ending_with(unit: Unit, text: str, block: Unit) -> Unit:

@@ -49,7 +49,6 @@ from assistant.units import (
     continued,
     continues,
     opposite_action,
-    paragraph_rest,
     points_back,
     question_as_read,
     quote_runs,
@@ -341,12 +340,13 @@ def _brought(
     unit: dict[str, Any], units: Sequence[dict[str, Any]], *, lead: bool = False
 ) -> list[dict[str, Any]]:
     """As ``assistant.units.brought_units``, on dumped units."""
-    rest = paragraph_rest(unit, lambda other: _next(other, units)) if lead else []
     return brought_with(
-        _preceding(unit, units),
-        _following(rest[-1] if rest else unit, units),
-        lambda last: _continuing(last, units),
-        rest=rest,
+        unit,
+        before=_preceding(unit, units),
+        after=lambda one: _next(one, units),
+        following=lambda one: _following(one, units),
+        going_on=lambda last: _continuing(last, units),
+        lead=lead,
     )
 
 
@@ -365,9 +365,9 @@ def _continuing(unit: dict[str, Any], units: Sequence[dict[str, Any]]) -> dict[s
     other = _next(unit, units)
     if other is None:
         return None
-    said = continued(str(unit["text"]), str(other["text"]))
     if another_term(str(unit.get("label", "")), str(other.get("label", ""))):
         return None
+    said = continued(str(unit["text"]), str(other["text"]))
     return other if points_back(other["kind"], said, str(other.get("label", ""))) else None
 
 
