@@ -94,6 +94,13 @@ BRINGS = [
         "To add one, go to Settings > Customer events and click Add custom pixel.\n",
         "A custom pixel is needed for them. To add one, go to Settings",
     ),
+    (
+        "How do I export my invoices as a CSV file?",
+        "You can export your invoices as a CSV file from the Invoices page. Exports cover the "
+        "period you pick. Your invoices export as a CSV file with at most 10,000 rows. Larger "
+        "exports are split into several files. Each file is emailed to you within an hour.\n",
+        "Larger exports are split into several files. Each file is emailed to you",
+    ),
 ]
 
 
@@ -110,6 +117,33 @@ def test_the_replay_brings_with_a_quote_what_the_answerer_brings(
     # then: the same quotes, and the first holds the unit it brought
     assert replayed == quoted
     assert brought in quoted[0]
+
+
+def test_the_replay_does_not_go_on_into_another_term_as_the_answerer_does(
+    cached_embedder: Embedder,
+) -> None:
+    # given: a definition list of search tools, the third definition opening with "This gist"
+    hits = [
+        _hit(
+            "hugo-lunr\n: A simple way to add site search to a static site with lunr.js.\n\n"
+            "hugo-lunr-zh\n: A bit like hugo-lunr, with Chinese keywords separated.\n\n"
+            "Fuse.js gist\n: This gist builds a JSON index that Fuse.js reads.\n",
+            section="Tools > Search",
+        )
+    ]
+
+    # when
+    replayed, quoted = _replayed_and_quoted(
+        cached_embedder, "How can I add site search with lunr.js?", hits
+    )
+
+    # then: the same quotes; the lead brings the next term's sentence, and stops before the
+    # one whose "This" is its own term
+    assert replayed == quoted
+    assert quoted[0] == (
+        "hugo-lunr: A simple way to add site search to a static site with lunr.js. "
+        "hugo-lunr-zh: A bit like hugo-lunr, with Chinese keywords separated."
+    )
 
 
 @pytest.mark.parametrize("labelled", [False, True])

@@ -1326,3 +1326,31 @@ def test_the_lead_is_quoted_with_the_rest_of_its_paragraph(
         1,
     )
     assert "sandbox" not in "".join(deltas)
+
+
+def test_a_sentence_of_the_lead_s_paragraph_takes_no_place_of_its_own(
+    generator: ExtractiveGenerator,
+) -> None:
+    # given: a paragraph whose first and third sentences are both close to the question, and
+    # whose last sentence, far from it, says what happens next
+    hit = _hit(
+        "You can export your invoices as a CSV file from the Invoices page. Exports cover the "
+        "period you pick. Your invoices export as a CSV file with at most 10,000 rows. Larger "
+        "exports are split into several files. Each file is emailed to you within an hour.",
+        section="Invoices > Exporting",
+    )
+
+    # when
+    deltas, _, _ = _answer(generator, "How do I export my invoices as a CSV file?", [hit])
+
+    # then: the third sentence is read on to in the lead's quote, not chosen as a quote of its
+    # own (which would have brought only the sentence after it), so the paragraph is whole
+    assert _quotes(deltas) == [
+        (
+            "You can export your invoices as a CSV file from the Invoices page. Exports cover "
+            "the period you pick. Your invoices export as a CSV file with at most 10,000 rows. "
+            "Larger exports are split into several files. Each file is emailed to you within an "
+            "hour.",
+            1,
+        )
+    ]
