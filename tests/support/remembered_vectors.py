@@ -96,17 +96,20 @@ def vectors_remembered(directory: Path) -> Iterator[None]:
 
 # --- The vectors a fresh clone starts with ------------------------------------------------------
 #
-# On a fresh clone the suite embeds the sample help center (its 427 chunks, the questions asked
-# of it, the units its answers quote) before any test can reuse them: ~30 s of a 2-core
-# machine's four minutes. ``SEED`` holds what the model gave for those texts when the seed was
-# made (``make test-vectors``), by the same file names as the shared directory. A worker copies
-# them in only when the model, run on this machine, gives the seed's probe text the vector the
-# seed holds for it, to the last places of float32 arithmetic (``PROBE_TOLERANCE``): the same
-# model on a machine with another instruction set sums in another order, while another model,
-# another quantisation or a changed tokenizer gives another vector, and the run then embeds
-# everything itself, as without a seed. A text the seed lacks (a page edited since) is embedded
-# as always. A checkout whose cache holds every seeded vector already (any run after the
-# first) neither reads the vectors nor loads the model for it.
+# On a fresh clone the test processes embed every text they need (the sample help center's 427
+# chunks, the questions asked of it, the units its answers quote, and the pages and questions of
+# the other tests) before any test can reuse them. With only the sample's texts seeded (766 of
+# the 1,280 a run embeds) the other 514 still cost ~50 s of a 2-core machine's four minutes
+# (2026-12-07, one machine: pytest 4 min 31 s, against 3 min 43 s with all of them seeded).
+# ``SEED`` holds what the model gave for those texts when the seed was made (``make
+# test-vectors``: a whole run from an empty cache), by the same file names as the shared
+# directory. A worker copies them in only when the model, run on this machine, gives the seed's
+# probe text the vector the seed holds for it, to the last places of float32 arithmetic
+# (``PROBE_TOLERANCE``): the same model on a machine with another instruction set sums in
+# another order, while another model, another quantisation or a changed tokenizer gives another
+# vector, and the run then embeds everything itself, as without a seed. A text the seed lacks (a
+# page edited since) is embedded as always. A checkout whose cache holds every seeded vector
+# already (any run after the first) neither reads the vectors nor loads the model for it.
 
 SEED = Path(__file__).resolve().parents[1] / "data" / "sample-vectors.npz"
 PROBE = "Refunds: annual plans can be refunded within 60 days of purchase."
