@@ -4,12 +4,28 @@ would fit constants for another answerer."""
 
 from __future__ import annotations
 
+import io
+import json
+from pathlib import Path
+
 import pytest
+from django.core.management import call_command
 
 from assistant.generators.extractive import ExtractiveGenerator
 from assistant.prompting import build_prompt
-from assistant.tooling.tuning.quotes import QuoteChoice, dumped_units, replay, replay_score
-from assistant.units import UnitWeights
+from assistant.tooling.tuning.quotes import (
+    EXTRA_QUOTE_MARGIN,
+    FRONTIER_MARGINS,
+    FRONTIER_PLACES,
+    MAX_QUOTES,
+    QuoteChoice,
+    dumped_units,
+    length_frontier,
+    length_frontier_report,
+    replay,
+    replay_score,
+)
+from assistant.units import FEATURES, UnitWeights
 from kb.embedders import Embedder
 from search.results import Hit
 from tests.unit.test_answer_units import FACTORY_STEPS
@@ -294,3 +310,80 @@ def test_a_unit_another_quote_brings_is_not_quoted_on_its_own(cached_embedder: E
     assert "You can pin up to six dashboards." not in quoted
     assert " ".join(quoted).count("up to six") == 1
     assert "up to six" in quoted[0]
+
+
+def _dumped(source: int, text: str, similarity: float, axis: int) -> dict:
+    """A dumped sentence alone in its passage, scored by its cosine only (no signal fires),
+    with a vector of its own (orthogonal to the others: no two are repeats)."""
+    vector = [0.0] * 384
+    vector[axis] = 1.0
+    return {
+        "source": source,
+        "position": 0,
+        "kind": "sentence",
+        "holds": [],
+        "paragraph": 0,
+        "label": "",
+        "last": True,
+        "section": "Deploy",
+        "document": source,
+        "ordinal": 0,
+        "text": text,
+        "similarity": similarity,
+        "features": [0.0] * len(FEATURES),
+        "vector": vector,
+    }
+
+
+def _deletes_row() -> dict:
+    """A case whose lead states nothing the label asks, and whose fact is in a unit scoring 0.2
+    below it: outside today's margin."""
+    return {
+        "id": "deletes",
+        "question": "hugo deploy refuses to delete that many files, how do I get past it?",
+        "half": "report",
+        "answerable": True,
+        "refused": False,
+        "facts": ["more than 256"],
+        "match": "all",
+        "sections_seen": [False, True],
+        "units": [
+            _dumped(1, "Use the hugo deploy command to deploy your site to a bucket.", 0.8, 0),
+            _dumped(2, "Hugo will not delete more than 256 remote files by default.", 0.6, 1),
+        ],
+    }
+
+
+def test_the_length_frontier_replays_answers_longer_than_todays() -> None:
+    # given: the unit that states the fact scores 0.2 below the lead, outside today's margin
+    row = _deletes_row()
+
+    # when
+    points = length_frontier({"hugo": [row]})
+    lines = length_frontier_report({"hugo": [row]})
+
+    # then: today's setting quotes the lead alone; a margin past 0.2 quotes the fact too, in
+    # a longer answer; the report marks today's line
+    at = {(p.half, p.choice.margin, p.choice.max_quotes): p.scores["hugo"] for p in points}
+    today, wider = at[("report", EXTRA_QUOTE_MARGIN, MAX_QUOTES)], at[("report", 0.22, MAX_QUOTES)]
+    assert (today.stated, today.words) == (0, [12])
+    assert (wider.stated, wider.lead, wider.words) == (1, 0, [23])
+    assert at[("calibration", 0.22, MAX_QUOTES)].answerable == 0
+    marked = [line for line in lines if line.startswith("*")]
+    assert len(marked) == 2 and all(f"margin {EXTRA_QUOTE_MARGIN} " in line for line in marked)
+    assert "hugo 100.0%/23" in next(line for line in lines if "report      margin 0.22 " in line)
+
+
+def test_answer_tuning_frontier_prints_it_from_dump_files(tmp_path: Path) -> None:
+    # given: a dump file, as `answer_tuning dump` writes one
+    dump = tmp_path / "hugo.jsonl"
+    dump.write_text(json.dumps(_deletes_row()) + "\n")
+    out = io.StringIO()
+
+    # when
+    call_command("answer_tuning", "frontier", str(dump), stdout=out)
+
+    # then: every setting of both halves, under the set's name (the file's)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 1 + 2 * len(FRONTIER_MARGINS) * len(FRONTIER_PLACES)
+    assert "hugo 100.0%/23" in next(line for line in lines if "report      margin 0.22 " in line)

@@ -1,6 +1,7 @@
 """Choose what the offline answerer quotes by measurement: ``dump`` a case file's quote choices
-(on the index of its set), then ``fit`` over several dumps by leave-one-set-out; ``follow-ups``
-scores the answerer's follow-up rules on a case file."""
+(on the index of its set), then ``fit`` over several dumps by leave-one-set-out, and ``frontier``
+to see what longer answers would state; ``follow-ups`` scores the answerer's follow-up rules on a
+case file."""
 
 from __future__ import annotations
 
@@ -18,7 +19,12 @@ from assistant.tooling.tuning.follow_ups import (
     follow_ups_report,
     follow_ups_score,
 )
-from assistant.tooling.tuning.quotes import dump_load, quotes_dump, quotes_fit_report
+from assistant.tooling.tuning.quotes import (
+    dump_load,
+    length_frontier_report,
+    quotes_dump,
+    quotes_fit_report,
+)
 from assistant.tooling.tuning.ranker import ranker_report, ranker_save
 from assistant.tooling.tuning.refusal import Refusal, refusal_fit_report
 from kb.models import EmbeddingModel
@@ -41,6 +47,11 @@ class Command(BaseCommand):
         follow_ups.add_argument("cases", type=Path)
         fit = verbs.add_parser("fit", help="choose the weights by leave-one-set-out")
         fit.add_argument("dumps", type=Path, nargs="+")
+        frontier = verbs.add_parser(
+            "frontier",
+            help="replay longer answers (wider margins, a place more): facts stated against words",
+        )
+        frontier.add_argument("dumps", type=Path, nargs="+")
         ranker = verbs.add_parser(
             "ranker",
             help="train the unit ranker on the dumps' calibration halves (leave-one-set-out)",
@@ -75,6 +86,10 @@ class Command(BaseCommand):
         dumps = self._load(options["dumps"])  # type: ignore[arg-type]
         if verb == "ranker":
             self._ranker(dumps, options)
+            return
+        if verb == "frontier":
+            for line in length_frontier_report(dumps):
+                self.stdout.write(line)
             return
         today = Refusal(settings.NO_ANSWER_THRESHOLD, settings.NO_ANSWER_UNSUPPORTED_THRESHOLD)
         for line in [*refusal_fit_report(dumps, today=today), *quotes_fit_report(dumps)]:

@@ -559,3 +559,59 @@ def quotes_fit_report(dumps: dict[str, list[dict[str, Any]]]) -> list[str]:
                 f"{score.lead_in_section:>9.1%}{score.sees_section:>8.1%}{score.median_words:>7.0f}"
             )
     return lines
+
+
+# How long an answer may be is the product's choice (the grid above stops at today's margin):
+# the settings that make answers longer, each replayed, so the choice is made on measured
+# figures (docs/answers.md, "Choosing the weights").
+FRONTIER_MARGINS = (0.12, EXTRA_QUOTE_MARGIN, 0.22, 0.25, 0.3)
+FRONTIER_PLACES = (MAX_QUOTES, MAX_QUOTES + 1)
+
+
+@dataclass(frozen=True)
+class FrontierPoint:
+    """One length setting replayed on one half of every set: per set, its ``ReplayScore``."""
+
+    half: str
+    choice: QuoteChoice
+    scores: dict[str, ReplayScore]
+
+    def mean(self, field: str) -> float:
+        """The mean over the sets (each counts once) of a ``ReplayScore`` property."""
+        return statistics.fmean(getattr(score, field) for score in self.scores.values())
+
+
+def length_frontier(dumps: dict[str, list[dict[str, Any]]]) -> list[FrontierPoint]:
+    """Facts stated against words, per half, at each margin and number of places."""
+    start = QuoteChoice(weights=UnitWeights())
+    points = []
+    for half in ("calibration", "report"):
+        rows = {name: [r for r in every if r["half"] == half] for name, every in dumps.items()}
+        for places in FRONTIER_PLACES:
+            for margin in FRONTIER_MARGINS:
+                choice = dataclasses.replace(start, margin=margin, max_quotes=places)
+                scores = {name: replay_score(half_rows, choice) for name, half_rows in rows.items()}
+                points.append(FrontierPoint(half=half, choice=choice, scores=scores))
+    return points
+
+
+def length_frontier_report(dumps: dict[str, list[dict[str, Any]]]) -> list[str]:
+    """``length_frontier`` as lines: the mean over the sets, then each set's facts stated and
+    median words; today's setting marked."""
+    lines = [
+        "length frontier: facts stated / lead states / median words (mean over the sets), "
+        "then each set's facts stated and median words; * today"
+    ]
+    names = list(dumps)
+    for point in length_frontier(dumps):
+        today = (point.choice.margin, point.choice.max_quotes) == (EXTRA_QUOTE_MARGIN, MAX_QUOTES)
+        label = f"{point.half:<12}margin {point.choice.margin:<5} places {point.choice.max_quotes}"
+        sets = "  ".join(
+            f"{name} {point.scores[name].states_fact:.1%}/{point.scores[name].median_words:.0f}"
+            for name in names
+        )
+        lines.append(
+            f"{'*' if today else ' '} {label}  {point.mean('states_fact'):6.1%} "
+            f"{point.mean('lead_states_fact'):6.1%} {point.mean('median_words'):6.1f}   {sets}"
+        )
+    return lines
