@@ -190,6 +190,13 @@ def dump_load(path: Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in lines if line.strip()]
 
 
+def dump_half(
+    dumps: Mapping[str, list[dict[str, Any]]], half: str
+) -> dict[str, list[dict[str, Any]]]:
+    """Each dump's cases of one half ("calibration" or "report"), by the dump's name."""
+    return {name: [row for row in rows if row["half"] == half] for name, rows in dumps.items()}
+
+
 def states(text: str, row: dict[str, Any]) -> bool:
     """Whether ``text`` states the dumped case's facts, as ``AnswerCase.stated_in`` reads them."""
     found = [fact_stated(text, fact) for fact in row["facts"]]
@@ -539,10 +546,8 @@ def quotes_fit_report(dumps: dict[str, list[dict[str, Any]]]) -> list[str]:
     """Per set: today's choice, the one fitted on every set's calibration half, and the one
     fitted without the set (leave-one-set-out), each scored on the set's report half."""
     start = QuoteChoice(weights=UnitWeights())
-    calibration = {
-        name: [r for r in rows if r["half"] == "calibration"] for name, rows in dumps.items()
-    }
-    report = {name: [r for r in rows if r["half"] == "report"] for name, rows in dumps.items()}
+    calibration = dump_half(dumps, "calibration")
+    report = dump_half(dumps, "report")
     shipped = quotes_fit(list(calibration.values()), start=start)
     lines = [f"fitted on every calibration half: {shipped}"]
     lines.append(
@@ -586,7 +591,7 @@ def length_frontier(dumps: dict[str, list[dict[str, Any]]]) -> list[FrontierPoin
     start = QuoteChoice(weights=UnitWeights())
     points = []
     for half in ("calibration", "report"):
-        rows = {name: [r for r in every if r["half"] == half] for name, every in dumps.items()}
+        rows = dump_half(dumps, half)
         for places in FRONTIER_PLACES:
             for margin in FRONTIER_MARGINS:
                 choice = dataclasses.replace(start, margin=margin, max_quotes=places)

@@ -26,6 +26,7 @@ from assistant.tooling.tuning.quotes import (
     QuoteChoice,
     ReplayScore,
     as_quoted,
+    dump_half,
     replay_score,
     shortlisted,
 )
@@ -154,10 +155,6 @@ def orderer_of(ranker: UnitRanker) -> Orderer:
 SHIPPED = QuoteChoice(weights=UnitWeights())
 
 
-def _halves(dumps: Mapping[str, list[dict[str, Any]]], half: str) -> dict[str, list[dict]]:
-    return {name: [row for row in rows if row["half"] == half] for name, rows in dumps.items()}
-
-
 def loso_choose(
     calibration: Mapping[str, list[dict[str, Any]]], grid: Sequence[RankerParams] = GRID
 ) -> tuple[RankerParams, list[str]]:
@@ -199,8 +196,8 @@ def ranker_report(
     """Choose the parameters by leave-one-set-out on the calibration halves of ``dumps``,
     train on all of them, and score every report half (and every case of ``held_out``)
     against the shipped weights' order."""
-    calibration = _halves(dumps, "calibration")
-    report = _halves(dumps, "report")
+    calibration = dump_half(dumps, "calibration")
+    report = dump_half(dumps, "report")
     params, lines = loso_choose(calibration, grid)
     lines.append(f"chosen by leave-one-set-out: {params}")
     final = ranker_train([row for rows in calibration.values() for row in rows], params)

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from assistant.tooling.tuning.quotes import dump_half
+
 THRESHOLDS = tuple(round(0.20 + 0.02 * step, 2) for step in range(21))  # 0.20 .. 0.60
 UNSUPPORTED = tuple(round(0.40 + 0.02 * step, 2) for step in range(16))  # 0.40 .. 0.70
 MAX_ANSWERABLE_REFUSED = 0.05  # the target; past it a refused answerable question costs 4x
@@ -75,8 +77,8 @@ def refusal_fit(sets: Sequence[Sequence[dict[str, Any]]]) -> Refusal:
 
 
 def refusal_fit_report(dumps: dict[str, list[dict[str, Any]]], *, today: Refusal) -> list[str]:
-    calibration = {n: [r for r in rows if r["half"] == "calibration"] for n, rows in dumps.items()}
-    report = {n: [r for r in rows if r["half"] == "report"] for n, rows in dumps.items()}
+    calibration = dump_half(dumps, "calibration")
+    report = dump_half(dumps, "report")
     shipped = refusal_fit(list(calibration.values()))
     lines = [f"refusal fitted on every calibration half: {shipped}"]
     lines.append(f"{'set':<28}{'rule':<34}{'unans. refused':>15}{'ans. refused':>13}")
