@@ -387,3 +387,30 @@ def test_answer_tuning_frontier_prints_it_from_dump_files(tmp_path: Path) -> Non
     lines = out.getvalue().splitlines()
     assert len(lines) == 1 + 2 * len(FRONTIER_MARGINS) * len(FRONTIER_PLACES)
     assert "hugo 100.0%/23" in next(line for line in lines if "report      margin 0.22 " in line)
+
+
+def test_the_length_frontier_replays_a_fourth_place() -> None:
+    # given: four units close to one another, each in its own passage; the fourth states the fact
+    texts = [
+        "Plans renew every month on the day you subscribed.",
+        "You can switch between monthly and yearly billing in your settings.",
+        "Invoices are sent to the billing email address.",
+        "Yearly billing saves two months compared with paying monthly.",
+    ]
+    row = {
+        **_deletes_row(),
+        "facts": ["saves two months"],
+        "sections_seen": [False, False, False, True],
+        "units": [
+            _dumped(number + 1, text, 0.8 - 0.02 * number, number)
+            for number, text in enumerate(texts)
+        ],
+    }
+
+    # when
+    points = length_frontier({"billing": [row]})
+
+    # then: today's three places leave the fourth unit out; a fourth place quotes it
+    at = {(p.half, p.choice.margin, p.choice.max_quotes): p.scores["billing"] for p in points}
+    assert at[("report", EXTRA_QUOTE_MARGIN, MAX_QUOTES)].stated == 0
+    assert at[("report", EXTRA_QUOTE_MARGIN, MAX_QUOTES + 1)].stated == 1
