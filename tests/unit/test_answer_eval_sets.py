@@ -29,6 +29,7 @@ SETS = {  # answer labels -> (the question set they label, the staged set of its
         CORPUS_DIR / "eval-sets" / "flask-answer-questions.jsonl",
         "flask",
     ),
+    "actual-questions.jsonl": (CORPUS_DIR / "eval-sets" / "actual-questions.jsonl", "actual"),
 }
 
 
