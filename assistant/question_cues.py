@@ -49,8 +49,11 @@ CUES: dict[str, QuestionCues] = {
         money=r"\bhow much\b|\b(?:cost|costs|price|prices|pricing|fee|fees|charge|charged|pay)\b",
         how_to=r"\bhow (?:do|can|should|would) (?:i|we|you|one)\b|\bhow to\b|\bsteps? (?:to|for)\b"
         r"|\bwhere (?:do|can) (?:i|we)\b|\bwhat do i (?:need to )?do\b",
+        # an auxiliary opening a clause, then its subject: a pronoun, an article, or a name or
+        # noun ("Does Plausible have heatmaps?", "…, do customers who have it lose the
+        # discount?"); "Do not…" gives an order, not a question
         yes_no=r"(?:is|are|can|could|does|do|did|will|would|should|may|has|have|was|were)"
-        r"\s+(?:i|we|you|it|they|there|my|our|the|a|an|this|that)\b",
+        r"\s+(?!not\b)[\w'-]+",
     ),
     "es": _cues(
         quantity=r"\bcu[aá]nt[oa]s?\b|\bcu[aá]ndo\b|\bl[ií]mites?\b|\bm[aá]xim[oa]\b"

@@ -909,6 +909,12 @@ def test_a_question_asking_for_an_amount_prefers_a_unit_holding_a_number() -> No
         ("Is there a fee, and when is it charged?", (True, False, True)),
         ("I get an invalid_grant error when I connect Search Console", (False, False, False)),
         ("Can my servers sleep when nothing is calling them?", (False, False, True)),
+        # the subject may be a name or any noun, not only a pronoun or an article
+        ("Does Acme support Klarna?", (False, False, True)),
+        ("Our team grew. Can Acme add seats in the middle of a cycle?", (False, False, True)),
+        ("If I delete a coupon, do customers who have it lose the discount?", (False, False, True)),
+        # an auxiliary inside a clause asks nothing of its own
+        ("What does Acme do with my card number?", (False, False, False)),
     ],
 )
 def test_the_kind_of_question_is_read_from_its_wording(
