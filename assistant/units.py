@@ -188,7 +188,7 @@ PLAIN_LANGUAGES = frozenset({"", "text", "txt", "plain", "plaintext", "none", "o
 MONEY = re.compile(r"[$€£¥]\s?\d|\d\s?(?:[$€£¥]|USD|EUR|GBP)\b|\b(?:USD|EUR|GBP)\s?\d")
 POLARITY = re.compile(
     r"\b(?:yes|no|not|never|always|only|cannot|can't|won't|isn't|aren't|doesn't|don't|"
-    r"automatically|must|required|unless|except)\b",
+    r"automatically|by default|must|required|unless|except)\b",
     re.IGNORECASE,
 )
 # Actions and their opposites, as stems (one word, or a verb with its particle).

@@ -896,6 +896,28 @@ def test_a_question_asking_for_an_amount_prefers_a_unit_holding_a_number() -> No
     assert units[int(np.argmax(scores))].text == "Plan: Growth; Price: $99 / month"
 
 
+def test_a_yes_no_question_prefers_the_sentence_that_states_what_happens_by_default() -> None:
+    # given: two sentences as close to the question; one says what happens unless changed
+    units = units_of(
+        [
+            _source("Webhooks can be sent for invoices, payments and customers."),
+            _source("By default, webhooks are sent for every event type.", number=2),
+        ]
+    )
+    weights = UnitWeights(terms=0, headings=0, pairs=0, quantity=0, procedure=0, rank=0)
+
+    # when
+    scores = units_score(
+        question="Does Acme send webhooks for every event?",
+        units=units,
+        similarities=np.zeros(len(units)),
+        weights=weights,
+    )
+
+    # then
+    assert units[int(np.argmax(scores))].text.startswith("By default")
+
+
 @pytest.mark.parametrize(
     ("question", "shape"),
     [
