@@ -874,48 +874,44 @@ def test_the_embedder_reads_a_mistyped_question_spelt_as_the_passages_spell_it()
     assert read == "How do I cancel my subscription, is there a notice period?"
 
 
-def test_a_question_asking_for_an_amount_prefers_a_unit_holding_a_number() -> None:
-    # given
-    units = units_of(
-        [
-            _source("Growth is our most popular plan for teams."),
-            _source("| Plan | Price |\n| --- | --- |\n| Growth | $99 / month |", number=2),
-        ]
-    )
-    weights = UnitWeights(terms=0, headings=0, pairs=0, quantity=0.2, procedure=0, rank=0)
+@pytest.mark.parametrize(
+    ("question", "texts", "weights", "answer"),
+    [
+        # an amount is answered by a unit holding one, a price by a price
+        (
+            "How much does Growth cost?",
+            (
+                "Growth is our most popular plan for teams.",
+                "| Plan | Price |\n| --- | --- |\n| Growth | $99 / month |",
+            ),
+            UnitWeights(terms=0, headings=0, pairs=0, quantity=0.2, procedure=0, rank=0),
+            "Plan: Growth; Price: $99 / month",
+        ),
+        # a yes/no question by the sentence that decides it: what happens unless changed
+        (
+            "Does Acme send webhooks for every event?",
+            (
+                "Webhooks can be sent for invoices, payments and customers.",
+                "By default, webhooks are sent for every event type.",
+            ),
+            UnitWeights(terms=0, headings=0, pairs=0, quantity=0, procedure=0, rank=0),
+            "By default, webhooks are sent for every event type.",
+        ),
+    ],
+)
+def test_a_question_prefers_the_unit_that_gives_the_kind_of_answer_it_asks_for(
+    question: str, texts: tuple[str, str], weights: UnitWeights, answer: str
+) -> None:
+    # given: units the embedder cannot tell apart
+    units = units_of([_source(text, number=number) for number, text in enumerate(texts, 1)])
 
     # when
     scores = units_score(
-        question="How much does Growth cost?",
-        units=units,
-        similarities=np.zeros(len(units)),
-        weights=weights,
+        question=question, units=units, similarities=np.zeros(len(units)), weights=weights
     )
 
     # then
-    assert units[int(np.argmax(scores))].text == "Plan: Growth; Price: $99 / month"
-
-
-def test_a_yes_no_question_prefers_the_sentence_that_states_what_happens_by_default() -> None:
-    # given: two sentences as close to the question; one says what happens unless changed
-    units = units_of(
-        [
-            _source("Webhooks can be sent for invoices, payments and customers."),
-            _source("By default, webhooks are sent for every event type.", number=2),
-        ]
-    )
-    weights = UnitWeights(terms=0, headings=0, pairs=0, quantity=0, procedure=0, rank=0)
-
-    # when
-    scores = units_score(
-        question="Does Acme send webhooks for every event?",
-        units=units,
-        similarities=np.zeros(len(units)),
-        weights=weights,
-    )
-
-    # then
-    assert units[int(np.argmax(scores))].text.startswith("By default")
+    assert units[int(np.argmax(scores))].text == answer
 
 
 @pytest.mark.parametrize(
