@@ -931,8 +931,9 @@ def test_a_question_prefers_the_unit_that_gives_the_kind_of_answer_it_asks_for(
         ("Does Acme support Klarna?", (False, False, True)),
         ("Our team grew. Can Acme add seats in the middle of a cycle?", (False, False, True)),
         ("If I delete a coupon, do customers who have it lose the discount?", (False, False, True)),
-        # an auxiliary inside a clause asks nothing of its own
+        # an auxiliary inside a clause asks nothing of its own, nor does an order
         ("What does Acme do with my card number?", (False, False, False)),
+        ("Do not mail me invoices. How do I get them by email?", (False, True, False)),
     ],
 )
 def test_the_kind_of_question_is_read_from_its_wording(
