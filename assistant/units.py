@@ -109,6 +109,17 @@ POINTS_BACK = re.compile(
     r"|in (?:this|that) case|because of this)\b|e\.g\.)",
     re.IGNORECASE,
 )
+# A sentence or item that opens as an example of something ("For instance, if you select
+# (GMT+01:00) Amsterdam, Berlin… then the beginning and the end of each day…", "An example would
+# be to tag all transactions for a trip with a tag like `#Vacation2025`", "Suppose you tag some
+# links…"): it illustrates a rule, and a customer describing their own case matches it in words
+# and meaning better than the rule it illustrates, which is the answer ("…you can change the
+# timezone for your reports in the Site timezone field", "Tags are case-sensitive…").
+ILLUSTRATES = re.compile(
+    r"^(?:for example|for instance|e\.g\.|(?:as )?(?:an|one|a common|another) example\b|suppose"
+    r"|say (?:that|you|your)|let's say|let us say|imagine)\b",
+    re.IGNORECASE,
+)
 # The units whose sentences may point back, and which a lead is quoted after the sentence before
 # in: a paragraph's, and a list item's after its first.
 POINTING_KINDS = frozenset({"sentence", "item"})
@@ -297,6 +308,7 @@ class UnitWeights:
     decides: float = 0.1
     rank: float = 0.2
     opposite: float = -0.2
+    example: float = -0.1
 
 
 def units_of(sources: Iterable[Source]) -> list[Unit]:
@@ -535,6 +547,12 @@ def points_back(kind: str, text: str, label: str = "") -> bool:
     return kind in POINTING_KINDS and bool(POINTS_BACK.match(unlabelled(text, label)))
 
 
+def illustrates(kind: str, text: str, label: str = "") -> bool:
+    """Whether a sentence or a list item opens as an example (``ILLUSTRATES``); one read under a
+    label or a term, by what follows it."""
+    return kind in POINTING_KINDS and bool(ILLUSTRATES.match(unlabelled(text, label)))
+
+
 def another_term(label: str, next_label: str) -> bool:
     """Whether a sentence read under ``next_label`` opens the definition of another term (or
     the paragraph of another bold label) than the sentence before it, read under ``label``: its
@@ -693,7 +711,17 @@ def _page(unit: Unit | dict[str, Any]) -> int:
 # passages the answer step sees").
 PAGE_SECTION_RANK_SHARE = 0.75
 
-FEATURES = ("terms", "headings", "pairs", "quantity", "procedure", "decides", "rank", "opposite")
+FEATURES = (
+    "terms",
+    "headings",
+    "pairs",
+    "quantity",
+    "procedure",
+    "decides",
+    "rank",
+    "opposite",
+    "example",
+)
 
 
 def units_score(
@@ -762,6 +790,7 @@ def unit_features(
             float(shape.yes_no and bool(POLARITY.search(unit.text))),
             rank[unit.source.number],
             float(opposite_action(question, f"{last_heading(unit)} {unit.text}")),
+            float(illustrates(unit.kind, unit.text, unit.label)),
         )
     return features
 

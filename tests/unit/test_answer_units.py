@@ -897,6 +897,18 @@ def test_the_embedder_reads_a_mistyped_question_spelt_as_the_passages_spell_it()
             UnitWeights(terms=0, headings=0, pairs=0, quantity=0, procedure=0, rank=0),
             "By default, webhooks are sent for every event type.",
         ),
+        # any question by the rule rather than an example of it, which the asker's own
+        # situation resembles
+        (
+            "Our days start at the wrong hour for our Berlin office. How do I fix the timezone?",
+            (
+                "For instance, if you select Berlin, each day of your reports starts at midnight"
+                " in Berlin.",
+                "You can change the timezone of your reports in the Site timezone field.",
+            ),
+            UnitWeights(terms=0, headings=0, pairs=0, quantity=0, procedure=0, rank=0),
+            "You can change the timezone of your reports in the Site timezone field.",
+        ),
     ],
 )
 def test_a_question_prefers_the_unit_that_gives_the_kind_of_answer_it_asks_for(

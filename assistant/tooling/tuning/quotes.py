@@ -48,6 +48,7 @@ from assistant.units import (
     brought_with,
     continued,
     continues,
+    illustrates,
     opposite_action,
     points_back,
     question_as_read,
@@ -330,17 +331,21 @@ def _repeats(unit: dict[str, Any], other: dict[str, Any], units: Sequence[dict[s
 
 
 def _features(row: dict[str, Any], unit: dict[str, Any]) -> list[float]:
-    """A dumped unit's features. A dump made before the last two text rules (a price for a
-    money question, the opposite action) gets them from the unit's text and the question."""
+    """A dumped unit's features. A dump made before the last text rules (a price for a money
+    question, the opposite action, an example) gets them from the unit's text and the
+    question."""
     features = list(unit["features"])
     if len(features) == len(FEATURES):
         return features
+    example = float(illustrates(unit["kind"], unit["text"], unit.get("label", "")))
+    if len(features) == FEATURES.index("example"):
+        return [*features, example]
     features = features[: FEATURES.index("opposite")]
     question = row.get("question", "")
     features[FEATURES.index("quantity")] = float(
         QuestionShape.of(question).answered_by(unit["text"])
     )
-    return [*features, float(opposite_action(question, unit["text"]))]
+    return [*features, float(opposite_action(question, unit["text"])), example]
 
 
 def _brought(
@@ -508,6 +513,7 @@ GRID: dict[str, Sequence[float]] = {
     "decides": (0.0, 0.05, 0.1, 0.2),
     "rank": (0.0, 0.05, 0.1, 0.2),
     "opposite": (0.0, -0.1, -0.2, -0.4),
+    "example": (0.0, -0.05, -0.1, -0.2),
     "sources": (3, 5, 8, 10, 16),
     "margin": (0.06, 0.09, 0.12, 0.18),
 }
