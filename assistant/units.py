@@ -112,12 +112,13 @@ POINTS_BACK = re.compile(
 # A sentence or item that opens as an example of something ("For instance, if you select
 # (GMT+01:00) Amsterdam, Berlin… then the beginning and the end of each day…", "An example would
 # be to tag all transactions for a trip with a tag like `#Vacation2025`", "Suppose you tag some
-# links…"): it illustrates a rule, and a customer describing their own case matches it in words
-# and meaning better than the rule it illustrates, which is the answer ("…you can change the
-# timezone for your reports in the Site timezone field", "Tags are case-sensitive…").
+# links…"): a customer describing their own case matches it in words and meaning better than
+# the rule it illustrates, which is the answer ("…you can change the timezone for your reports
+# in the Site timezone field", "Tags are case-sensitive…"). Its score is lowered by the
+# ``example`` weight (docs/answers.md, round thirty-two).
 ILLUSTRATES = re.compile(
-    r"^(?:for example|for instance|e\.g\.|(?:as )?(?:an|one|a common|another) example\b|suppose"
-    r"|say (?:that|you|your)|let's say|let us say|imagine)\b",
+    r"^(?:(?:for example|for instance|(?:as )?(?:an|one|a common|another) example|suppose"
+    r"|say (?:that|you|your)|let's say|let us say|imagine)\b|e\.g\.)",
     re.IGNORECASE,
 )
 # The units whose sentences may point back, and which a lead is quoted after the sentence before

@@ -927,6 +927,30 @@ def test_a_question_prefers_the_unit_that_gives_the_kind_of_answer_it_asks_for(
 
 
 @pytest.mark.parametrize(
+    ("text", "example"),
+    [
+        ("For example, a trip could be tagged #Vacation2025.", True),
+        ("E.g. tag a trip with #Vacation2025.", True),
+        ("An example would be to tag a trip with #Vacation2025.", True),
+        ("Suppose you tag some links with utm_source=fb.", True),
+        ("Let's say your trip is tagged #Trip.", True),
+        # a term a sentence is read under is not its opening: what follows it is
+        ("`static`\n: For example: `favicon.ico` is copied as it is.", True),
+        # the rule, an example named inside it, and a heading-like lead-in are not examples
+        ("Tags are case-sensitive, for example #Trip and #trip differ.", False),
+        ("Examples of tags are listed on the Tags page.", False),
+        ("Say goodbye to spreadsheets.", False),
+    ],
+)
+def test_a_unit_that_opens_as_an_example_is_marked_as_one(text: str, example: bool) -> None:
+    units = units_of([_source(text)])
+
+    features = unit_features(question="Are tags case-sensitive?", units=units)
+
+    assert _feature("example", features[0]) == float(example)
+
+
+@pytest.mark.parametrize(
     ("question", "shape"),
     [
         ("How long do refunds take?", (True, False, False)),
