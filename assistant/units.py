@@ -545,13 +545,19 @@ def points_back(kind: str, text: str, label: str = "") -> bool:
     """Whether a unit opens by pointing back to the sentence before it; one read under a label
     or a term, by what follows it ("`static`: For example: `favicon.ico`…" points back to
     "`static`: The `static` directory contains files that will be copied…")."""
-    return kind in POINTING_KINDS and bool(POINTS_BACK.match(unlabelled(text, label)))
+    return _opens_with(POINTS_BACK, kind, text, label)
 
 
 def illustrates(kind: str, text: str, label: str = "") -> bool:
     """Whether a sentence or a list item opens as an example (``ILLUSTRATES``); one read under a
     label or a term, by what follows it."""
-    return kind in POINTING_KINDS and bool(ILLUSTRATES.match(unlabelled(text, label)))
+    return _opens_with(ILLUSTRATES, kind, text, label)
+
+
+def _opens_with(opening: re.Pattern[str], kind: str, text: str, label: str) -> bool:
+    """Whether a sentence or a list item's own words (after the ``label`` or term it is read
+    under) open with ``opening``."""
+    return kind in POINTING_KINDS and bool(opening.match(unlabelled(text, label)))
 
 
 def another_term(label: str, next_label: str) -> bool:

@@ -911,7 +911,7 @@ def test_the_embedder_reads_a_mistyped_question_spelt_as_the_passages_spell_it()
         ),
     ],
 )
-def test_a_question_prefers_the_unit_that_gives_the_kind_of_answer_it_asks_for(
+def test_a_question_prefers_the_unit_that_answers_it_to_one_that_only_resembles_it(
     question: str, texts: tuple[str, str], weights: UnitWeights, answer: str
 ) -> None:
     # given: units the embedder cannot tell apart
