@@ -20,6 +20,8 @@ from kb.chunking.structure import Block, Section, split_sections
 
 # Bump whenever the chunks produced for the same input can change: it is part of the key that
 # decides whether a document must be re-embedded.
+# 28: a component closed on itself inside a sentence (`Press <Key k="enter" /> to…`) reads as
+# the words its attributes give.
 # 27: an HTML `<table>` opening a line is read as the pipe table it shows, a row per line.
 # 26: an HTML `<li>` opening a line is an item of its `<ul>` or `<ol>`, and a heading element
 # alone on its line (`<h3>…</h3>`) a line of its own.
@@ -47,7 +49,7 @@ from kb.chunking.structure import Block, Section, split_sections
 # 9: HTML tags a page uses for emphasis, layout and media are not text, a <head> is not
 # either, a <pre> is a code block; 8: an ERB tag over several lines is not text, and a tag
 # nothing closes is; 7: ERB tags are not text; 6: a code shortcode's body is a code block
-CHUNKER_VERSION = "27"
+CHUNKER_VERSION = "28"
 
 # A title longer than this is cut in the embedding prefix. Titles are short in practice; the cap
 # exists so that a pathological title cannot leave no room for the text it is meant to label.

@@ -293,7 +293,7 @@ def inline_markup(
             drop += [(0, title[0]), (title[1], len(text))]
             titled = True
             continue
-        drop.append(match.span())
+        drop += _around_shown_words(match, alone=match.span() == bounds)
     html = _html_tags(text, taken=Spans.of(drop), in_code=in_code)
     drop += html.drop
     if "{" in text:  # most lines hold none of these, and every line is read
@@ -432,6 +432,31 @@ def _title_span(attributes: str, offset: int) -> tuple[int, int] | None:
         return None
     group = next(number for number in (1, 2, 3, 4) if found.group(number) is not None)
     return found.start(group) + offset, found.end(group) + offset
+
+
+# An attribute whose quoted value is a word or a few (`k="enter"`, `icon="check"`), not an
+# address, a path or code: what a component closed on itself inside a sentence shows there.
+_SHOWN_WORDS = re.compile(r"""[ \t]+[\w:.-]+[ \t]*=[ \t]*(["'])(\w[\w -]{0,39})\1""")
+
+
+def _around_shown_words(match: re.Match[str], *, alone: bool) -> list[tuple[int, int]]:
+    """What to drop of a component's tag (``COMPONENT_TAG``): all of it, unless it is closed on
+    itself inside a sentence (`Press <Key k="enter" /> to…`, `the <Icon icon="check" /> mark`),
+    where the page shows something the sentence reads through; then the words its attributes
+    give are kept, one space apart ("ctrl c" for `<Key mod="ctrl" k="c" />`)."""
+    if alone or match.group(1) or not match.group().endswith("/>"):
+        return [match.span()]
+    start = match.start(3)
+    values = [
+        (start + found.start(2), start + found.end(2))
+        for found in _SHOWN_WORDS.finditer(match.group(3))
+    ]
+    if not values:
+        return [match.span()]
+    drop = [(match.start(), values[0][0])]
+    for (_, end), (following, _) in itertools.pairwise(values):
+        drop += [(end, end + 1), (end + 2, following)]  # the space after the closing quote stays
+    return [*drop, (values[-1][1], match.end())]
 
 
 _TAG_NAME = re.compile(r"<(/?)([A-Z][\w$]*)")

@@ -560,7 +560,7 @@ def test_components_a_page_uses_without_importing_them_are_not_text() -> None:
         "Install the CLI\n\nRun the installer.\n\n"
         "Log in\n\nPaste your API key.\n\n"
         "Can I use Yarn?\n\nYes, any package manager works.\n\n"
-        "Keys rotate every 90 days. Look for the  mark. Replace\n"
+        "Keys rotate every 90 days. Look for the check mark. Replace\n"
         "<Token> with your key, and <KEYID> with its id."
     )
 
@@ -578,6 +578,23 @@ def test_components_a_page_uses_without_importing_them_are_not_text() -> None:
     assert "&lt;Note" not in html and "&lt;Step" not in html and "title=" not in html
     assert "Install the CLI<br>\nRun the installer.</p>" in html and "<code>" not in html
     assert "&lt;Token&gt;" in html
+
+
+def test_a_component_closed_on_itself_inside_a_sentence_reads_as_the_words_it_is_given() -> None:
+    # Actual Budget's `<Key k="enter" />` shows a key: read without it, "Press  to hold all
+    # available money" told the customer nothing (37 such tags on its pages). A value that is
+    # not a word (an address, a path, code in braces) is not what the page shows in the text.
+    body = (
+        '3. Press <Key k="enter" /> to hold all available money.\n\n'
+        'Stop it with <Key mod="ctrl" k="c"/> and rerun it.\n\n'
+        'A logo <Logo src="/img/logo.png" /> and a <Count value={items.length} /> here.\n'
+    )
+
+    assert [draft.text for draft in chunk(body)] == [
+        "3. Press enter to hold all available money.\n\n"
+        "Stop it with ctrl c and rerun it.\n\n"
+        "A logo  and a  here."
+    ]
 
 
 def test_docusaurus_tabs_are_their_labels_and_their_code_stays_code() -> None:
