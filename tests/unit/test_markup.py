@@ -595,6 +595,8 @@ def test_a_component_closed_on_itself_inside_a_sentence_reads_as_the_words_it_is
         "Stop it with ctrl c and rerun it.\n\n"
         "A logo  and a  here."
     ]
+    # alone on its line it is a block the page shows in its own place (a video, a banner)
+    assert [draft.text for draft in chunk('<Banner kind="info" />\n\nText.\n')] == ["Text."]
 
 
 def test_docusaurus_tabs_are_their_labels_and_their_code_stays_code() -> None:
