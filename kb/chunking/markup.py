@@ -48,9 +48,8 @@ _IMPORT_BINDING = re.compile(r"(?:[\w$]+[ \t]+as[ \t]+)?([\w$]+)")
 # when the page imported it or writes it as JSX (`_is_component`); `<Token>` in a sentence is
 # as likely a placeholder a reader must see. An attribute's value in braces may hold one level
 # more (`rss={{ title: "x" }}`).
-_JSX_ATTRIBUTE = (
-    r"""[ \t]+[\w:.-]+(?:[ \t]*=[ \t]*(?:"[^"]*"|'[^']*'|\{(?:[^{}]|\{[^{}]*\})*\}))?"""
-)
+_JSX_NAME = r"[ \t]+[\w:.-]+"
+_JSX_ATTRIBUTE = _JSX_NAME + r"""(?:[ \t]*=[ \t]*(?:"[^"]*"|'[^']*'|\{(?:[^{}]|\{[^{}]*\})*\}))?"""
 _COMPONENT = r"([A-Z][\w$]*)(?:\.[\w$]+)*"
 COMPONENT_TAG = re.compile(rf"<(/?){_COMPONENT}((?:{_JSX_ATTRIBUTE})*)[ \t]*/?>")
 # A tag whose attributes go on over the next lines: `<VideoEmbed` then `  id="x"` then `/>`
@@ -436,7 +435,7 @@ def _title_span(attributes: str, offset: int) -> tuple[int, int] | None:
 
 # An attribute whose quoted value is a word or a few (`k="enter"`, `icon="check"`), not an
 # address, a path or code: what a component closed on itself inside a sentence shows there.
-_SHOWN_WORDS = re.compile(r"""[ \t]+[\w:.-]+[ \t]*=[ \t]*(["'])(\w[\w -]{0,39})\1""")
+_SHOWN_WORDS = re.compile(_JSX_NAME + r"""[ \t]*=[ \t]*(["'])(\w[\w -]{0,39})\1""")
 
 
 def _around_shown_words(match: re.Match[str], *, alone: bool) -> list[tuple[int, int]]:

@@ -582,8 +582,8 @@ def test_components_a_page_uses_without_importing_them_are_not_text() -> None:
 
 def test_a_component_closed_on_itself_inside_a_sentence_reads_as_the_words_it_is_given() -> None:
     # Actual Budget's `<Key k="enter" />` shows a key: read without it, "Press  to hold all
-    # available money" told the customer nothing (37 such tags on its pages). A value that is
-    # not a word (an address, a path, code in braces) is not what the page shows in the text.
+    # available money" told the customer nothing (41 such tags on its pages, outside code). A
+    # value that is not a word (an address, a path, code in braces) is not what the page shows.
     body = (
         '3. Press <Key k="enter" /> to hold all available money.\n\n'
         'Stop it with <Key mod="ctrl" k="c"/> and rerun it.\n\n'
