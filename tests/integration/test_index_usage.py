@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import pytest
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connection, connections
 
 from kb.models import Document, EmbeddingModel
 from kb.services import embedding_model_register
@@ -103,6 +103,27 @@ def test_vector_leg_uses_the_models_partial_hnsw_index(two_models) -> None:
             disable=("seqscan", "bitmapscan", "sort"),
         )
         assert f"Index Scan using {model.hnsw_index_name}" in plan, plan
+
+
+def test_every_connection_searches_the_hnsw_graph_as_the_settings_say(settings) -> None:
+    # given a search breadth other than the default
+    settings.HNSW_EF_SEARCH = 123
+
+    # when a new connection opens
+    fresh = connections.create_connection(DEFAULT_DB_ALIAS)
+    try:
+        with fresh.cursor() as cursor:
+            cursor.execute(
+                "SELECT current_setting('hnsw.ef_search'), current_setting('hnsw.iterative_scan'),"
+                " current_setting('plan_cache_mode')"
+            )
+            applied = cursor.fetchone()
+    finally:
+        fresh.close()
+
+    # then its vector leg reads the graph that wide, past rows the filters reject, and the
+    # hybrid statement gets its generic plan
+    assert applied == ("123", "relaxed_order", "force_generic_plan")
 
 
 def test_keyword_leg_uses_the_gin_index(two_models) -> None:
