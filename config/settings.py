@@ -397,10 +397,9 @@ if RERANKER == "voyage" and not VOYAGE_API_KEY:
 NO_ANSWER_THRESHOLD = env_float("NO_ANSWER_THRESHOLD", default=0.40)
 NO_ANSWER_UNSUPPORTED_THRESHOLD = env_float("NO_ANSWER_UNSUPPORTED_THRESHOLD", default=0.56)
 # pgvector HNSW search breadth; iterative scans keep going when filters reject candidates.
-# `search_bench` at 100k chunks: recall@10 against exact search 0.91 at 100, 0.95-0.96 at 200,
-# 0.97 at 300 for 1.4 ms more of vector leg (docs/operations.md, "Search breadth"). On a real
-# help center of 6,417 chunks (Argo CD) 100 missed the nearest chunk for 5-6 of 373 questions.
-HNSW_EF_SEARCH = env_int("HNSW_EF_SEARCH", default=300, minimum=1)
+# Wider finds more of the nearest chunks, but the planner then reads mid-sized indexes whole
+# (8k chunks at 200, 12k at 300: hybrid SQL twice as slow there): docs/operations.md.
+HNSW_EF_SEARCH = env_int("HNSW_EF_SEARCH", default=100, minimum=1)
 # The graph a new model's HNSW index is built with (a change applies to indexes built later):
 # links per node and build breadth. Chosen by `search_bench` recall and latency at 100k-1M chunks.
 HNSW_M = env_int("HNSW_M", default=16, minimum=2)

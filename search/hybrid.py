@@ -46,7 +46,7 @@ KEYWORD_CANDIDATE_CAP = 500
 # (an upgrade note, a command reference) otherwise filled a leg alone (Argo CD: all 40 nearest
 # chunks from one page) and the page ranking was 5 pages deep. The vector leg reads
 # LEG_READ_FACTOR times its depth from the HNSW index to find those pages; 80 stays under
-# ``hnsw.ef_search`` (``HNSW_EF_SEARCH``, 300), one pass of the graph.
+# ``hnsw.ef_search`` (100), one pass of the graph.
 LEG_DEPTH = 40
 LEG_PAGES = 10
 LEG_READ_FACTOR = 2
