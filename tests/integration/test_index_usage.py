@@ -126,6 +126,40 @@ def test_every_connection_searches_the_hnsw_graph_as_the_settings_say(settings) 
     assert applied == ("123", "relaxed_order", "force_generic_plan")
 
 
+@pytest.mark.parametrize("dimensions", [384, 1024])
+def test_a_chunks_vector_is_kept_in_its_row_beside_a_long_text(dimensions) -> None:
+    # given a chunk of a passage's length whose row is over PostgreSQL's 2 kB TOAST threshold
+    # (a 384-dimension vector is 1.5 kB, a 1,024-dimension one 4 kB; the text and its tsvector
+    # about 1.5 kB)
+    space = type("Space", (_StubSpace,), {"key": f"test/d{dimensions}", "dimensions": dimensions})
+    model = embedding_model_register(embedder=space())
+    document = Document.objects.create(path="a.md", title="A", body="x", content_hash="0")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            INSERT INTO kb_chunk (document_id, embedding_model_id, ordinal, heading_path, text,
+                                  char_start, char_end, token_count, embedding)
+            SELECT %s, %s, 0, 'Refunds', string_agg(md5(g::text), ' '), 0, 10,
+                   10, (SELECT array_agg(random() - 0.5) FROM generate_series(1, %s))::vector
+            FROM generate_series(1, 20) AS g
+            """,
+            [document.pk, model.pk, dimensions],
+        )
+        # when the row is read back
+        cursor.execute(
+            "SELECT pg_column_size(c.embedding) + pg_column_size(c.text) + pg_column_size(c.tsv),"
+            " pg_column_toast_chunk_id(c.embedding) IS NULL FROM kb_chunk c"
+            " WHERE c.document_id = %s",
+            [document.pk],
+        )
+        row_bytes, vector_inline = cursor.fetchone()
+
+    # then the vector is in the row: an exact read of every vector (the planner's choice for a
+    # help center's index) reads the table alone, not one TOAST lookup per chunk
+    assert row_bytes > 2032
+    assert vector_inline
+
+
 def test_keyword_leg_uses_the_gin_index(two_models) -> None:
     local, _ = two_models
     plan = _plan(

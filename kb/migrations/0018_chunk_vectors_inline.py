@@ -1,0 +1,28 @@
+from __future__ import annotations
+
+from django.db import migrations
+
+# pgvector's type is stored EXTERNAL: a chunk row with its text and tsvector is over the 2 kB
+# TOAST threshold, so every vector went out of line, and an exact read of the vectors (the plan
+# the planner takes for a help center's index) fetched each through the TOAST index. MAIN keeps
+# a vector in the row unless the row would not fit a page (about 2,000 dimensions): the text
+# and tsvector are moved out first. VACUUM FULL rewrites the rows already stored, and rebuilds
+# the table's indexes, so it cannot run in a transaction.
+FORWARD = [
+    "ALTER TABLE kb_chunk ALTER COLUMN embedding SET STORAGE MAIN",
+    "ALTER TABLE kb_chunk SET (toast_tuple_target = 8160)",
+    "VACUUM FULL kb_chunk",
+]
+BACKWARD = [
+    "ALTER TABLE kb_chunk ALTER COLUMN embedding SET STORAGE EXTERNAL",
+    "ALTER TABLE kb_chunk RESET (toast_tuple_target)",
+    "VACUUM FULL kb_chunk",
+]
+
+
+class Migration(migrations.Migration):
+    atomic = False
+
+    dependencies = [("kb", "0017_i28guard_test_questions")]
+
+    operations = [migrations.RunSQL(FORWARD, reverse_sql=BACKWARD)]
