@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -208,3 +209,68 @@ def test_the_hybrid_statement_runs_prepared_with_a_generic_plan_on_both_indexes(
         plan = explain_as_run(sql, params, options="COSTS OFF")
     assert f"Index Scan using {local.hnsw_index_name}" in plan, plan
     assert "Bitmap Index Scan on kb_chunk_tsv_gin" in plan, plan
+
+
+def _two_chunks_per_page(model: EmbeddingModel, *, pages: str) -> None:
+    """Two chunks with random vectors for each document matching ``pages`` (SQL on ``d``)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            INSERT INTO kb_chunk (document_id, embedding_model_id, ordinal, heading_path, text,
+                                  char_start, char_end, token_count, embedding)
+            SELECT d.id, %s, o, 'Section ' || o,
+                   'passage about ' || (ARRAY['refunds','invoices','webhooks'])[1 + d.id %% 3]
+                   || ' code E' || (1000 + d.id %% 50),
+                   0, 10, 10, random_vector.v::vector
+            FROM kb_document d CROSS JOIN generate_series(0, 1) AS o
+            CROSS JOIN LATERAL (
+                SELECT array_agg(random() - 0.5) AS v FROM generate_series(1, %s)
+                WHERE o >= 0 AND d.id > 0
+            ) AS random_vector
+            WHERE {pages}
+            """,
+            [model.pk, model.dimensions],
+        )
+
+
+def test_the_page_topic_reads_the_vectors_of_the_candidate_pages_alone(local_embedder) -> None:
+    # given a help center of 600 pages just imported, each with its page vector (kept by the
+    # chunk triggers), whose page vectors have no planner statistics yet
+    model = embedding_model_register(embedder=local_embedder)
+    Document.objects.bulk_create(
+        Document(
+            path=f"p{number}.md",
+            title=f"Page {number}",
+            body="x",
+            content_hash=str(number),
+            status="published",
+        )
+        for number in range(600)
+    )
+    _two_chunks_per_page(model, pages="true")
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE kb_document")
+        cursor.execute("ANALYZE kb_chunk")
+
+    # when a question is searched (both legs, so the page topic is scored)
+    capture = StatementCapture()
+    with connection.execute_wrapper(capture):
+        found = hybrid_search(
+            embedding_model=model,
+            query_vector=[0.1] * model.dimensions,
+            keywords=keyword_query("refunds for code E1001"),
+            audiences=["public"],
+        )
+    sql, params = capture.statements[-1]
+    plan = explain_as_run(sql, params, options="ANALYZE, COSTS OFF, TIMING OFF")
+
+    # then the statement read at most one page vector per candidate, not the model's 600
+    candidates = found.vector_candidates + found.keyword_candidates
+    assert 10 < candidates < 200
+    read = [
+        float(rows) * int(loops)
+        for rows, loops in re.findall(
+            r"on kb_page_vector \w+ \(actual rows=([\d.]+) loops=(\d+)", plan
+        )
+    ]
+    assert read and sum(read) <= candidates, plan
