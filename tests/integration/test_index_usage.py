@@ -128,7 +128,9 @@ def test_every_connection_searches_the_hnsw_graph_as_the_settings_say(settings) 
 
 
 @pytest.mark.parametrize("dimensions", [384, 1024])
-def test_a_chunks_vector_is_kept_in_its_row_beside_a_long_text(dimensions) -> None:
+def test_a_chunks_vector_is_kept_in_its_row(dimensions) -> None:
+    if connection.pg_version < 170000:
+        pytest.skip("pg_column_toast_chunk_id is PostgreSQL 17's; the embedded server is 18")
     # given a chunk of a passage's length whose row is over PostgreSQL's 2 kB TOAST threshold
     # (a 384-dimension vector is 1.5 kB, a 1,024-dimension one 4 kB; the text and its tsvector
     # about 1.5 kB)
