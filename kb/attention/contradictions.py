@@ -134,7 +134,7 @@ def similar_passage_pairs(
         # Each probe must walk the HNSW index in distance order. Below a few thousand chunks the
         # planner prefers reading every chunk and sorting once per probe: 5.5 s against 0.66 s
         # by the index at 427 chunks (measured while each vector was read from TOAST, before
-        # migration 0018; a whole read per probe still grows with the square of the pages).
+        # migration 0018; a whole read per probe still grows with the square of the chunks).
         cursor.execute(
             "SELECT set_config('hnsw.ef_search', %s, true), set_config('enable_sort', 'off', true)",
             [str(PROBE_EF_SEARCH)],

@@ -213,11 +213,11 @@ def test_the_hybrid_statement_runs_prepared_with_a_generic_plan_on_both_indexes(
     assert "Bitmap Index Scan on kb_chunk_tsv_gin" in plan, plan
 
 
-def _two_chunks_per_page(model: EmbeddingModel, *, pages: str) -> None:
-    """Two chunks with random vectors for each document matching ``pages`` (SQL on ``d``)."""
+def _two_chunks_per_page(model: EmbeddingModel) -> None:
+    """Two chunks with random vectors for every document, generated in SQL as ``_fill``'s."""
     with connection.cursor() as cursor:
         cursor.execute(
-            f"""
+            """
             INSERT INTO kb_chunk (document_id, embedding_model_id, ordinal, heading_path, text,
                                   char_start, char_end, token_count, embedding)
             SELECT d.id, %s, o, 'Section ' || o,
@@ -229,7 +229,6 @@ def _two_chunks_per_page(model: EmbeddingModel, *, pages: str) -> None:
                 SELECT array_agg(random() - 0.5) AS v FROM generate_series(1, %s)
                 WHERE o >= 0 AND d.id > 0
             ) AS random_vector
-            WHERE {pages}
             """,
             [model.pk, model.dimensions],
         )
@@ -249,7 +248,7 @@ def test_the_page_topic_reads_the_vectors_of_the_candidate_pages_alone(local_emb
         )
         for number in range(600)
     )
-    _two_chunks_per_page(model, pages="true")
+    _two_chunks_per_page(model)
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE kb_document")
         cursor.execute("ANALYZE kb_chunk")
