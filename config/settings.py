@@ -311,7 +311,10 @@ if EMBEDDING_MODEL != "local/all-MiniLM-L6-v2" and not EMBEDDING_MODEL.startswit
         "EMBEDDING_MODEL must be local/all-MiniLM-L6-v2 or voyage/<model> "
         f"(got {EMBEDDING_MODEL!r})"
     )
+# The local model runs at most this many texts, and this many word pieces padding included, at
+# once (kb.embedders.local.length_batches says why the second bound).
 EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", default=32, minimum=1)
+EMBEDDING_BATCH_TOKENS = env_int("EMBEDDING_BATCH_TOKENS", default=512, minimum=1)
 # onnxruntime threads for the local embedder; 0 lets it pick (all cores).
 LOCAL_EMBEDDER_THREADS = env_int("LOCAL_EMBEDDER_THREADS", default=0)
 

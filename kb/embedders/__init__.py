@@ -36,7 +36,9 @@ def embedder_for(key: str) -> Embedder:
         from kb.embedders.local import LocalMiniLMEmbedder
 
         return LocalMiniLMEmbedder(
-            batch_size=settings.EMBEDDING_BATCH_SIZE, threads=settings.LOCAL_EMBEDDER_THREADS
+            batch_size=settings.EMBEDDING_BATCH_SIZE,
+            batch_tokens=settings.EMBEDDING_BATCH_TOKENS,
+            threads=settings.LOCAL_EMBEDDER_THREADS,
         )
     if key == HASHING_MODEL_KEY:
         if settings.PRODUCTION:

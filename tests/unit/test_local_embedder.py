@@ -5,6 +5,7 @@ import pytest
 
 from kb.embedders import EmbeddingError, get_embedder
 from kb.embedders.base import Embedder, checked_unit_vectors
+from kb.embedders.local import length_batches
 
 
 def test_the_factory_builds_one_embedder_per_process() -> None:
@@ -58,3 +59,35 @@ def test_token_count_excludes_special_tokens(local_embedder) -> None:
 def test_malformed_provider_output_is_rejected(vectors: np.ndarray, message: str) -> None:
     with pytest.raises(EmbeddingError, match=message):
         checked_unit_vectors(vectors, count=len(vectors), dimensions=4, key="test/model")
+
+
+def test_batches_hold_texts_of_like_length_within_the_word_piece_budget() -> None:
+    lengths = [30, 200, 10, 120, 10, 600, 40, 10]
+
+    batches = list(length_batches(lengths, texts=3, tokens=256))
+
+    assert batches == [[2, 4, 7], [0, 6], [3], [1], [5]]
+    # shortest first, every text once; each batch within both bounds, or one text alone
+    assert [position for batch in batches for position in batch] == sorted(
+        range(len(lengths)), key=lambda position: lengths[position]
+    )
+    for batch in batches:
+        padded = len(batch) * max(lengths[position] for position in batch)
+        assert len(batch) == 1 or (len(batch) <= 3 and padded <= 256)
+
+
+def test_the_local_model_runs_long_texts_a_few_at_a_time(local_embedder, monkeypatch) -> None:
+    runs: list[list[int]] = []
+    run = local_embedder._run
+    monkeypatch.setattr(
+        local_embedder, "_run", lambda ids: runs.append([len(i) for i in ids]) or run(ids)
+    )
+    section = "Refunds for annual plans are prorated to the day you cancel. " * 12
+    texts = [section] * 6 + ["Refunds take ten days."] * 6
+
+    vectors = local_embedder.embed_documents(texts)
+
+    assert vectors.shape == (12, 384)
+    assert runs[0] == [8] * 6  # the six short texts in one run
+    assert all(len(batch) * max(batch) <= 512 for batch in runs[1:])
+    assert sum(len(batch) for batch in runs) == 12 and len(runs) >= 3

@@ -73,6 +73,7 @@ def test_production_starts_with_safe_settings() -> None:
         ("EMBEDDING_MODEL", "voyage/voyage-3.5"),  # without VOYAGE_API_KEY
         ("GENERATOR", "anthropic"),  # without ANTHROPIC_API_KEY
         ("EMBEDDING_BATCH_SIZE", "0"),
+        ("EMBEDDING_BATCH_TOKENS", "0"),
         ("DATABASE_URL", "mysql://root@localhost/db"),
         ("WEBSITE_URL", "help.acme.test"),  # no scheme: not a URL to read
     ],
