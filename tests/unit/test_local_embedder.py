@@ -77,17 +77,22 @@ def test_batches_hold_texts_of_like_length_within_the_word_piece_budget() -> Non
 
 
 def test_the_local_model_runs_long_texts_a_few_at_a_time(local_embedder, monkeypatch) -> None:
-    runs: list[list[int]] = []
-    run = local_embedder._run
-    monkeypatch.setattr(
-        local_embedder, "_run", lambda ids: runs.append([len(i) for i in ids]) or run(ids)
-    )
+    runs: list[list[int]] = []  # the length of each text of each model run, in word pieces
+    model_run = local_embedder._run
+
+    def counted_run(token_ids: list[list[int]]) -> np.ndarray:
+        runs.append([len(ids) for ids in token_ids])
+        return model_run(token_ids)
+
+    monkeypatch.setattr(local_embedder, "_run", counted_run)
     section = "Refunds for annual plans are prorated to the day you cancel. " * 12
-    texts = [section] * 6 + ["Refunds take ten days."] * 6
+    short = "Refunds take ten days."
+    texts = [section] * 6 + [short] * 6
 
     vectors = local_embedder.embed_documents(texts)
 
     assert vectors.shape == (12, 384)
-    assert runs[0] == [8] * 6  # the six short texts in one run
+    # the six short texts in one run, each with its two special tokens
+    assert runs[0] == [local_embedder.count_tokens(short) + 2] * 6
     assert all(len(batch) * max(batch) <= 512 for batch in runs[1:])
     assert sum(len(batch) for batch in runs) == 12 and len(runs) >= 3
