@@ -8,6 +8,7 @@ key, the vector reuse and the chunk rows are the same whichever path indexed a d
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -196,71 +197,108 @@ def chunks_replace(
     chunks: DocumentChunks,
     document_is_new: bool = False,
 ) -> int:
-    """Swap a document's chunks for one model. Call inside the transaction that saves or locks
-    the document, so a search sees either the old version or the new one, never a mix. In the
-    active model, ``kb.events.document_indexed`` is sent once that transaction commits."""
-    if chunks.content_hash != document.content_hash:
-        raise ValueError(f"these chunks are for another version of {document.path}")
-    if chunks.vectors is None:
-        raise ValueError(f"the chunks of {document.path} have not been embedded")
-    if not document_is_new:
-        Chunk.objects.filter(document=document, embedding_model=embedding_model).delete()
-    _chunks_insert_and_mark_indexed(document, embedding_model, chunks)
+    """Swap a document's chunks for one model (``chunks_replace_many`` of one document)."""
+    return chunks_replace_many(
+        [ChunksToWrite(document, chunks, document_is_new)], embedding_model=embedding_model
+    )
+
+
+@dataclass(frozen=True)
+class ChunksToWrite:
+    """A document's new chunks, and whether the document was created in this transaction (it
+    has no old chunks to delete)."""
+
+    document: Document
+    chunks: DocumentChunks
+    document_is_new: bool = False
+
+
+def chunks_replace_many(writes: Sequence[ChunksToWrite], *, embedding_model: EmbeddingModel) -> int:
+    """Swap several documents' chunks for one model, in one statement for all their rows. Call
+    inside the transaction that saves or locks the documents, so a search sees either a
+    document's old version or its new one, never a mix. In the active model,
+    ``kb.events.document_indexed`` is sent for each once that transaction commits.
+
+    One statement for many documents shares what each statement pays once: its round trip,
+    and the statement triggers that add its chunks' terms to the BM25 statistics and their
+    vectors to the page sums (a term several pages use is counted in one upsert)."""
+    for write in writes:
+        if write.chunks.content_hash != write.document.content_hash:
+            raise ValueError(f"these chunks are for another version of {write.document.path}")
+        if write.chunks.vectors is None:
+            raise ValueError(f"the chunks of {write.document.path} have not been embedded")
+    if not writes:
+        return 0
+    replaced = [write.document.pk for write in writes if not write.document_is_new]
+    if replaced:
+        Chunk.objects.filter(document_id__in=replaced, embedding_model=embedding_model).delete()
+    _chunks_insert_and_mark_indexed(writes, embedding_model)
     if embedding_model.state == EmbeddingModel.State.ACTIVE:
         # What customers are answered from changed: its test questions run again (kb.events).
-        document_id = document.pk
-        transaction.on_commit(
-            lambda: document_indexed.send_robust(sender=Document, document_id=document_id)
-        )
-    return len(chunks.drafts)
+        for write in writes:
+            transaction.on_commit(functools.partial(_document_indexed, write.document.pk))
+    return sum(len(write.chunks.drafts) for write in writes)
+
+
+def _document_indexed(document_id: int) -> None:
+    document_indexed.send_robust(sender=Document, document_id=document_id)
 
 
 _CHUNK_ROW = "(%s, %s, %s, %s, %s, %s, %s, %s, %s::vector, %s)"
+_STATE_ROW = "(%s, %s, 'indexed', %s, %s, %s, '', 0, now(), now())"
 
 
 def _chunks_insert_and_mark_indexed(
-    document: Document, embedding_model: EmbeddingModel, chunks: DocumentChunks
+    writes: Sequence[ChunksToWrite], embedding_model: EmbeddingModel
 ) -> None:
-    """Insert the chunks and upsert the index state in one statement.
+    """Insert the chunks and upsert the index states in one statement.
 
-    This runs once per changed document, beside the embedder on the same cores; as ORM calls
-    (a bulk insert, then an upsert) it cost two round trips and most of its time in Python.
+    This runs beside the embedder on the same cores; as ORM calls (a bulk insert, then an
+    upsert) it cost two round trips a document and most of its time in Python.
     """
-    assert chunks.vectors is not None
     params: list[int | str] = []
-    for draft, vector, text_hash in zip(
-        chunks.drafts, chunks.vectors, chunks.text_hashes(), strict=True
-    ):
-        params += [
-            document.pk,
-            embedding_model.pk,
-            draft.ordinal,
-            draft.heading_path,
-            draft.text,
-            draft.char_start,
-            draft.char_end,
-            draft.token_count,
-            vector_literal(vector),
-            text_hash,
-        ]
+    rows = 0
+    for write in writes:
+        assert write.chunks.vectors is not None
+        for draft, vector, text_hash in zip(
+            write.chunks.drafts, write.chunks.vectors, write.chunks.text_hashes(), strict=True
+        ):
+            params += [
+                write.document.pk,
+                embedding_model.pk,
+                draft.ordinal,
+                draft.heading_path,
+                draft.text,
+                draft.char_start,
+                draft.char_end,
+                draft.token_count,
+                vector_literal(vector),
+                text_hash,
+            ]
+            rows += 1
+    # A data-modifying WITH runs to completion whether or not the statement reads it.
     insert_chunks = ""
-    if chunks.drafts:
-        rows = ", ".join([_CHUNK_ROW] * len(chunks.drafts))
+    if rows:
         insert_chunks = f"""WITH new_chunks AS (
             INSERT INTO kb_chunk (document_id, embedding_model_id, ordinal, heading_path, text,
                                   char_start, char_end, token_count, embedding, text_hash)
-            VALUES {rows}
-            RETURNING 1
+            VALUES {", ".join([_CHUNK_ROW] * rows)}
         ) """
-    count = "(SELECT count(*) FROM new_chunks)" if chunks.drafts else "0"
-    params += [document.pk, embedding_model.pk, chunks.content_hash, CHUNKER_VERSION]
+    for write in writes:
+        params += [
+            write.document.pk,
+            embedding_model.pk,
+            write.chunks.content_hash,
+            CHUNKER_VERSION,
+            len(write.chunks.drafts),
+        ]
     with connection.cursor() as cursor:
         cursor.execute(
             f"""{insert_chunks}
             INSERT INTO kb_documentindexstate
                 (document_id, embedding_model_id, status, indexed_hash, chunker_version,
                  chunk_count, error, attempts, indexed_at, updated_at)
-            VALUES (%s, %s, 'indexed', %s, %s, {count}, '', 0, now(), now())
+            VALUES {", ".join([_STATE_ROW] * len(writes))}
             ON CONFLICT (document_id, embedding_model_id) DO UPDATE SET
                 status = EXCLUDED.status, indexed_hash = EXCLUDED.indexed_hash,
                 chunker_version = EXCLUDED.chunker_version, chunk_count = EXCLUDED.chunk_count,

@@ -69,8 +69,8 @@ class IndexingPath(Protocol[SourceT_contra]):
     def broken(self, source: SourceT_contra, error: Exception) -> None:
         """An error no step expects (a bug) hit ``source``; it is raised once this returns."""
 
-    def write(self, source: SourceT_contra, chunks: DocumentChunks) -> IndexOutcome:
-        """Write ``source``'s embedded chunks and say what became of them."""
+    def write(self, window: Sequence[tuple[SourceT_contra, DocumentChunks]]) -> list[IndexOutcome]:
+        """Write each source's embedded chunks and say what became of each, in order."""
 
 
 @dataclass
@@ -199,10 +199,10 @@ def _window_write(
         for source in sources:
             path.broken(source, exc)
         raise
-    for source, chunks in zip(sources, embedded, strict=True):
+    outcomes = path.write(list(zip(sources, embedded, strict=True)))
+    for chunks, outcome in zip(embedded, outcomes, strict=True):
         counts.embedded += chunks.embedded
         counts.reused += chunks.reused
-        outcome = path.write(source, chunks)
         counts.outcomes[outcome] += 1
         if outcome == "indexed":
             counts.chunks += len(chunks.drafts)
@@ -227,7 +227,11 @@ class SavedDocumentsPath:
             bug=True,
         )
 
-    def write(self, source: Document, chunks: DocumentChunks) -> IndexOutcome:
+    def write(self, window: Sequence[tuple[Document, DocumentChunks]]) -> list[IndexOutcome]:
+        """Each document in a transaction of its own, as each was saved on its own."""
+        return [self._write_one(source, chunks) for source, chunks in window]
+
+    def _write_one(self, source: Document, chunks: DocumentChunks) -> IndexOutcome:
         outcome = chunks_write_if_current(
             document_id=source.pk, embedding_model=self.embedding_model, chunks=chunks
         )

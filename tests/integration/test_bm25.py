@@ -16,6 +16,7 @@ from search.fusion import FusionWeights
 from search.hybrid import BM25_B, BM25_K1, tsquery_text
 from search.services import retrieve
 from tests.conftest import pages_written_and_synced
+from tests.support.index_recounts import statistics_match_a_recount
 
 pytestmark = pytest.mark.django_db
 
@@ -80,41 +81,18 @@ def test_keyword_scores_match_the_reference_bm25(pages: Path, question: str) -> 
     assert {h.chunk_id for h in result.hits} == {i for i, s in expected.items() if s > 0}
 
 
-def _statistics_match_a_recount() -> None:
-    with connection.cursor() as cursor:
-        cursor.execute(
-            """SELECT count(*) FROM (
-                   SELECT c.embedding_model_id AS model, t.lexeme, count(*) AS n
-                   FROM kb_chunk c, unnest(c.tsv) t GROUP BY 1, 2) recount
-               FULL JOIN (SELECT * FROM kb_term_stat WHERE chunk_count <> 0) s
-                   ON s.embedding_model_id = recount.model AND s.lexeme = recount.lexeme
-               WHERE coalesce(recount.n, 0) <> coalesce(s.chunk_count, 0)"""
-        )
-        assert cursor.fetchone()[0] == 0
-        cursor.execute(
-            """SELECT count(*) FROM (
-                   SELECT embedding_model_id, count(*) AS n, sum(term_count) AS terms
-                   FROM kb_chunk GROUP BY 1) recount
-               FULL JOIN (SELECT * FROM kb_index_stat WHERE chunk_count <> 0) s
-                   USING (embedding_model_id)
-               WHERE coalesce(recount.n, 0) <> coalesce(s.chunk_count, 0)
-                  OR coalesce(recount.terms, 0) <> coalesce(s.term_count, 0)"""
-        )
-        assert cursor.fetchone()[0] == 0
-
-
 def test_statistics_follow_edits_deletions_and_model_drops(pages: Path, local_embedder) -> None:
-    _statistics_match_a_recount()
+    statistics_match_a_recount()
     assert TermStatistic.objects.filter(lexeme="refund", chunk_count=3).exists()
 
     # an edit re-chunks one page
     (pages / "billing/refunds.md").write_text("# Refunds\n\nNo refunds, ever.\n")
     corpus_sync(directory=pages, embedder=local_embedder, actor=SYSTEM)
-    _statistics_match_a_recount()
+    statistics_match_a_recount()
 
     # a page deleted in admin takes its chunks with it (a cascade)
     Document.objects.filter(path="api/limits.md").delete()
-    _statistics_match_a_recount()
+    statistics_match_a_recount()
     assert IndexStatistic.objects.get().chunk_count == Chunk.objects.count()
 
     # emptying the chunk table (a benchmark does) empties the statistics with it

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.db import connection
 from django.utils import timezone
 
 from kb.actors import SYSTEM
@@ -18,6 +19,10 @@ from kb.embedders.hashing import HashingEmbedder
 from kb.models import Chunk, Document, DocumentIndexState, EmbeddingModel
 from kb.services.sync import SyncRefused, corpus_sync
 from tests.conftest import CORPUS_DIR, CountingEmbedder
+from tests.support.index_recounts import (
+    page_vectors_match_a_recount,
+    statistics_match_a_recount,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -458,3 +463,66 @@ def test_a_synced_internal_page_whose_file_drops_its_front_matter_stays_internal
     document = Document.objects.get(path="rt/p.md")
     assert (document.audience, report.indexed) == ("internal", ["rt/p.md"])
     assert "kept rt/p.md internal: the file does not say audience:" in " ".join(report.warnings)
+
+
+def _pages_of_two_sections(folder: Path, count: int, version: str) -> None:
+    for number in range(count):
+        (folder / f"p{number}.md").write_text(
+            f"# Page {number}\n\n## Plans\n\nPlan {number} costs {version} euros.\n\n"
+            f"## Seats\n\nSeat {number} is {version} of many.\n"
+        )
+
+
+def test_a_windows_pages_are_written_with_one_statement_for_their_chunks(
+    tmp_path: Path, hashing_embedder: HashingEmbedder
+) -> None:
+    # given six pages of two sections each: one window of texts
+    _pages_of_two_sections(tmp_path, 6, "ten")
+    inserts: list[str] = []
+
+    def record(execute, sql, params, many, context):
+        if "INSERT INTO kb_chunk" in sql:
+            inserts.append(sql)
+        return execute(sql, params, many, context)
+
+    # when they are synced, and three of them edited and synced again
+    with connection.execute_wrapper(record):
+        first = corpus_sync(directory=tmp_path, embedder=hashing_embedder, actor=SYSTEM)
+    _pages_of_two_sections(tmp_path, 3, "twenty")
+    with connection.execute_wrapper(record):
+        second = corpus_sync(directory=tmp_path, embedder=hashing_embedder, actor=SYSTEM)
+
+    # then each sync wrote its pages' chunks in one statement (the statement triggers that
+    # keep the BM25 statistics and the page vectors ran once a sync), and every page is whole:
+    # its chunks, its index state's count and the statistics all agree
+    assert (len(first.indexed), len(second.indexed), len(inserts)) == (6, 3, 2)
+    states = dict(DocumentIndexState.objects.values_list("document__path", "chunk_count"))
+    chunks = {f"p{n}.md": Chunk.objects.filter(document__path=f"p{n}.md").count() for n in range(6)}
+    assert states == chunks and set(chunks.values()) == {2}
+    assert Chunk.objects.filter(text__contains="twenty").count() == 6
+    assert not Chunk.objects.filter(document__path="p0.md", text__contains="ten").exists()
+    statistics_match_a_recount()
+    page_vectors_match_a_recount()
+
+
+def test_a_refused_page_leaves_the_others_of_its_window_written(
+    tmp_path: Path, hashing_embedder: HashingEmbedder, writer
+) -> None:
+    # given a retired page a doc writer's sync would republish, between two new pages
+    Document.objects.create(path="b.md", title="B", body="# B\n\nOld text.\n", status="retired")
+    (tmp_path / "a.md").write_text("# A\n\nText of a.\n")
+    (tmp_path / "b.md").write_text("# B\n\nNew text.\n")
+    (tmp_path / "c.md").write_text("# C\n\nText of c.\n")
+
+    # when
+    report = corpus_sync(
+        directory=tmp_path, embedder=hashing_embedder, actor=writer, overwrite=True
+    )
+
+    # then the refusal is reported, the retired page is as it was and the others are indexed
+    assert [failure.path for failure in report.failed] == ["b.md"]
+    assert "only a policy steward" in report.failed[0].message
+    assert sorted(report.indexed) == ["a.md", "c.md"]
+    assert Document.objects.get(path="b.md").status == "retired"
+    assert not Chunk.objects.filter(document__path="b.md").exists()
+    assert sorted(Chunk.objects.values_list("document__path", flat=True)) == ["a.md", "c.md"]

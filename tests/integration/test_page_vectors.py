@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
 from django.db import DatabaseError, connection, transaction
 
@@ -13,6 +12,7 @@ from kb.actors import SYSTEM
 from kb.models import Chunk, Document, EmbeddingModel, PageVector
 from kb.services.sync import corpus_sync
 from tests.conftest import pages_written_and_synced
+from tests.support.index_recounts import page_vectors_match_a_recount
 
 pytestmark = pytest.mark.django_db
 
@@ -30,28 +30,11 @@ def pages(tmp_path: Path, cached_embedder) -> Path:
     return pages_written_and_synced(tmp_path / "docs", PAGES, cached_embedder)
 
 
-def _page_vectors_match_a_recount() -> None:
-    """Every (page, model) with chunks has one row, the mean of its chunks; no other rows."""
-    expected = {}
-    for chunk in Chunk.objects.all():
-        expected.setdefault((chunk.document_id, chunk.embedding_model_id), []).append(
-            np.array(chunk.embedding, dtype=float)
-        )
-    stored = {(v.document_id, v.embedding_model_id): v for v in PageVector.objects.all()}
-
-    assert stored.keys() == expected.keys()
-    for key, vectors in expected.items():
-        assert stored[key].chunk_count == len(vectors)
-        np.testing.assert_allclose(
-            np.array(stored[key].embedding, dtype=float), np.mean(vectors, axis=0), atol=1e-6
-        )
-
-
 def test_page_vectors_follow_indexing_edits_deletions_and_model_drops(
     pages: Path, local_embedder
 ) -> None:
     # indexing wrote one row per page: the errors page is the mean of its three sections
-    _page_vectors_match_a_recount()
+    page_vectors_match_a_recount()
     errors = Document.objects.get(path="api/errors.md")
     assert PageVector.objects.get(document=errors).chunk_count == 3
 
@@ -59,7 +42,7 @@ def test_page_vectors_follow_indexing_edits_deletions_and_model_drops(
     others = {v.document_id: list(v.embedding) for v in PageVector.objects.exclude(document=errors)}
     (pages / "api/errors.md").write_text("# Errors\n\nE4012 means the card was declined.\n")
     corpus_sync(directory=pages, embedder=local_embedder, actor=SYSTEM)
-    _page_vectors_match_a_recount()
+    page_vectors_match_a_recount()
     assert PageVector.objects.get(document=errors).chunk_count == 1
     assert {
         v.document_id: list(v.embedding) for v in PageVector.objects.exclude(document=errors)
@@ -67,7 +50,7 @@ def test_page_vectors_follow_indexing_edits_deletions_and_model_drops(
 
     # a page deleted in admin takes its row with it
     Document.objects.filter(path="billing/invoices.md").delete()
-    _page_vectors_match_a_recount()
+    page_vectors_match_a_recount()
     assert PageVector.objects.count() == 2
 
     # emptying the chunk table (a benchmark does) empties the page vectors with it
