@@ -102,8 +102,8 @@ class _SyncIndexing:
         """Nothing to record: the file's row is not written, and the bug surfaces."""
 
     def write(self, window: Sequence[tuple[ParsedDocument, DocumentChunks]]) -> list[IndexOutcome]:
-        """The window's files in one transaction: each file's row, then all their chunks in as
-        few statements as fit. A file refused (``DocumentPermissionDenied``, raised before its
+        """The window's files in one transaction: each file's row, then all their chunks in one
+        statement. A file refused (``DocumentPermissionDenied``, raised before its
         row is written and rolled back to the savepoint of ``document_save_with_provenance``)
         is reported, and the others are written."""
         outcomes: list[IndexOutcome] = []
