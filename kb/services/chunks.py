@@ -257,7 +257,6 @@ def _chunks_insert_and_mark_indexed(
     upsert) it cost two round trips a document and most of its time in Python.
     """
     params: list[int | str] = []
-    rows = 0
     for write in writes:
         assert write.chunks.vectors is not None
         for draft, vector, text_hash in zip(
@@ -275,7 +274,7 @@ def _chunks_insert_and_mark_indexed(
                 vector_literal(vector),
                 text_hash,
             ]
-            rows += 1
+    rows = sum(len(write.chunks.drafts) for write in writes)
     # A data-modifying WITH runs to completion whether or not the statement reads it.
     insert_chunks = ""
     if rows:

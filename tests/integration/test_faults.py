@@ -132,6 +132,7 @@ def test_a_sync_cut_off_by_a_database_restart_leaves_whole_documents_and_resumes
 
         until(sync_blocked_or_done, seconds=120, why="the sync never reached the locked page")
         written_before = _versions_written(data_dir)
+        held_by_the_sync = _pages_the_waiting_sync_has_written(data_dir)
 
         # when the database restarts under it
         _restart_postgres(data_dir)
@@ -150,6 +151,7 @@ def test_a_sync_cut_off_by_a_database_restart_leaves_whole_documents_and_resumes
     # (the twelve pages are one window of texts, written in one transaction: the seven before
     # the locked page were saved in it, uncommitted, when the server went down)
     assert sum(1 for v in versions.values() if v == "two") == written_before == 0
+    assert held_by_the_sync == 7  # the cut came mid-sync, not before its first write
 
     # and a re-run finishes the job, re-embedding only what was left
     rerun = _run(env, "kb_sync", str(corpus), "--no-progress")
@@ -157,6 +159,18 @@ def test_a_sync_cut_off_by_a_database_restart_leaves_whole_documents_and_resumes
     assert set(_index_consistency(data_dir).values()) == {"two"}
     unchanged = DOCUMENTS - sum(1 for v in versions.values() if v == "one")
     assert f"{unchanged} unchanged" in rerun.stdout
+
+
+def _pages_the_waiting_sync_has_written(data_dir: Path) -> int:
+    """Pages the sync blocked on a lock has saved in its open transaction: their committed
+    versions, which other sessions still read, carry as ``xmax`` the id of the savepoint that
+    saved them, a subtransaction the sync began after its own id (nothing else writes here)."""
+    with _connect(data_dir) as connection:
+        return connection.execute(
+            """SELECT count(*) FROM kb_document d, pg_stat_activity a
+               WHERE a.wait_event_type = 'Lock'
+                 AND d.xmax::text::bigint > a.backend_xid::text::bigint"""
+        ).fetchone()[0]
 
 
 def _versions_written(data_dir: Path) -> int:
