@@ -9,7 +9,7 @@ import structlog
 from django.dispatch import receiver
 
 from assistant.tasks import test_questions_run_task
-from kb.events import document_indexed, test_questions_changed
+from kb.events import documents_indexed, test_questions_changed
 from kb.test_questions.models import TestQuestion, TestQuestionRun
 
 log = structlog.get_logger("groundwork.assistant")
@@ -22,6 +22,10 @@ def test_questions_enqueue(
     (the next save of the page sends them again)."""
     if not TestQuestion.objects.filter(document_id=document_id).exists():
         return False
+    return _run_send(document_id=document_id, trigger=trigger, question_ids=question_ids)
+
+
+def _run_send(*, document_id: int, trigger: str, question_ids: list[int] | None) -> bool:
     try:
         test_questions_run_task.apply_async(args=[document_id, trigger, question_ids])
     except Exception as exc:  # kombu raises several types when the broker is unreachable
@@ -30,9 +34,19 @@ def test_questions_enqueue(
     return True
 
 
-@receiver(document_indexed, dispatch_uid="assistant_test_questions_after_indexing")
-def document_indexed_received(sender: Any, document_id: int, **kwargs: Any) -> None:
-    test_questions_enqueue(document_id=document_id, trigger=TestQuestionRun.Trigger.INDEXED)
+@receiver(documents_indexed, dispatch_uid="assistant_test_questions_after_indexing")
+def documents_indexed_received(sender: Any, document_ids: list[int], **kwargs: Any) -> None:
+    """One query for the pages of a write that have test questions, however many it wrote (a
+    sync's window holds hundreds, and most pages have none)."""
+    guarded = (
+        TestQuestion.objects.filter(document_id__in=document_ids)
+        .values_list("document_id", flat=True)
+        .distinct()
+    )
+    for document_id in sorted(guarded):
+        _run_send(
+            document_id=document_id, trigger=TestQuestionRun.Trigger.INDEXED, question_ids=None
+        )
 
 
 @receiver(test_questions_changed, dispatch_uid="assistant_test_questions_changed")

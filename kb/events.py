@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from django.dispatch import Signal
 
-# The page's chunks in the active (live) model were rewritten, and that committed. Sent with
-# ``document_id``, by every indexing path (the background task, a batch, kb_sync).
-document_indexed = Signal()
+# The pages' chunks in the active (live) model were rewritten, and that committed. Sent with
+# ``document_ids``, by every indexing path (the background task, a batch, kb_sync): once for the
+# documents one write committed (a sync's window is one write of up to hundreds of pages).
+documents_indexed = Signal()
 
 # Test questions of the page were added or changed (``question_ids``), and that committed.
 test_questions_changed = Signal()

@@ -20,7 +20,7 @@ from django.db import connection, transaction
 
 from kb.chunking import CHUNKER_VERSION, ChunkDraft, ChunkLimits, chunk_markdown, embedding_text
 from kb.embedders import Embedder
-from kb.events import document_indexed
+from kb.events import documents_indexed
 from kb.models import (
     Chunk,
     Document,
@@ -217,7 +217,7 @@ def chunks_replace_many(writes: Sequence[ChunksToWrite], *, embedding_model: Emb
     """Swap several documents' chunks for one model, in one statement for all their rows. Call
     inside the transaction that saves or locks the documents, so a search sees either a
     document's old version or its new one, never a mix. In the active model,
-    ``kb.events.document_indexed`` is sent for each once that transaction commits.
+    ``kb.events.documents_indexed`` is sent for them once that transaction commits.
 
     One statement for many documents shares what each statement pays once: its round trip,
     and the statement triggers that add its chunks' terms to the BM25 statistics and their
@@ -235,13 +235,13 @@ def chunks_replace_many(writes: Sequence[ChunksToWrite], *, embedding_model: Emb
     _chunks_insert_and_mark_indexed(writes, embedding_model)
     if embedding_model.state == EmbeddingModel.State.ACTIVE:
         # What customers are answered from changed: its test questions run again (kb.events).
-        for write in writes:
-            transaction.on_commit(functools.partial(_document_indexed, write.document.pk))
+        document_ids = [write.document.pk for write in writes]
+        transaction.on_commit(functools.partial(_documents_indexed, document_ids))
     return sum(len(write.chunks.drafts) for write in writes)
 
 
-def _document_indexed(document_id: int) -> None:
-    document_indexed.send_robust(sender=Document, document_id=document_id)
+def _documents_indexed(document_ids: list[int]) -> None:
+    documents_indexed.send_robust(sender=Document, document_ids=document_ids)
 
 
 _CHUNK_ROW = "(%s, %s, %s, %s, %s, %s, %s, %s, %s::vector, %s)"

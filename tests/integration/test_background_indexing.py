@@ -254,7 +254,7 @@ def test_kb_sync_indexes_inline_without_background_requests(
 
     # nothing sent for indexing; the one callback tells kb.events that the page was indexed
     assert sent == []
-    assert [callback.func.__name__ for callback in callbacks] == ["_document_indexed"]
+    assert [callback.func.__name__ for callback in callbacks] == ["_documents_indexed"]
     assert DocumentIndexState.objects.get().status == "indexed"
 
 

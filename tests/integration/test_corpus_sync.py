@@ -526,3 +526,42 @@ def test_a_refused_page_leaves_the_others_of_its_window_written(
     assert Document.objects.get(path="b.md").status == "retired"
     assert not Chunk.objects.filter(document__path="b.md").exists()
     assert sorted(Chunk.objects.values_list("document__path", flat=True)) == ["a.md", "c.md"]
+
+
+def test_a_sync_sends_the_test_questions_of_the_pages_it_indexed_after_one_lookup(
+    tmp_path: Path,
+    hashing_embedder: HashingEmbedder,
+    django_capture_on_commit_callbacks,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from assistant import receivers
+    from kb.models import TestQuestion
+
+    # given six synced pages, two of which have test questions
+    _pages_of_two_sections(tmp_path, 6, "ten")
+    corpus_sync(directory=tmp_path, embedder=hashing_embedder, actor=SYSTEM)
+    for path in ("p1.md", "p4.md"):
+        TestQuestion.objects.create(
+            document=Document.objects.get(path=path), question="What does it cost?", facts=["ten"]
+        )
+    sent: list[list[object]] = []
+    monkeypatch.setattr(
+        receivers.test_questions_run_task, "apply_async", lambda args: sent.append(args)
+    )
+    lookups: list[str] = []
+
+    def record(execute, sql, params, many, context):
+        if 'FROM "kb_testquestion"' in sql:
+            lookups.append(sql)
+        return execute(sql, params, many, context)
+
+    # when all six are edited and synced again (one window), and the write commits
+    _pages_of_two_sections(tmp_path, 6, "twenty")
+    with connection.execute_wrapper(record), django_capture_on_commit_callbacks(execute=True):
+        report = corpus_sync(directory=tmp_path, embedder=hashing_embedder, actor=SYSTEM)
+
+    # then the questions of the two pages are sent to be answered again, found in one query
+    ids = dict(Document.objects.values_list("path", "id"))
+    assert len(report.indexed) == 6
+    assert sent == [[ids["p1.md"], "indexed", None], [ids["p4.md"], "indexed", None]]
+    assert len(lookups) == 1
