@@ -88,6 +88,7 @@ def document_save(
     actor: Actor,
     updated_on_given: bool = False,
     expected_row_hash: str | None = None,
+    synced: bool = False,
 ) -> Document:
     """Save an edit made by ``actor``: the admin form, a history revert, an import.
 
@@ -98,6 +99,9 @@ def document_save(
     ``expected_row_hash`` is ``row_hash()`` of the page as the editor loaded it (the admin form
     carries it): if the stored row has changed since, someone saved in between and this edit,
     made on the older text, would undo theirs, so it raises ``DocumentEditConflict`` instead.
+
+    ``synced``: the save is a folder sync's write, which records the row as it leaves it
+    (``synced_row_hash``, ``kb.services.sync.provenance``) in the same write.
 
     Saving enqueues the page's indexing (the post-save signal, ``kb.signals``): in this
     transaction its index state turns pending in every model that follows edits and does not
@@ -125,6 +129,10 @@ def document_save(
         if text_changed and document.updated_on == stored_updated_on:
             document.updated_on = timezone.localdate()
     _record_actor(document, actor)
+    if synced:
+        # row_hash() reads the content hash that save() sets from the text: set it first.
+        document.content_hash = content_hash_of(title=document.title, body=document.body)
+        document.synced_row_hash = document.row_hash()
     document.save()
     return document
 

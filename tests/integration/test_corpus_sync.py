@@ -528,6 +528,32 @@ def test_a_refused_page_leaves_the_others_of_its_window_written(
     assert sorted(Chunk.objects.values_list("document__path", flat=True)) == ["a.md", "c.md"]
 
 
+def test_a_windows_pages_are_each_written_once_with_their_synced_hash(
+    tmp_path: Path, hashing_embedder: HashingEmbedder
+) -> None:
+    # given six new pages and, once synced, three of them edited
+    _pages_of_two_sections(tmp_path, 6, "ten")
+    statements: list[str] = []
+
+    def record(execute, sql, params, many, context):
+        if sql.startswith(('INSERT INTO "kb_document"', 'UPDATE "kb_document"')):
+            statements.append(sql.split(" ", 2)[0])
+        return execute(sql, params, many, context)
+
+    # when both are synced
+    with connection.execute_wrapper(record):
+        corpus_sync(directory=tmp_path, embedder=hashing_embedder, actor=SYSTEM)
+        _pages_of_two_sections(tmp_path, 3, "twenty")
+        second = corpus_sync(directory=tmp_path, embedder=hashing_embedder, actor=SYSTEM)
+
+    # then each page's row was written once a sync, the synced hash in the same write, and
+    # that hash is the row's as saved: the rows count as untouched since the sync
+    assert statements == ["INSERT"] * 6 + ["UPDATE"] * 3
+    assert len(second.indexed) == 3
+    for document in Document.objects.all():
+        assert document.synced_row_hash == document.row_hash(), document.path
+
+
 def test_a_sync_sends_the_test_questions_of_the_pages_it_indexed_after_one_lookup(
     tmp_path: Path,
     hashing_embedder: HashingEmbedder,

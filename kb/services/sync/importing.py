@@ -43,7 +43,6 @@ from kb.services.sync.provenance import (
     provenance_refresh,
     prunable,
     prune_change_reason,
-    row_mark_synced,
 )
 from kb.services.sync.report import SyncFailure, SyncRefused, SyncReport
 from kb.services.sync.rows import audience_note, document_row, metadata_apply, metadata_differs
@@ -352,9 +351,7 @@ def _link_successors(
             document.superseded_by_id = successor_id
             try:
                 with transaction.atomic():
-                    document_save(document=document, actor=actor)
-                    if synced:
-                        row_mark_synced(document)
+                    document_save(document=document, actor=actor, synced=synced)
             except DocumentPermissionDenied as exc:
                 report.failed.append(SyncFailure(path, str(exc)))
                 # The next sync tries again: the file is not recorded as synced.

@@ -79,10 +79,11 @@ def prune_change_reason(folder: str) -> str:
 def document_save_with_provenance(
     *, row: Document, actor: Actor, provenance: Provenance | None, updated_on_given: bool
 ) -> None:
-    """``document_save`` for a sync or an import, recording where the row came from; after a
-    folder sync's write the row is marked as synced, in the same transaction. Saving enqueues
+    """``document_save`` for a sync or an import, recording where the row came from; a folder
+    sync's write marks the row as synced, in the same write. Saving enqueues
     the row's indexing, as ``document_save`` says (inside ``index_requests_in_bulk``, which
     every import opens, to the bulk queue)."""
+    synced = provenance is not None and provenance.file is not None
     with transaction.atomic():
         if provenance is not None and provenance.file is not None:
             _provenance_set(row, provenance.folder, provenance.file)
@@ -90,15 +91,7 @@ def document_save_with_provenance(
             row._change_reason = sync_change_reason(provenance.folder)  # type: ignore[attr-defined]
         elif provenance is not None and row.pk is None:
             row.origin = provenance.origin
-        document_save(document=row, actor=actor, updated_on_given=updated_on_given)
-        if provenance is not None and provenance.file is not None:
-            row_mark_synced(row)
-
-
-def row_mark_synced(row: Document) -> None:
-    """Record the row as this sync leaves it: an edit by anyone after this changes its hash."""
-    row.synced_row_hash = row.row_hash()
-    Document.objects.filter(pk=row.pk).update(synced_row_hash=row.synced_row_hash)
+        document_save(document=row, actor=actor, updated_on_given=updated_on_given, synced=synced)
 
 
 def row_untouched(row: Document) -> bool:
