@@ -487,6 +487,11 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+if GROUNDWORK_ENV == "test":
+    # PBKDF2's million rounds cost ~0.4 s of CPU a password on a 2-core machine, and the suite
+    # creates and signs in users by the hundred: the tests hash with MD5 (Django's advice for
+    # test runs). Every other environment keeps Django's hashers.
+    PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = env.str("TIME_ZONE", default="UTC")
 USE_I18N = True
@@ -497,6 +502,10 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 # Outside production WhiteNoise serves straight from the app folders (no collectstatic needed,
 # DEBUG on or off); in production only the collected, hashed and compressed files.
 WHITENOISE_USE_FINDERS = not PRODUCTION
+# Django's test client loads the middleware again for every client, and WhiteNoise would list and
+# stat every static file of every app each time (23 s of the suite's CPU): under test it looks a
+# file up when it is asked for, as it does with DEBUG on.
+WHITENOISE_AUTOREFRESH = DEBUG or GROUNDWORK_ENV == "test"
 if not PRODUCTION:
     # With DEBUG off (the demo) WhiteNoise looks for the collected folder at start and warns
     # that it is missing; outside production nothing is collected, the finders serve instead.

@@ -22,8 +22,6 @@ LIMIT = 5  # failures before a lockout (AXES_FAILURE_LIMIT, its default in confi
 @pytest.fixture(autouse=True)
 def throttling(settings) -> None:
     settings.AXES_FAILURE_LIMIT = LIMIT
-    # A real hasher costs ~0.3 s per attempt; what is tested here is the counting.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 @pytest.fixture

@@ -16,12 +16,6 @@ from kb.services.demo_logins import LOGINS_FILE, demo_logins_ensure
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(autouse=True)
-def fast_password_hashing(settings) -> None:
-    """PBKDF2's million rounds cost ~1 s a hash on a busy core; these tests hash ~20 times."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def _signed_in_client(username: str, password: str) -> Client:
     client = Client()
     response = client.post(

@@ -119,10 +119,8 @@ def _form_fields(html: str, form_id: str) -> dict[str, list[str]]:
 
 
 @pytest.fixture
-def demo_help_center(tmp_path: Path, cached_embedder: CachedEmbedder, settings) -> dict[str, str]:
+def demo_help_center(tmp_path: Path, cached_embedder: CachedEmbedder) -> dict[str, str]:
     """What ``make demo`` sets up before it serves; returns the passwords it prints."""
-    # PBKDF2's million rounds cost ~1 s a hash on a busy core; the walkthrough signs in twice
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     report = corpus_sync(directory=CORPUS_DIR, embedder=cached_embedder, actor=SYSTEM)
     assert not report.failed, report.failed
     chat_start = chat_start_read(directory=CORPUS_DIR)
