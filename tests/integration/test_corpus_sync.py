@@ -10,6 +10,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from kb.actors import SYSTEM
@@ -473,24 +474,27 @@ def _pages_of_two_sections(folder: Path, count: int, version: str) -> None:
         )
 
 
+def _statements(captured: CaptureQueriesContext, *fragments: str) -> list[str]:
+    """The statements of ``captured`` that hold one of ``fragments``, in order."""
+    return [
+        query["sql"]
+        for query in captured.captured_queries
+        if any(fragment in query["sql"] for fragment in fragments)
+    ]
+
+
 def test_a_windows_pages_are_written_with_one_statement_for_their_chunks(
     tmp_path: Path, hashing_embedder: HashingEmbedder
 ) -> None:
     # given six pages of two sections each: one window of texts
     _pages_of_two_sections(tmp_path, 6, "ten")
-    inserts: list[str] = []
-
-    def record(execute, sql, params, many, context):
-        if "INSERT INTO kb_chunk" in sql:
-            inserts.append(sql)
-        return execute(sql, params, many, context)
 
     # when they are synced, and three of them edited and synced again
-    with connection.execute_wrapper(record):
+    with CaptureQueriesContext(connection) as statements:
         first = corpus_sync(directory=tmp_path, embedder=hashing_embedder, actor=SYSTEM)
-    _pages_of_two_sections(tmp_path, 3, "twenty")
-    with connection.execute_wrapper(record):
+        _pages_of_two_sections(tmp_path, 3, "twenty")
         second = corpus_sync(directory=tmp_path, embedder=hashing_embedder, actor=SYSTEM)
+    inserts = _statements(statements, "INSERT INTO kb_chunk")
 
     # then each sync wrote its pages' chunks in one statement (the statement triggers that
     # keep the BM25 statistics and the page vectors ran once a sync), and every page is whole:
@@ -533,22 +537,17 @@ def test_a_windows_pages_are_each_written_once_with_their_synced_hash(
 ) -> None:
     # given six new pages and, once synced, three of them edited
     _pages_of_two_sections(tmp_path, 6, "ten")
-    statements: list[str] = []
-
-    def record(execute, sql, params, many, context):
-        if sql.startswith(('INSERT INTO "kb_document"', 'UPDATE "kb_document"')):
-            statements.append(sql.split(" ", 2)[0])
-        return execute(sql, params, many, context)
 
     # when both are synced
-    with connection.execute_wrapper(record):
+    with CaptureQueriesContext(connection) as statements:
         corpus_sync(directory=tmp_path, embedder=hashing_embedder, actor=SYSTEM)
         _pages_of_two_sections(tmp_path, 3, "twenty")
         second = corpus_sync(directory=tmp_path, embedder=hashing_embedder, actor=SYSTEM)
+    writes = _statements(statements, 'INSERT INTO "kb_document"', 'UPDATE "kb_document"')
 
     # then each page's row was written once a sync, the synced hash in the same write, and
     # that hash is the row's as saved: the rows count as untouched since the sync
-    assert statements == ["INSERT"] * 6 + ["UPDATE"] * 3
+    assert [sql.split(" ", 1)[0] for sql in writes] == ["INSERT"] * 6 + ["UPDATE"] * 3
     assert len(second.indexed) == 3
     for document in Document.objects.all():
         assert document.synced_row_hash == document.row_hash(), document.path
@@ -574,17 +573,15 @@ def test_a_sync_sends_the_test_questions_of_the_pages_it_indexed_after_one_looku
     monkeypatch.setattr(
         receivers.test_questions_run_task, "apply_async", lambda args: sent.append(args)
     )
-    lookups: list[str] = []
-
-    def record(execute, sql, params, many, context):
-        if 'FROM "kb_testquestion"' in sql:
-            lookups.append(sql)
-        return execute(sql, params, many, context)
 
     # when all six are edited and synced again (one window), and the write commits
     _pages_of_two_sections(tmp_path, 6, "twenty")
-    with connection.execute_wrapper(record), django_capture_on_commit_callbacks(execute=True):
+    with (
+        CaptureQueriesContext(connection) as statements,
+        django_capture_on_commit_callbacks(execute=True),
+    ):
         report = corpus_sync(directory=tmp_path, embedder=hashing_embedder, actor=SYSTEM)
+    lookups = _statements(statements, 'FROM "kb_testquestion"')
 
     # then the questions of the two pages are sent to be answered again, found in one query
     ids = dict(Document.objects.values_list("path", "id"))
