@@ -123,15 +123,15 @@ def document_save(
         status=document.status,
         successor_path=document.superseded_by.path if document.superseded_by is not None else None,
     )
+    # save() sets it from the text as well; the date rule and row_hash() read it before then
+    document.content_hash = content_hash_of(title=document.title, body=document.body)
     if stored is not None and not updated_on_given:
         stored_hash, stored_updated_on = stored
-        text_changed = content_hash_of(title=document.title, body=document.body) != stored_hash
+        text_changed = document.content_hash != stored_hash
         if text_changed and document.updated_on == stored_updated_on:
             document.updated_on = timezone.localdate()
     _record_actor(document, actor)
     if synced:
-        # row_hash() reads the content hash that save() sets from the text: set it first.
-        document.content_hash = content_hash_of(title=document.title, body=document.body)
         document.synced_row_hash = document.row_hash()
     document.save()
     return document
