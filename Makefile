@@ -24,8 +24,8 @@ $(STAMP): requirements.txt requirements-dev.txt requirements-model.txt
 	touch $(STAMP)
 
 # The end-to-end tests drive Debian's chromium-headless-shell (Chromium's headless-only build,
-# the one Playwright itself runs headless): a full chromium costs a quarter more CPU for the same
-# tests. Playwright's own browser download cannot work offline.
+# the one Playwright itself runs headless): a full chromium costs about a third more CPU for
+# the same tests. Playwright's own browser download cannot work offline.
 browser:
 	@if [ ! -x /usr/bin/chromium-headless-shell ]; then \
 	  echo "installing Debian's chromium-headless-shell for the end-to-end tests"; \

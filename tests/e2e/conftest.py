@@ -81,7 +81,8 @@ from tests.support.live_server import (
 )
 
 # Chromium's headless-only build, as Playwright runs headless: the full browser in its headless
-# mode took a quarter more CPU for tests/e2e (59.5 and 54.3 s against 45.2 and 39.0 s, alternated)
+# mode took about a third more CPU for tests/e2e (59.5 and 54.3 s against 45.2 and 39.0 s,
+# alternated)
 CHROMIUM = Path("/usr/bin/chromium-headless-shell")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-background-networking"]
 # Tests write their screenshots under .data/ so that `make test` leaves the tree clean;
